@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: MIT
+#include <iostream>
+
+int main() {
+  std::cout << "grain-sim\n";
+  return 0;
+}

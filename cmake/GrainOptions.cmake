@@ -1,0 +1,9 @@
+# Build options of grain. The default build has every component; a minimal
+# workstation build may switch off MPI, HDF5 and Assimp.
+option(GRAIN_WITH_MPI "Build the MPI layer and grain-sim-mpi" ON)
+option(GRAIN_WITH_HDF5 "Build HDF5 export (grain-convert) and FCLIB reading" ON)
+option(GRAIN_WITH_ASSIMP "Load triangle meshes with Assimp" ON)
+option(GRAIN_BUILD_TESTS "Build the GoogleTest suite" ON)
+option(GRAIN_BUILD_BENCHMARKS "Build the benchmark programs" ON)
+option(GRAIN_WARNINGS_AS_ERRORS "Treat compiler warnings as errors on grain targets" ON)
+set(GRAIN_SANITIZE "" CACHE STRING "Sanitizers for grain targets, e.g. address,undefined")

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include <grain/core/bodies/body_id.hpp>
+#include <grain/core/geometry/shapes.hpp>
+#include <grain/core/math/types.hpp>
+
+namespace grain {
+
+/// How a body moves.
+enum class BodyMotion : std::uint8_t {
+  Simulated,  ///< integrated by the stepper, takes part in the contact problem
+  Static,     ///< never moves; infinite mass
+  Animated,   ///< moved with a prescribed constant velocity; infinite mass (enters through chi)
+};
+
+/// Who owns a body in a distributed run. Serial runs only have local bodies.
+enum class BodyOwnership : std::uint8_t { Local, Remote };
+
+/// Everything needed to add one body. Units: SI; frames as named.
+struct BodyDef {
+  BodyId id = 0;
+  BodyMotion motion = BodyMotion::Simulated;
+  ShapeIndex shape = 0;
+  MaterialId material = 0;
+  Real mass = 0.0;                            ///< kg; ignored unless simulated
+  Vec3 inertiaBody = Vec3::Zero();            ///< principal inertia in K (kg m^2); ignored unless simulated
+  Vec3 position = Vec3::Zero();               ///< r_S in I (m)
+  Quat orientation = Quat::Identity();        ///< K -> I
+  Vec3 velocity = Vec3::Zero();               ///< v_S in I (m/s)
+  Vec3 omegaBody = Vec3::Zero();              ///< angular velocity in K (rad/s)
+  BodyOwnership ownership = BodyOwnership::Local;
+};
+
+/// Struct-of-arrays storage of all bodies (simulated, static, animated; local and remote).
+///
+/// Index order is insertion order; removal swaps the last body into the hole, so indices are
+/// not stable across add/remove but ids are. Solvers and collision work on indices within one
+/// step. Static and animated bodies have zero inverse mass and inertia, which lets every
+/// kernel treat all bodies alike.
+class BodyStorage {
+ public:
+  std::size_t size() const { return id_.size(); }
+  bool empty() const { return id_.empty(); }
+
+  /// Adds a body; throws grain::Error on a duplicate id or non-positive mass/inertia of a
+  /// simulated body. Returns its index.
+  std::size_t add(const BodyDef& def, Real boundingRadius);
+  /// Removes the body with this id (swap with last). Throws grain::Error if unknown.
+  void remove(BodyId id);
+  /// Index of the body, if present.
+  std::optional<std::size_t> indexOf(BodyId id) const;
+  /// Reserves memory for n bodies.
+  void reserve(std::size_t n);
+
+  // Hot per-body data (struct of arrays).
+  std::vector<BodyId>& ids() { return id_; }
+  const std::vector<BodyId>& ids() const { return id_; }
+  std::vector<Vec3>& positions() { return position_; }  ///< r_S in I (m)
+  const std::vector<Vec3>& positions() const { return position_; }
+  std::vector<Quat>& orientations() { return orientation_; }  ///< K -> I
+  const std::vector<Quat>& orientations() const { return orientation_; }
+  std::vector<Vec3>& velocities() { return velocity_; }  ///< v_S in I (m/s)
+  const std::vector<Vec3>& velocities() const { return velocity_; }
+  std::vector<Vec3>& omegasBody() { return omegaBody_; }  ///< Omega in K (rad/s)
+  const std::vector<Vec3>& omegasBody() const { return omegaBody_; }
+  const std::vector<Real>& invMasses() const { return invMass_; }  ///< 1/kg, 0 if not simulated
+  const std::vector<Vec3>& invInertiasBody() const { return invInertiaBody_; }  ///< 1/(kg m^2)
+  const std::vector<Real>& masses() const { return mass_; }  ///< kg, 0 if not simulated
+  const std::vector<Vec3>& inertiasBody() const { return inertiaBody_; }
+  const std::vector<ShapeIndex>& shapes() const { return shape_; }
+  const std::vector<MaterialId>& materials() const { return material_; }
+  const std::vector<BodyMotion>& motions() const { return motion_; }
+  const std::vector<BodyOwnership>& ownerships() const { return ownership_; }
+  std::vector<BodyOwnership>& ownerships() { return ownership_; }
+  /// Radius (m) of the origin-centred sphere enclosing the shape (infinity for halfspaces).
+  const std::vector<Real>& boundingRadii() const { return boundingRadius_; }
+
+  /// Number of simulated bodies.
+  std::size_t simulatedCount() const { return simulatedCount_; }
+  bool isSimulated(std::size_t i) const { return motion_[i] == BodyMotion::Simulated; }
+
+  /// BodyDef describing body i (for communication and tests).
+  BodyDef def(std::size_t i) const;
+
+ private:
+  std::vector<BodyId> id_;
+  std::vector<Vec3> position_;
+  std::vector<Quat> orientation_;
+  std::vector<Vec3> velocity_;
+  std::vector<Vec3> omegaBody_;
+  std::vector<Real> invMass_;
+  std::vector<Vec3> invInertiaBody_;
+  std::vector<Real> mass_;
+  std::vector<Vec3> inertiaBody_;
+  std::vector<ShapeIndex> shape_;
+  std::vector<MaterialId> material_;
+  std::vector<BodyMotion> motion_;
+  std::vector<BodyOwnership> ownership_;
+  std::vector<Real> boundingRadius_;
+  std::unordered_map<BodyId, std::size_t> indexOfId_;
+  std::size_t simulatedCount_ = 0;
+};
+
+}  // namespace grain

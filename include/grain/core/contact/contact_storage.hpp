@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <grain/core/math/types.hpp>
+
+namespace grain {
+
+/// Struct-of-arrays list of the contacts found by collision detection at the midpoint
+/// configuration q^M of one step.
+///
+/// Conventions (thesis §1.4 of the numerics digest): the normal e_n points out of body A
+/// towards body B; the tangents complete a right-handed frame (n, t1, t2); the gap g_N is
+/// positive when separated and negative when penetrating. rA/rB are the vectors from the
+/// centres of mass of A/B to the contact points on their surfaces, in the inertial frame.
+/// Body A is always the body with the smaller index when both are simulated; a static or
+/// animated partner is always body A.
+class ContactStorage {
+ public:
+  std::size_t size() const { return bodyA_.size(); }
+  bool empty() const { return bodyA_.empty(); }
+  void clear();
+  void reserve(std::size_t n);
+
+  /// Adds a contact; tangents are computed from the normal. Returns its index.
+  std::size_t add(std::uint32_t bodyA, std::uint32_t bodyB, const Vec3& normal, Real gap,
+                  const Vec3& rA, const Vec3& rB);
+
+  const std::vector<std::uint32_t>& bodyA() const { return bodyA_; }
+  const std::vector<std::uint32_t>& bodyB() const { return bodyB_; }
+  const std::vector<Vec3>& normals() const { return normal_; }     ///< e_n in I
+  const std::vector<Vec3>& tangents1() const { return tangent1_; } ///< e_t1 in I
+  const std::vector<Vec3>& tangents2() const { return tangent2_; } ///< e_t2 in I
+  const std::vector<Real>& gaps() const { return gap_; }           ///< g_N (m)
+  const std::vector<Vec3>& rA() const { return rA_; }              ///< S_A -> C_A in I (m)
+  const std::vector<Vec3>& rB() const { return rB_; }              ///< S_B -> C_B in I (m)
+
+  /// Sorts contacts by (bodyA, bodyB, gap) so that the result does not depend on the order in
+  /// which the broad phase produced pairs (reproducible runs).
+  void sortCanonical();
+
+ private:
+  std::vector<std::uint32_t> bodyA_;
+  std::vector<std::uint32_t> bodyB_;
+  std::vector<Vec3> normal_;
+  std::vector<Vec3> tangent1_;
+  std::vector<Vec3> tangent2_;
+  std::vector<Real> gap_;
+  std::vector<Vec3> rA_;
+  std::vector<Vec3> rB_;
+};
+
+}  // namespace grain

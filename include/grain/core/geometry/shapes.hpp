@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <variant>
+#include <vector>
+
+#include <grain/core/math/types.hpp>
+
+/// Shape definitions. Every shape is given in its body frame K with the origin at the
+/// body's centre of mass (for simulated bodies) or reference point (for static bodies).
+namespace grain {
+
+enum class ShapeType : std::uint8_t { Sphere = 0, Box, Capsule, Halfspace, Mesh, Count };
+
+constexpr std::size_t kShapeTypeCount = static_cast<std::size_t>(ShapeType::Count);
+
+/// Sphere of radius `radius` (m) centred at the body origin.
+struct Sphere {
+  Real radius = 0.0;
+};
+
+/// Box with half edge lengths `halfExtent` (m) along the body axes, centred at `center` (K frame, m).
+struct Box {
+  Vec3 halfExtent = Vec3::Zero();
+  Vec3 center = Vec3::Zero();
+};
+
+/// Capsule: the set of points within `radius` (m) of the segment from -length/2*axis to
+/// +length/2*axis (K frame). `length` (m) is the distance between the two cap centres.
+struct Capsule {
+  Vec3 axis = Vec3::UnitZ();
+  Real radius = 0.0;
+  Real length = 0.0;
+};
+
+/// Halfspace {x : n . (x - origin) <= 0}; its boundary plane passes through the body origin.
+/// `normal` (K frame, unit) points out of the solid side.
+struct Halfspace {
+  Vec3 normal = Vec3::UnitZ();
+};
+
+/// Static triangle mesh; vertices in the body frame (m), already scaled.
+struct TriangleMesh {
+  std::vector<Vec3> vertices;
+  std::vector<std::array<std::uint32_t, 3>> triangles;
+  /// Outward unit face normals (K frame), one per triangle (computed by finalize()).
+  std::vector<Vec3> faceNormals;
+  /// Computes face normals; throws grain::Error for degenerate or out-of-range triangles.
+  void finalize();
+};
+
+/// A mesh is shared by all bodies that use it.
+struct Mesh {
+  std::shared_ptr<const TriangleMesh> data;
+};
+
+using Shape = std::variant<Sphere, Box, Capsule, Halfspace, Mesh>;
+
+inline ShapeType shapeType(const Shape& s) { return static_cast<ShapeType>(s.index()); }
+
+/// Radius (m) of the smallest origin-centred sphere containing the shape; infinite for halfspaces.
+Real boundingRadius(const Shape& s);
+
+/// Checks the shape's values (positive radii and extents, non-zero normals); throws grain::Error.
+void validateShape(const Shape& s);
+
+/// Index of a shape in a ShapeStore. Many bodies may share one shape.
+using ShapeIndex = std::uint32_t;
+
+/// Owns the shapes of a system; bodies refer to them by ShapeIndex.
+class ShapeStore {
+ public:
+  /// Adds a validated shape and returns its index.
+  ShapeIndex add(Shape shape);
+  const Shape& operator[](ShapeIndex i) const { return shapes_[i]; }
+  ShapeType type(ShapeIndex i) const { return shapeType(shapes_[i]); }
+  std::size_t size() const { return shapes_.size(); }
+
+ private:
+  std::vector<Shape> shapes_;
+};
+
+}  // namespace grain

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <memory>
+
+#include <grain/core/collision/collision_detector.hpp>
+#include <grain/core/contact/contact_graph.hpp>
+#include <grain/core/contact/contact_storage.hpp>
+#include <grain/core/solvers/contact_solver.hpp>
+#include <grain/core/timestepping/dynamics_system.hpp>
+#include <grain/core/timestepping/step_stats.hpp>
+#include <grain/core/timestepping/velocity_exchange.hpp>
+
+namespace grain {
+
+struct StepperSettings {
+  Real deltaT = 0.001;   ///< time step (s), > 0
+  Real endTime = 10.0;   ///< end of the simulation (s)
+  InclusionSolverSettings solver;
+};
+
+void validate(const StepperSettings& s);
+
+/// Moreau midpoint time stepping (thesis Algorithm 8.1, eqs. 8.6-8.9):
+///   1. q^M = q^S + dt/2 F(q^S) u^S, quaternion normalised;
+///   2. h = [m g; -Omega^S x (Theta Omega^S)] at q^M; contacts with g_N(q^M) <= 0;
+///   3. contact problem for u^E and the percussions P;
+///   4. q^E = q^S + dt F(q^M) (u^S + u^E)/2, quaternion normalised.
+/// Animated bodies move with their prescribed velocity; static bodies never move.
+class MoreauStepper {
+ public:
+  explicit MoreauStepper(const StepperSettings& settings);
+
+  /// Advances `system` by one step of settings().deltaT.
+  StepStats step(DynamicsSystem& system, VelocityExchange& exchange);
+  StepStats step(DynamicsSystem& system) { return step(system, nullExchange_); }
+
+  const StepperSettings& settings() const { return settings_; }
+  /// Contacts of the last step (at q^M).
+  const ContactStorage& contacts() const { return contacts_; }
+  /// Percussions of the last step, per contact (N s), in the contact frame (N, T1, T2).
+  const std::vector<Vec3>& percussions() const { return solver_.percussions(); }
+  /// Per-body sum of penetration depths of the last step (m), if computeTotalOverlap.
+  const std::vector<Real>& totalOverlap() const { return totalOverlap_; }
+  ContactSolver& solver() { return solver_; }
+  std::uint64_t stepCount() const { return stepCount_; }
+
+ private:
+  StepperSettings settings_;
+  CollisionDetector collision_;
+  ContactSolver solver_;
+  ContactStorage contacts_;
+  ContactGraph graph_;
+  NullExchange nullExchange_;
+  std::vector<Vec3> velocityStart_;
+  std::vector<Vec3> omegaBodyStart_;
+  std::vector<Quat> orientationStart_;
+  std::vector<Real> totalOverlap_;
+  std::vector<bool> simulatedMask_;
+  std::uint64_t stepCount_ = 0;
+};
+
+}  // namespace grain

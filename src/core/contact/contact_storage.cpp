@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#include <algorithm>
+#include <numeric>
+
+#include <grain/core/contact/contact_storage.hpp>
+#include <grain/core/math/quaternion.hpp>
+
+namespace grain {
+
+void ContactStorage::clear() {
+  bodyA_.clear();
+  bodyB_.clear();
+  normal_.clear();
+  tangent1_.clear();
+  tangent2_.clear();
+  gap_.clear();
+  rA_.clear();
+  rB_.clear();
+}
+
+void ContactStorage::reserve(std::size_t n) {
+  bodyA_.reserve(n);
+  bodyB_.reserve(n);
+  normal_.reserve(n);
+  tangent1_.reserve(n);
+  tangent2_.reserve(n);
+  gap_.reserve(n);
+  rA_.reserve(n);
+  rB_.reserve(n);
+}
+
+std::size_t ContactStorage::add(std::uint32_t bodyA, std::uint32_t bodyB, const Vec3& normal,
+                                Real gap, const Vec3& rA, const Vec3& rB) {
+  Vec3 t1;
+  Vec3 t2;
+  quat::makeTangents(normal, t1, t2);
+  bodyA_.push_back(bodyA);
+  bodyB_.push_back(bodyB);
+  normal_.push_back(normal);
+  tangent1_.push_back(t1);
+  tangent2_.push_back(t2);
+  gap_.push_back(gap);
+  rA_.push_back(rA);
+  rB_.push_back(rB);
+  return bodyA_.size() - 1;
+}
+
+void ContactStorage::sortCanonical() {
+  std::vector<std::uint32_t> order(size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    if (bodyA_[a] != bodyA_[b]) return bodyA_[a] < bodyA_[b];
+    if (bodyB_[a] != bodyB_[b]) return bodyB_[a] < bodyB_[b];
+    if (gap_[a] != gap_[b]) return gap_[a] < gap_[b];
+    return std::lexicographical_compare(rA_[a].data(), rA_[a].data() + 3, rA_[b].data(),
+                                        rA_[b].data() + 3);
+  });
+  auto permute = [&](auto& v) {
+    auto copy = v;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      v[k] = copy[order[k]];
+    }
+  };
+  permute(bodyA_);
+  permute(bodyB_);
+  permute(normal_);
+  permute(tangent1_);
+  permute(tangent2_);
+  permute(gap_);
+  permute(rA_);
+  permute(rB_);
+}
+
+}  // namespace grain

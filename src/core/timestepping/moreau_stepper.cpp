@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+#include <chrono>
+#include <cmath>
+
+#include <grain/core/common/error.hpp>
+#include <grain/core/math/quaternion.hpp>
+#include <grain/core/timestepping/moreau_stepper.hpp>
+
+namespace grain {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+/// Adds the wall time since `start` to the stage's slot and restarts the clock.
+class StageTimer {
+ public:
+  explicit StageTimer(StepStats& stats) : stats_(stats), start_(Clock::now()) {}
+  void lap(Stage s) {
+    const auto now = Clock::now();
+    stats_.stageSeconds[static_cast<std::size_t>(s)] +=
+        std::chrono::duration<double>(now - start_).count();
+    start_ = now;
+  }
+
+ private:
+  StepStats& stats_;
+  Clock::time_point start_;
+};
+}  // namespace
+
+void validate(const StepperSettings& s) {
+  GRAIN_REQUIRE(std::isfinite(s.deltaT) && s.deltaT > 0.0, "deltaT must be > 0");
+  GRAIN_REQUIRE(std::isfinite(s.endTime) && s.endTime >= 0.0, "endTime must be >= 0");
+  validate(s.solver);
+}
+
+MoreauStepper::MoreauStepper(const StepperSettings& settings)
+    : settings_(settings), solver_(settings.solver) {
+  validate(settings_);
+  contacts_.reserve(settings_.solver.reserveContacts);
+}
+
+StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange) {
+  const auto stepStart = Clock::now();
+  StepStats stats;
+  StageTimer timer(stats);
+  const Real dt = settings_.deltaT;
+  const Real halfDt = 0.5 * dt;
+  BodyStorage& bodies = system.bodies;
+
+  // 1. First half step: q^M = q^S + dt/2 F(q^S) u^S (eq. 8.6). Quaternions are normalised.
+  //    Orientation and velocity at t^S are kept for the symmetric update (eq. 8.9).
+  {
+    const std::size_t n = bodies.size();
+    auto& r = bodies.positions();
+    auto& p = bodies.orientations();
+    const auto& v = bodies.velocities();
+    const auto& w = bodies.omegasBody();
+    const auto& motion = bodies.motions();
+    orientationStart_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      orientationStart_[i] = p[i];
+      if (motion[i] == BodyMotion::Static) {
+        continue;
+      }
+      r[i] += halfDt * v[i];
+      p[i] = quat::integrateNormalized(p[i], p[i], w[i], halfDt);
+    }
+  }
+  timer.lap(Stage::FirstHalfStep);
+
+  // Bodies may be added, removed or migrate here in a distributed run.
+  exchange.afterFirstHalfStep(bodies);
+  if (orientationStart_.size() != bodies.size()) {
+    throw Error("VelocityExchange::afterFirstHalfStep must not change the number of bodies");
+  }
+  timer.lap(Stage::Exchange);
+
+  // 2. Collision detection at q^M: contacts with g_N <= 0.
+  collision_.detect(bodies, system.shapes, contacts_);
+  stats.contacts = contacts_.size();
+  for (Real g : contacts_.gaps()) {
+    stats.maxPenetration = std::max(stats.maxPenetration, -g);
+  }
+  timer.lap(Stage::CollisionDetection);
+
+  const std::size_t n = bodies.size();
+  simulatedMask_.assign(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    simulatedMask_[i] = bodies.isSimulated(i);
+  }
+  graph_.build(contacts_, n, simulatedMask_);
+  if (settings_.solver.computeTotalOverlap) {
+    totalOverlap_.assign(n, 0.0);
+    for (std::size_t c = 0; c < contacts_.size(); ++c) {
+      const Real pen = std::max(0.0, -contacts_.gaps()[c]);
+      totalOverlap_[contacts_.bodyA()[c]] += pen;
+      totalOverlap_[contacts_.bodyB()[c]] += pen;
+    }
+  }
+  timer.lap(Stage::ContactGraph);
+
+  // h at (q^M, u^S, t^M): gravity and the gyroscopic term -Omega x (Theta Omega) (eq. 8.7).
+  // The free velocity u^S + M^-1 h dt is the solver's starting point.
+  {
+    velocityStart_.assign(bodies.velocities().begin(), bodies.velocities().end());
+    omegaBodyStart_.assign(bodies.omegasBody().begin(), bodies.omegasBody().end());
+    const Vec3 g = system.externalForces.gravityAcceleration();
+    auto& v = bodies.velocities();
+    auto& w = bodies.omegasBody();
+    const auto& inertia = bodies.inertiasBody();
+    const auto& invInertia = bodies.invInertiasBody();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!simulatedMask_[i]) {
+        continue;
+      }
+      v[i] += dt * g;
+      const Vec3 gyro = -w[i].cross(inertia[i].cwiseProduct(w[i]));
+      w[i] += dt * invInertia[i].cwiseProduct(gyro);
+    }
+  }
+
+  // 3. Contact problem (eq. 8.8) for u^E.
+  const ContactProblem problem{contacts_, graph_, system.contactParameters, velocityStart_,
+                              omegaBodyStart_, dt};
+  const SolverStats solverStats = solver_.solve(bodies, problem, &exchange);
+  stats.iterations = solverStats.iterations;
+  stats.converged = solverStats.converged;
+  stats.finite = solverStats.finite;
+  timer.lap(Stage::ContactSolve);
+
+  // 4. Second half step, symmetric form (eq. 8.9):
+  //    r^E = r^M + dt/2 v^E,  p^E = p^S + dt/2 F(p^M) (Omega^S + Omega^E).
+  {
+    auto& r = bodies.positions();
+    auto& p = bodies.orientations();
+    auto& v = bodies.velocities();
+    auto& w = bodies.omegasBody();
+    const auto& motion = bodies.motions();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (motion[i] == BodyMotion::Static) {
+        continue;
+      }
+      const bool simulated = motion[i] == BodyMotion::Simulated;
+      // Animated bodies keep their prescribed velocity (the solver never changes it).
+      const Vec3& vEnd = v[i];
+      const Vec3 wSum = simulated ? Vec3(omegaBodyStart_[i] + w[i]) : Vec3(2.0 * w[i]);
+      r[i] += halfDt * vEnd;
+      p[i] = quat::integrateNormalized(orientationStart_[i], p[i], wSum, halfDt);
+    }
+  }
+  timer.lap(Stage::SecondHalfStep);
+
+  system.time += dt;
+  ++stepCount_;
+  stats.step = stepCount_;
+  stats.time = system.time;
+  const SystemEnergy e = computeEnergy(system);
+  stats.kineticEnergy = e.kinetic();
+  stats.rotationalEnergy = e.kineticRotational;
+  stats.potentialEnergy = e.potential;
+  stats.stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
+  return stats;
+}
+
+}  // namespace grain
