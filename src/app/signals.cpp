@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+#include <csignal>
+#include <grain/app/signals.hpp>
+
+namespace grain::app {
+
+namespace {
+volatile std::sig_atomic_t gSignal = 0;
+
+extern "C" void onStopSignal(int sig) { gSignal = sig; }
+}  // namespace
+
+void installStopHandlers() {
+  struct sigaction action {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGUSR2, &action, nullptr);
+}
+
+bool stopRequested() { return gSignal != 0; }
+
+int stopSignal() { return gSignal; }
+
+}  // namespace grain::app
