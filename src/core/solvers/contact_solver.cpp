@@ -7,6 +7,16 @@
 #include <grain/core/solvers/prox.hpp>
 #include <grain/core/timestepping/velocity_exchange.hpp>
 
+// The per-contact helpers below must be inlined into the sweep loops (GCC otherwise keeps some
+// of them out of line because they have several callers).
+#if defined(__GNUC__) || defined(__clang__)
+#define GRAIN_SOLVER_INLINE inline __attribute__((always_inline))
+#define GRAIN_SOLVER_RESTRICT __restrict__
+#else
+#define GRAIN_SOLVER_INLINE inline
+#define GRAIN_SOLVER_RESTRICT
+#endif
+
 namespace grain {
 
 namespace {
@@ -20,52 +30,57 @@ using detail::SymMat3;
 
 /// Raw pointers to the hot arrays of one sweep (no bounds checks, no reallocation inside).
 struct Hot {
-  const PairKind* kind;
-  const std::uint32_t* bodyA;
-  const std::uint32_t* bodyB;
-  const Mat3* frame;
-  const Vec3* rA;
-  const Vec3* rB;
-  const Vec3* b;
-  const ContactLaw* law;
-  Vec3* percussion;
-  Vec3* increment;
-  Vec3* velocity;
-  Vec3* omega;
-  const Real* invMass;
-  const SymMat3* invInertia;
+  const PairKind* GRAIN_SOLVER_RESTRICT kind;
+  const std::uint32_t* GRAIN_SOLVER_RESTRICT bodyA;
+  const std::uint32_t* GRAIN_SOLVER_RESTRICT bodyB;
+  const Mat3* GRAIN_SOLVER_RESTRICT frame;
+  const Mat3* GRAIN_SOLVER_RESTRICT jacA;
+  const Mat3* GRAIN_SOLVER_RESTRICT jacB;
+  const Mat3* GRAIN_SOLVER_RESTRICT dOmegaA;
+  const Mat3* GRAIN_SOLVER_RESTRICT dOmegaB;
+  const Vec3* GRAIN_SOLVER_RESTRICT b;
+  const ContactLaw* GRAIN_SOLVER_RESTRICT law;
+  Vec3* GRAIN_SOLVER_RESTRICT percussion;
+  Vec3* GRAIN_SOLVER_RESTRICT increment;
+  Vec3* GRAIN_SOLVER_RESTRICT velocity;
+  Vec3* GRAIN_SOLVER_RESTRICT omega;
+  const Real* GRAIN_SOLVER_RESTRICT invMass;
   std::size_t contacts;
 };
 
-/// Velocity (I frame, m/s) of the contact point of B relative to that of A:
-/// v_b + w_b x r_b - v_a - w_a x r_a, or v + w x r of the single body of a OneBody contact.
+/// Relative contact velocity in the contact frame, gamma = W_a^T u_a + W_b^T u_b (without the
+/// constant part of non-simulated bodies):
+/// A_CI (v_b - v_a) + J_b^T w_b - J_a^T w_a, J = [r x n, r x t1, r x t2] (I frame).
 template <bool kTwo>
-inline Vec3 relativeVelocity(const Hot& h, std::size_t i) {
+GRAIN_SOLVER_INLINE Vec3 contactVelocity(const Hot& h, std::size_t i) {
   const std::uint32_t bb = h.bodyB[i];
-  Vec3 dv = h.velocity[bb] + h.omega[bb].cross(h.rB[i]);
   if constexpr (kTwo) {
     const std::uint32_t a = h.bodyA[i];
-    dv -= h.velocity[a] + h.omega[a].cross(h.rA[i]);
+    return h.frame[i].transpose() * (h.velocity[bb] - h.velocity[a]) +
+           h.jacB[i].transpose() * h.omega[bb] - h.jacA[i].transpose() * h.omega[a];
+  } else {
+    return h.frame[i].transpose() * h.velocity[bb] + h.jacB[i].transpose() * h.omega[bb];
   }
-  return dv;
 }
 
-/// u <- u + M^-1 W_i dP for the world force f = A_IC dP acting on B (and -f on A).
+/// u <- u + M^-1 W_i dP: v_b += f/m_b, w_b += Theta_b^-1 J_b dP with f = A_IC dP, and the
+/// opposite on A.
 template <bool kTwo>
-inline void applyForce(Hot& h, std::size_t i, const Vec3& f) {
+GRAIN_SOLVER_INLINE void applyPercussion(Hot& h, std::size_t i, const Vec3& dP) {
   const std::uint32_t bb = h.bodyB[i];
+  const Vec3 f = h.frame[i] * dP;
   h.velocity[bb] += h.invMass[bb] * f;
-  h.omega[bb] += h.invInertia[bb] * h.rB[i].cross(f);
+  h.omega[bb] += h.dOmegaB[i] * dP;
   if constexpr (kTwo) {
     const std::uint32_t a = h.bodyA[i];
     h.velocity[a] -= h.invMass[a] * f;
-    h.omega[a] -= h.invInertia[a] * h.rA[i].cross(f);
+    h.omega[a] -= h.dOmegaA[i] * dP;
   }
 }
 
 /// Prox of one whole contact: P_new = prox(P - R^-1 (xi + D P / dt)), xi = gamma + b.
 template <UcfSubMethod kSub>
-inline Vec3 contactProx(const Vec3& xiIn, const Vec3& p, const ContactLaw& law) {
+GRAIN_SOLVER_INLINE Vec3 contactProx(const Vec3& xiIn, const Vec3& p, const ContactLaw& law) {
   Vec3 xi(xiIn.x() + law.dampN * p.x(), xiIn.y() + law.dampT * p.y(), xiIn.z() + law.dampT * p.z());
   if constexpr (kSub == UcfSubMethod::DeSaxce) {
     xi = prox::deSaxceShift(xi, law.mu);
@@ -79,13 +94,12 @@ inline Vec3 contactProx(const Vec3& xiIn, const Vec3& p, const ContactLaw& law) 
 }
 
 template <bool kTwo, UcfSubMethod kSub>
-inline void sorContactUpdate(Hot& h, std::size_t i) {
-  const Mat3& frame = h.frame[i];
-  const Vec3 xi = frame.transpose() * relativeVelocity<kTwo>(h, i) + h.b[i];
+GRAIN_SOLVER_INLINE void sorContactUpdate(Hot& h, std::size_t i) {
+  const Vec3 xi = contactVelocity<kTwo>(h, i) + h.b[i];
   const Vec3 p = h.percussion[i];
   const Vec3 pNew = contactProx<kSub>(xi, p, h.law[i]);
   h.percussion[i] = pNew;
-  applyForce<kTwo>(h, i, frame * (pNew - p));
+  applyPercussion<kTwo>(h, i, pNew - p);
 }
 
 template <UcfSubMethod kSub>
@@ -106,27 +120,25 @@ void sweepSorContact(Hot& h) {
 
 /// Normal part only: P_N = max(P_N - r_N^-1 (xi_N + d_N P_N / dt), 0), then velocity update.
 template <bool kTwo>
-inline void normalUpdate(Hot& h, std::size_t i) {
-  const Mat3& frame = h.frame[i];
+GRAIN_SOLVER_INLINE void normalUpdate(Hot& h, std::size_t i) {
   const ContactLaw& law = h.law[i];
   Vec3& p = h.percussion[i];
-  const Real xiN = frame.col(0).dot(relativeVelocity<kTwo>(h, i)) + h.b[i].x() + law.dampN * p.x();
+  const Real xiN = contactVelocity<kTwo>(h, i).x() + h.b[i].x() + law.dampN * p.x();
   const Real pN = prox::projectNonNegative(p.x() - law.rInvN * xiN);
   const Real dN = pN - p.x();
   p.x() = pN;
-  applyForce<kTwo>(h, i, dN * frame.col(0));
+  applyPercussion<kTwo>(h, i, Vec3(dN, 0.0, 0.0));
 }
 
 /// Tangential part only: P_T = proj_{disk(mu P_N)}(P_T - r_T^-1 (xi_T + d_T P_T / dt)) with
 /// the current P_N, then velocity update.
 template <bool kTwo>
-inline void tangentialUpdate(Hot& h, std::size_t i) {
-  const Mat3& frame = h.frame[i];
+GRAIN_SOLVER_INLINE void tangentialUpdate(Hot& h, std::size_t i) {
   const ContactLaw& law = h.law[i];
   Vec3& p = h.percussion[i];
-  const Vec3 dv = relativeVelocity<kTwo>(h, i);
-  const Real xi1 = frame.col(1).dot(dv) + h.b[i].y() + law.dampT * p.y();
-  const Real xi2 = frame.col(2).dot(dv) + h.b[i].z() + law.dampT * p.z();
+  const Vec3 gamma = contactVelocity<kTwo>(h, i);
+  const Real xi1 = gamma.y() + h.b[i].y() + law.dampT * p.y();
+  const Real xi2 = gamma.z() + h.b[i].z() + law.dampT * p.z();
   Real x1 = p.y() - law.rInvT * xi1;
   Real x2 = p.z() - law.rInvT * xi2;
   prox::projectDisk(x1, x2, law.mu * p.x());
@@ -134,7 +146,7 @@ inline void tangentialUpdate(Hot& h, std::size_t i) {
   const Real d2 = x2 - p.z();
   p.y() = x1;
   p.z() = x2;
-  applyForce<kTwo>(h, i, d1 * frame.col(1) + d2 * frame.col(2));
+  applyPercussion<kTwo>(h, i, Vec3(0.0, d1, d2));
 }
 
 void sweepSorFull(Hot& h) {
@@ -193,9 +205,9 @@ void sweepJor(Hot& h) {
       h.increment[i].setZero();
       continue;
     }
-    const Vec3 dv =
-        kind == PairKind::TwoBodies ? relativeVelocity<true>(h, i) : relativeVelocity<false>(h, i);
-    const Vec3 xi = h.frame[i].transpose() * dv + h.b[i];
+    const Vec3 xi =
+        (kind == PairKind::TwoBodies ? contactVelocity<true>(h, i) : contactVelocity<false>(h, i)) +
+        h.b[i];
     const Vec3 p = h.percussion[i];
     const Vec3 pNew = contactProx<kSub>(xi, p, h.law[i]);
     h.increment[i] = pNew - p;
@@ -204,10 +216,10 @@ void sweepJor(Hot& h) {
   for (std::size_t i = 0; i < h.contacts; ++i) {
     switch (h.kind[i]) {
       case PairKind::TwoBodies:
-        applyForce<true>(h, i, h.frame[i] * h.increment[i]);
+        applyPercussion<true>(h, i, h.increment[i]);
         break;
       case PairKind::OneBody:
-        applyForce<false>(h, i, h.frame[i] * h.increment[i]);
+        applyPercussion<false>(h, i, h.increment[i]);
         break;
       case PairKind::Passive:
         break;
@@ -216,10 +228,10 @@ void sweepJor(Hot& h) {
 }
 
 Hot makeHot(SolverContacts& c, SolverBodies& b, std::vector<Vec3>& percussion) {
-  return Hot{c.kind.data(),     c.bodyA.data(),      c.bodyB.data(),    c.frame.data(),
-             c.rA.data(),       c.rB.data(),         c.b.data(),        c.law.data(),
-             percussion.data(), c.increment.data(),  b.velocity.data(), b.omega.data(),
-             b.invMass.data(),  b.invInertia.data(), c.size()};
+  return Hot{c.kind.data(),     c.bodyA.data(), c.bodyB.data(),    c.frame.data(),
+             c.jacA.data(),     c.jacB.data(),  c.dOmegaA.data(),  c.dOmegaB.data(),
+             c.b.data(),        c.law.data(),   percussion.data(), c.increment.data(),
+             b.velocity.data(), b.omega.data(), b.invMass.data(),  c.size()};
 }
 
 /// |new - old| <= |old| relTol + absTol, component-wise.
@@ -273,8 +285,10 @@ ContactSolver::ContactSolver(const InclusionSolverSettings& settings) : settings
   c.bodyA.reserve(n);
   c.bodyB.reserve(n);
   c.frame.reserve(n);
-  c.rA.reserve(n);
-  c.rB.reserve(n);
+  c.jacA.reserve(n);
+  c.jacB.reserve(n);
+  c.dOmegaA.reserve(n);
+  c.dOmegaB.reserve(n);
   c.b.reserve(n);
   c.law.reserve(n);
 }
@@ -348,8 +362,10 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
   sc.bodyA.resize(nc);
   sc.bodyB.resize(nc);
   sc.frame.resize(nc);
-  sc.rA.resize(nc);
-  sc.rB.resize(nc);
+  sc.jacA.resize(nc);
+  sc.jacB.resize(nc);
+  sc.dOmegaA.resize(nc);
+  sc.dOmegaB.resize(nc);
   sc.b.resize(nc);
   sc.law.resize(nc);
   if (settings_.method == SolverMethod::Jor) {
@@ -414,24 +430,25 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
     bc.x() += driftFactor * contacts.gaps()[c];
     sc.b[c] = bc;
 
-    // Delassus block G_ii = sum_B m_B^-1 I + J_B^T Theta_B^-1 J_B (I frame inertia).
+    // Rotational Jacobians J = [r x n, r x t1, r x t2], their velocity responses
+    // Theta_I^-1 J, and the Delassus block G_ii = sum_B m_B^-1 I + J_B^T Theta_B^-1 J_B.
+    Mat3 jacA = Mat3::Zero();
+    Mat3 jacB = Mat3::Zero();
+    Mat3 dOmegaA = Mat3::Zero();
+    Mat3 dOmegaB = Mat3::Zero();
     Mat3 g = Mat3::Zero();
-    auto addBody = [&](std::uint32_t i, const Vec3& r) {
+    auto addBody = [&](std::uint32_t i, const Vec3& r, Mat3& jac, Mat3& dOmega) {
       const std::uint32_t k = sb.solverIndexOf[i];
-      Mat3 j;
       for (int col = 0; col < 3; ++col) {
-        j.col(col) = r.cross(frame.col(col));
+        jac.col(col) = r.cross(frame.col(col));
+        dOmega.col(col) = sb.invInertia[k] * jac.col(col);
       }
-      Mat3 ij;
-      for (int col = 0; col < 3; ++col) {
-        ij.col(col) = sb.invInertia[k] * j.col(col);
-      }
-      g += sb.invMass[k] * Mat3::Identity() + j.transpose() * ij;
+      g += sb.invMass[k] * Mat3::Identity() + jac.transpose() * dOmega;
     };
     if (simA)
-      addBody(a, rA);
+      addBody(a, rA, jacA, dOmegaA);
     if (simB)
-      addBody(b, rB);
+      addBody(b, rB, jacB, dOmegaB);
 
     ContactLaw law;
     law.mu = param->mu;
@@ -455,30 +472,38 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
       sc.bodyA[c] = sb.solverIndexOf[a];
       sc.bodyB[c] = sb.solverIndexOf[b];
       sc.frame[c] = frame;
-      sc.rA[c] = rA;
-      sc.rB[c] = rB;
+      sc.jacA[c] = jacA;
+      sc.jacB[c] = jacB;
+      sc.dOmegaA[c] = dOmegaA;
+      sc.dOmegaB[c] = dOmegaB;
     } else if (simB) {
       sc.kind[c] = PairKind::OneBody;
       sc.bodyA[c] = kNoSolverBody;
       sc.bodyB[c] = sb.solverIndexOf[b];
       sc.frame[c] = frame;
-      sc.rA[c] = Vec3::Zero();
-      sc.rB[c] = rB;
+      sc.jacA[c].setZero();
+      sc.jacB[c] = jacB;
+      sc.dOmegaA[c].setZero();
+      sc.dOmegaB[c] = dOmegaB;
     } else if (simA) {
-      // gamma = -A_CI (v_a + w_a x r_a): keep the single body in the B slot, negate the frame.
+      // gamma = -(A_CI v_a + J_a^T w_a): keep the single body in the B slot, negate frame and J.
       sc.kind[c] = PairKind::OneBody;
       sc.bodyA[c] = kNoSolverBody;
       sc.bodyB[c] = sb.solverIndexOf[a];
       sc.frame[c] = -frame;
-      sc.rA[c] = Vec3::Zero();
-      sc.rB[c] = rA;
+      sc.jacA[c].setZero();
+      sc.jacB[c] = -jacA;
+      sc.dOmegaA[c].setZero();
+      sc.dOmegaB[c] = -dOmegaA;
     } else {
       sc.kind[c] = PairKind::Passive;
       sc.bodyA[c] = kNoSolverBody;
       sc.bodyB[c] = kNoSolverBody;
       sc.frame[c] = frame;
-      sc.rA[c] = Vec3::Zero();
-      sc.rB[c] = Vec3::Zero();
+      sc.jacA[c].setZero();
+      sc.jacB[c].setZero();
+      sc.dOmegaA[c].setZero();
+      sc.dOmegaB[c].setZero();
     }
     sc.law[c] = law;
   }
@@ -540,9 +565,9 @@ void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactP
     percussion_[c] = p0;
     // u^{E,0} = u^S + M^-1 h dt + M^-1 W P^0.
     if (kind == PairKind::TwoBodies) {
-      applyForce<true>(h, c, solverContacts_.frame[c] * p0);
+      applyPercussion<true>(h, c, p0);
     } else {
-      applyForce<false>(h, c, solverContacts_.frame[c] * p0);
+      applyPercussion<false>(h, c, p0);
     }
   }
 }
@@ -659,10 +684,10 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
   return false;
 }
 
-bool ContactSolver::allFinite() const {
-  const SolverBodies& sb = solverBodies_;
-  for (std::size_t k = 0; k < sb.size(); ++k) {
-    if (!sb.velocity[k].allFinite() || !sb.omega[k].allFinite()) {
+bool ContactSolver::allFinite(const BodyStorage& bodies) const {
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i) &&
+        (!bodies.velocities()[i].allFinite() || !bodies.omegasBody()[i].allFinite())) {
       return false;
     }
   }
@@ -682,6 +707,9 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     percussion_.clear();
     cache_.clear();
     stats.converged = true;
+    if (settings_.isFiniteCheck) {
+      stats.finite = allFinite(bodies);
+    }
     return stats;
   }
   setupBodies(bodies, problem);
@@ -714,7 +742,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
   }
   storeVelocities(bodies);
   if (settings_.isFiniteCheck) {
-    stats.finite = allFinite();
+    stats.finite = allFinite(bodies);
   }
   if (settings_.usePercussionCache) {
     storePercussionCache(bodies, problem);

@@ -391,6 +391,14 @@ TEST(ContactSolverBehaviour, FiniteCheck) {
   SolverScene t = restingSphere();
   ContactSolver ok(set);
   EXPECT_TRUE(t.solve(ok).finite);
+
+  // A body without contacts is checked too.
+  SolverScene u = restingSphere();
+  const std::size_t lone = u.addSphere(1.0, 0.1, Vec3(3.0, 0.0, 0.0));
+  u.prepare();
+  u.bodies.omegasBody()[lone].z() = std::numeric_limits<Real>::infinity();
+  ContactSolver third(set);
+  EXPECT_FALSE(u.solve(third).finite);
 }
 
 // Static partners never change; a static body's stored velocity does not enter gamma.
@@ -515,6 +523,75 @@ TEST(ContactSolverBehaviour, NormalTangentialRatio) {
     friction = friction || p.tail<2>().norm() > 1e-6;
   }
   EXPECT_TRUE(friction);
+}
+
+}  // namespace
+}  // namespace grain
+
+namespace grain {
+namespace {
+
+// Every convergence criterion stops at the solution of the stack (P_N,k = k m g dt).
+TEST(ContactSolverBehaviour, ConvergenceMethodsReachSolution) {
+  for (ConvergenceMethod cm :
+       {ConvergenceMethod::InLambda, ConvergenceMethod::InVelocity,
+        ConvergenceMethod::InVelocityLocal, ConvergenceMethod::InEnergyVelocity}) {
+    const int n = 5;
+    const Real m = 0.2, r = 0.01;
+    SolverScene s;
+    s.addFixed();
+    for (int k = 0; k < n; ++k) {
+      s.addSphere(m, r, Vec3(0.0, 0.0, r + 2.0 * r * k));
+    }
+    // A free body without contacts: it must keep its free velocity.
+    const std::size_t lone = s.addSphere(m, r, Vec3(5.0, 0.0, 0.0), Vec3(1.0, 0.0, 0.0));
+    const Vec3 up(0.0, 0.0, r);
+    s.contacts.add(0, 1, Vec3::UnitZ(), 0.0, Vec3::Zero(), -up);
+    for (int k = 1; k < n; ++k) {
+      s.contacts.add(k, k + 1, Vec3::UnitZ(), 0.0, up, -up);
+    }
+    s.setLaw(0.5);
+    s.prepare();
+    InclusionSolverSettings set = tightSettings();
+    set.convergenceMethod = cm;
+    ContactSolver solver(set);
+    const SolverStats st = s.solve(solver);
+    EXPECT_TRUE(st.converged) << toString(cm);
+    EXPECT_GT(st.iterations, 5u);
+    for (int c = 0; c < n; ++c) {
+      EXPECT_NEAR(solver.percussions()[c].x(), (n - c) * m * kG * s.dt, 1e-11) << toString(cm);
+    }
+    EXPECT_EQ(s.bodies.velocities()[lone], Vec3(1.0, 0.0, 0.0) + s.dt * s.gravity);
+  }
+}
+
+// JOR uses alphaJorProx: one sweep on a single resting contact gives alpha m g dt.
+TEST(ContactSolverBehaviour, JorUsesItsOwnRelaxation) {
+  SolverScene s = restingSphere(2.0);
+  InclusionSolverSettings set;
+  set.method = SolverMethod::Jor;
+  set.alphaJorProx = 0.3;
+  set.alphaSorProx = 1.7;
+  set.maxIter = 1;
+  ContactSolver solver(set);
+  s.solve(solver);
+  EXPECT_NEAR(solver.percussions()[0].x(), 0.3 * 2.0 * kG * s.dt, 1e-15);
+}
+
+// Percussions and velocities do not depend on the process: repeated solves are bit-identical.
+TEST(ContactSolverBehaviour, Deterministic) {
+  SolverScene a = pile();
+  SolverScene b = pile();
+  ContactSolver sa(tightSettings());
+  ContactSolver sb(tightSettings());
+  a.solve(sa);
+  b.solve(sb);
+  for (std::size_t c = 0; c < 4; ++c) {
+    EXPECT_EQ(sa.percussions()[c], sb.percussions()[c]);
+  }
+  for (std::size_t i = 0; i < a.bodies.size(); ++i) {
+    EXPECT_EQ(a.bodies.velocities()[i], b.bodies.velocities()[i]);
+  }
 }
 
 }  // namespace

@@ -113,16 +113,25 @@ namespace grain {
 /// With a VelocityExchange, the local decision is combined by reduceConverged() (once per tested
 /// sweep) and exchangeSplitVelocities() is called after every splitExchangePeriod()-th sweep.
 ///
+/// isFiniteCheck: after the solve, every simulated body's velocity and every percussion is
+/// checked for NaN/Inf (SolverStats::finite). Without contacts solve() returns at once
+/// (0 iterations, converged) and calls no VelocityExchange function.
+///
 /// Warm start (usePercussionCache): the percussions of the previous solve are kept as world
 /// vectors keyed by (smaller body id, larger body id, ordinal of the contact among the contacts
 /// of that pair in ContactStorage order) and projected onto the new contact frames.
 ///
 /// Implementation: the iteration works on solver-local copies of the velocities of the
-/// simulated bodies in contacts, with angular velocities in the inertial frame
-/// (W_B^T u_B = A_CI (v + omega x r), M_B^-1 W_B P = (F/m, Theta_I^-1 (r x F)), F = A_IC P),
-/// which is W_i of thesis eq. 7.21 written without the K-frame Jacobian blocks. Per contact it
-/// stores the frame, the offsets, b, R, mu and the UCFD terms; nothing is allocated per contact
-/// once the buffers have grown.
+/// simulated bodies in contacts, with angular velocities in the inertial frame,
+/// omega = A_IK Omega_K. The contact Jacobian of eq. 7.21 is then, per body B of contact i,
+///   W_B^T u_B = +-(A_CI v_B + J_B^T omega_B),   J_B = [r_B x n, r_B x t1, r_B x t2]
+/// (the K-frame block A_KI (r x A_IC) of the thesis is A_KI J_B), and the update is
+///   v_B += +-m_B^-1 A_IC dP,   omega_B += +-Theta_B^-1 J_B dP,   Theta_B^-1 = A_IK Theta_K^-1
+///   A_KI.
+/// Per contact the setup stores (once per solve) the frame A_IC, J_a, J_b, Theta_a^-1 J_a,
+/// Theta_b^-1 J_b, b_i, R_i, mu and the UCFD terms in struct-of-arrays form; contacts with one
+/// simulated partner use a one-body kernel. Nothing is allocated per contact once the buffers
+/// have grown, and the kernels have no virtual calls.
 class ContactSolver {
  public:
   /// Validates the settings (throws grain::Error) and reserves settings.reserveContacts.
@@ -149,7 +158,7 @@ class ContactSolver {
   bool hasTangentialSweep(std::uint32_t iteration) const;
   void saveOldState();
   bool locallyConverged(const BodyStorage& bodies) const;
-  bool allFinite() const;
+  bool allFinite(const BodyStorage& bodies) const;
 
   InclusionSolverSettings settings_;
   std::vector<Vec3> percussion_;

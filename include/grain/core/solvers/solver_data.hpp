@@ -77,12 +77,14 @@ struct SolverContacts {
   std::vector<PairKind> kind;
   std::vector<std::uint32_t> bodyA;  ///< solver body of A (TwoBodies only)
   std::vector<std::uint32_t> bodyB;  ///< solver body of B, or of the single simulated body
-  /// Columns (n, t1, t2) in I; for a OneBody contact whose simulated body is A, negated so
-  /// that gamma = frame^T (v + omega x r) for the single body in every case.
+  /// Columns (n, t1, t2) in I. For a OneBody contact whose simulated body is A, frame, jacB
+  /// and dOmegaB are negated so that gamma = frame^T v + jacB^T omega for the single body.
   std::vector<Mat3> frame;
-  std::vector<Vec3> rA;  ///< S_A -> C in I (m), TwoBodies only
-  std::vector<Vec3> rB;  ///< S_B -> C in I (m), or the offset of the single simulated body
-  std::vector<Vec3> b;   ///< constant part of xi (m/s): eps gamma^S + passive-body velocity + drift
+  std::vector<Mat3> jacA;     ///< J_a = [r_a x n, r_a x t1, r_a x t2] (I, m), TwoBodies only
+  std::vector<Mat3> jacB;     ///< J_b, or the (signed) J of the single simulated body
+  std::vector<Mat3> dOmegaA;  ///< Theta_a^-1 J_a (I frame, 1/(kg m)): omega_a -= dOmegaA dP
+  std::vector<Mat3> dOmegaB;  ///< Theta_b^-1 J_b: omega_b += dOmegaB dP
+  std::vector<Vec3> b;  ///< constant part of xi (m/s): eps gamma^S + passive-body velocity + drift
   std::vector<ContactLaw> law;
   std::vector<Vec3> percussionOld;  ///< convergence scratch (InLambda)
   std::vector<Vec3> increment;      ///< JOR: percussion increments of the current sweep

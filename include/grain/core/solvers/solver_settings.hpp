@@ -20,7 +20,7 @@ enum class SolverMethod : std::uint8_t {
 
 /// How the diagonal metric R is taken from the 3x3 Delassus block G_ii.
 enum class RStrategy : std::uint8_t {
-  Max,  ///< r_N = G_NN/alpha, r_T = max(G_T1T1, G_T2T2)/alpha
+  Max,  ///< r_N = G_NN/alpha, r_T = max(G_T1T1, G_T2T2)/alpha (De Saxce cone: max of all three)
   Sum,  ///< r_N = r_T = (G_NN + G_T1T1 + G_T2T2)/alpha (one scalar for the whole contact)
 };
 
