@@ -126,8 +126,8 @@ namespace grain {
 /// omega = A_IK Omega_K. The contact Jacobian of eq. 7.21 is then, per body B of contact i,
 ///   W_B^T u_B = +-(A_CI v_B + J_B^T omega_B),   J_B = [r_B x n, r_B x t1, r_B x t2]
 /// (the K-frame block A_KI (r x A_IC) of the thesis is A_KI J_B), and the update is
-///   v_B += +-m_B^-1 A_IC dP,   omega_B += +-Theta_B^-1 J_B dP,   Theta_B^-1 = A_IK Theta_K^-1
-///   A_KI.
+///   v_B += +-m_B^-1 A_IC dP,   omega_B += +-Theta_B^-1 J_B dP
+/// with Theta_B^-1 = A_IK Theta_K^-1 A_KI at q^M.
 /// Per contact the setup stores (once per solve) the frame A_IC, J_a, J_b, Theta_a^-1 J_a,
 /// Theta_b^-1 J_b, b_i, R_i, mu and the UCFD terms in struct-of-arrays form; contacts with one
 /// simulated partner use a one-body kernel. Nothing is allocated per contact once the buffers
