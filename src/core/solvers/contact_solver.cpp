@@ -1,17 +1,753 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
+#include <cmath>
+
+#include <grain/core/common/error.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
+#include <grain/core/solvers/prox.hpp>
+#include <grain/core/timestepping/velocity_exchange.hpp>
+
+// The per-contact helpers below must be inlined into the sweep loops (GCC otherwise keeps some
+// of them out of line because they have several callers).
+#if defined(__GNUC__) || defined(__clang__)
+#define GRAIN_SOLVER_INLINE inline __attribute__((always_inline))
+#define GRAIN_SOLVER_RESTRICT __restrict__
+#else
+#define GRAIN_SOLVER_INLINE inline
+#define GRAIN_SOLVER_RESTRICT
+#endif
 
 namespace grain {
 
-ContactSolver::ContactSolver(const InclusionSolverSettings& settings) : settings_(settings) {
-  validate(settings_);
+namespace {
+
+using detail::ContactLaw;
+using detail::kNoSolverBody;
+using detail::PairKind;
+using detail::SolverBodies;
+using detail::SolverContacts;
+using detail::SymMat3;
+
+/// Raw pointers to the hot arrays of one sweep (no bounds checks, no reallocation inside).
+struct Hot {
+  const PairKind* GRAIN_SOLVER_RESTRICT kind;
+  const std::uint32_t* GRAIN_SOLVER_RESTRICT bodyA;
+  const std::uint32_t* GRAIN_SOLVER_RESTRICT bodyB;
+  const Mat3* GRAIN_SOLVER_RESTRICT frame;
+  const Mat3* GRAIN_SOLVER_RESTRICT jacA;
+  const Mat3* GRAIN_SOLVER_RESTRICT jacB;
+  const Mat3* GRAIN_SOLVER_RESTRICT dOmegaA;
+  const Mat3* GRAIN_SOLVER_RESTRICT dOmegaB;
+  const Vec3* GRAIN_SOLVER_RESTRICT b;
+  const ContactLaw* GRAIN_SOLVER_RESTRICT law;
+  Vec3* GRAIN_SOLVER_RESTRICT percussion;
+  Vec3* GRAIN_SOLVER_RESTRICT increment;
+  Vec3* GRAIN_SOLVER_RESTRICT velocity;
+  Vec3* GRAIN_SOLVER_RESTRICT omega;
+  const Real* GRAIN_SOLVER_RESTRICT invMass;
+  std::size_t contacts;
+};
+
+/// Relative contact velocity in the contact frame, gamma = W_a^T u_a + W_b^T u_b (without the
+/// constant part of non-simulated bodies):
+/// A_CI (v_b - v_a) + J_b^T w_b - J_a^T w_a, J = [r x n, r x t1, r x t2] (I frame).
+template <bool kTwo>
+GRAIN_SOLVER_INLINE Vec3 contactVelocity(const Hot& h, std::size_t i) {
+  const std::uint32_t bb = h.bodyB[i];
+  if constexpr (kTwo) {
+    const std::uint32_t a = h.bodyA[i];
+    return h.frame[i].transpose() * (h.velocity[bb] - h.velocity[a]) +
+           h.jacB[i].transpose() * h.omega[bb] - h.jacA[i].transpose() * h.omega[a];
+  } else {
+    return h.frame[i].transpose() * h.velocity[bb] + h.jacB[i].transpose() * h.omega[bb];
+  }
 }
 
-SolverStats ContactSolver::solve(BodyStorage&, const ContactProblem& problem, VelocityExchange*) {
-  percussion_.assign(problem.contacts.size(), Vec3::Zero());
-  SolverStats s;
-  s.converged = true;
-  return s;
+/// u <- u + M^-1 W_i dP: v_b += f/m_b, w_b += Theta_b^-1 J_b dP with f = A_IC dP, and the
+/// opposite on A.
+template <bool kTwo>
+GRAIN_SOLVER_INLINE void applyPercussion(Hot& h, std::size_t i, const Vec3& dP) {
+  const std::uint32_t bb = h.bodyB[i];
+  const Vec3 f = h.frame[i] * dP;
+  h.velocity[bb] += h.invMass[bb] * f;
+  h.omega[bb] += h.dOmegaB[i] * dP;
+  if constexpr (kTwo) {
+    const std::uint32_t a = h.bodyA[i];
+    h.velocity[a] -= h.invMass[a] * f;
+    h.omega[a] -= h.dOmegaA[i] * dP;
+  }
+}
+
+/// Prox of one whole contact: P_new = prox(P - R^-1 (xi + D P / dt)), xi = gamma + b.
+template <UcfSubMethod kSub>
+GRAIN_SOLVER_INLINE Vec3 contactProx(const Vec3& xiIn, const Vec3& p, const ContactLaw& law) {
+  Vec3 xi(xiIn.x() + law.dampN * p.x(), xiIn.y() + law.dampT * p.y(), xiIn.z() + law.dampT * p.z());
+  if constexpr (kSub == UcfSubMethod::DeSaxce) {
+    xi = prox::deSaxceShift(xi, law.mu);
+  }
+  const Vec3 x(p.x() - law.rInvN * xi.x(), p.y() - law.rInvT * xi.y(), p.z() - law.rInvT * xi.z());
+  if constexpr (kSub == UcfSubMethod::DeSaxce) {
+    return prox::projectCone(x, law.mu);
+  } else {
+    return prox::alartCurnier(x, law.mu);
+  }
+}
+
+template <bool kTwo, UcfSubMethod kSub>
+GRAIN_SOLVER_INLINE void sorContactUpdate(Hot& h, std::size_t i) {
+  const Vec3 xi = contactVelocity<kTwo>(h, i) + h.b[i];
+  const Vec3 p = h.percussion[i];
+  const Vec3 pNew = contactProx<kSub>(xi, p, h.law[i]);
+  h.percussion[i] = pNew;
+  applyPercussion<kTwo>(h, i, pNew - p);
+}
+
+template <UcfSubMethod kSub>
+void sweepSorContact(Hot& h) {
+  for (std::size_t i = 0; i < h.contacts; ++i) {
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        sorContactUpdate<true, kSub>(h, i);
+        break;
+      case PairKind::OneBody:
+        sorContactUpdate<false, kSub>(h, i);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+}
+
+/// Normal part only: P_N = max(P_N - r_N^-1 (xi_N + d_N P_N / dt), 0), then velocity update.
+template <bool kTwo>
+GRAIN_SOLVER_INLINE void normalUpdate(Hot& h, std::size_t i) {
+  const ContactLaw& law = h.law[i];
+  Vec3& p = h.percussion[i];
+  const Real xiN = contactVelocity<kTwo>(h, i).x() + h.b[i].x() + law.dampN * p.x();
+  const Real pN = prox::projectNonNegative(p.x() - law.rInvN * xiN);
+  const Real dN = pN - p.x();
+  p.x() = pN;
+  applyPercussion<kTwo>(h, i, Vec3(dN, 0.0, 0.0));
+}
+
+/// Tangential part only: P_T = proj_{disk(mu P_N)}(P_T - r_T^-1 (xi_T + d_T P_T / dt)) with
+/// the current P_N, then velocity update.
+template <bool kTwo>
+GRAIN_SOLVER_INLINE void tangentialUpdate(Hot& h, std::size_t i) {
+  const ContactLaw& law = h.law[i];
+  Vec3& p = h.percussion[i];
+  const Vec3 gamma = contactVelocity<kTwo>(h, i);
+  const Real xi1 = gamma.y() + h.b[i].y() + law.dampT * p.y();
+  const Real xi2 = gamma.z() + h.b[i].z() + law.dampT * p.z();
+  Real x1 = p.y() - law.rInvT * xi1;
+  Real x2 = p.z() - law.rInvT * xi2;
+  prox::projectDisk(x1, x2, law.mu * p.x());
+  const Real d1 = x1 - p.y();
+  const Real d2 = x2 - p.z();
+  p.y() = x1;
+  p.z() = x2;
+  applyPercussion<kTwo>(h, i, Vec3(0.0, d1, d2));
+}
+
+void sweepSorFull(Hot& h) {
+  for (std::size_t i = 0; i < h.contacts; ++i) {
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        normalUpdate<true>(h, i);
+        tangentialUpdate<true>(h, i);
+        break;
+      case PairKind::OneBody:
+        normalUpdate<false>(h, i);
+        tangentialUpdate<false>(h, i);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+}
+
+void sweepNormal(Hot& h) {
+  for (std::size_t i = 0; i < h.contacts; ++i) {
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        normalUpdate<true>(h, i);
+        break;
+      case PairKind::OneBody:
+        normalUpdate<false>(h, i);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+}
+
+void sweepTangential(Hot& h) {
+  for (std::size_t i = 0; i < h.contacts; ++i) {
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        tangentialUpdate<true>(h, i);
+        break;
+      case PairKind::OneBody:
+        tangentialUpdate<false>(h, i);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+}
+
+/// JOR: all proxes from the same velocities, then all velocity updates (eqs. 8.34, 8.35).
+template <UcfSubMethod kSub>
+void sweepJor(Hot& h) {
+  for (std::size_t i = 0; i < h.contacts; ++i) {
+    const PairKind kind = h.kind[i];
+    if (kind == PairKind::Passive) {
+      h.increment[i].setZero();
+      continue;
+    }
+    const Vec3 xi =
+        (kind == PairKind::TwoBodies ? contactVelocity<true>(h, i) : contactVelocity<false>(h, i)) +
+        h.b[i];
+    const Vec3 p = h.percussion[i];
+    const Vec3 pNew = contactProx<kSub>(xi, p, h.law[i]);
+    h.increment[i] = pNew - p;
+    h.percussion[i] = pNew;
+  }
+  for (std::size_t i = 0; i < h.contacts; ++i) {
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        applyPercussion<true>(h, i, h.increment[i]);
+        break;
+      case PairKind::OneBody:
+        applyPercussion<false>(h, i, h.increment[i]);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+}
+
+Hot makeHot(SolverContacts& c, SolverBodies& b, std::vector<Vec3>& percussion) {
+  return Hot{c.kind.data(),     c.bodyA.data(), c.bodyB.data(),    c.frame.data(),
+             c.jacA.data(),     c.jacB.data(),  c.dOmegaA.data(),  c.dOmegaB.data(),
+             c.b.data(),        c.law.data(),   percussion.data(), c.increment.data(),
+             b.velocity.data(), b.omega.data(), b.invMass.data(),  c.size()};
+}
+
+/// |new - old| <= |old| relTol + absTol, component-wise.
+inline bool closeEnough(const Vec3& now, const Vec3& old, Real relTol, Real absTol) {
+  for (int k = 0; k < 3; ++k) {
+    if (!(std::abs(now[k] - old[k]) <= std::abs(old[k]) * relTol + absTol)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Velocity (I frame) of the material point at offset r (I) of a non-simulated body:
+/// static bodies do not move; animated bodies move with their stored velocities.
+Vec3 passivePointVelocity(const BodyStorage& bodies, std::size_t i, const Vec3& v,
+                          const Vec3& omegaBody, const Vec3& r) {
+  if (bodies.motions()[i] == BodyMotion::Static) {
+    return Vec3::Zero();
+  }
+  const Vec3 omega = bodies.orientations()[i].toRotationMatrix() * omegaBody;
+  return v + omega.cross(r);
+}
+
+bool lessKey(const detail::PercussionCacheKey& x, const detail::PercussionCacheKey& y) {
+  if (x.lo != y.lo)
+    return x.lo < y.lo;
+  if (x.hi != y.hi)
+    return x.hi < y.hi;
+  return x.contact < y.contact;
+}
+
+/// Three-way comparison of (lo, hi, ordinal).
+int compareEntry(BodyId lo, BodyId hi, std::uint32_t ord, const detail::PercussionCacheEntry& e) {
+  if (lo != e.lo)
+    return lo < e.lo ? -1 : 1;
+  if (hi != e.hi)
+    return hi < e.hi ? -1 : 1;
+  if (ord != e.ordinal)
+    return ord < e.ordinal ? -1 : 1;
+  return 0;
+}
+
+}  // namespace
+
+ContactSolver::ContactSolver(const InclusionSolverSettings& settings) : settings_(settings) {
+  validate(settings_);
+  const std::size_t n = settings_.reserveContacts;
+  percussion_.reserve(n);
+  auto& c = solverContacts_;
+  c.kind.reserve(n);
+  c.bodyA.reserve(n);
+  c.bodyB.reserve(n);
+  c.frame.reserve(n);
+  c.jacA.reserve(n);
+  c.jacB.reserve(n);
+  c.dOmegaA.reserve(n);
+  c.dOmegaB.reserve(n);
+  c.b.reserve(n);
+  c.law.reserve(n);
+}
+
+void ContactSolver::setupBodies(const BodyStorage& bodies, const ContactProblem& problem) {
+  const std::size_t n = bodies.size();
+  const ContactStorage& contacts = problem.contacts;
+  GRAIN_REQUIRE(problem.velocityStart.size() == n && problem.omegaBodyStart.size() == n,
+                "ContactProblem: velocityStart/omegaBodyStart must have one entry per body");
+  GRAIN_REQUIRE(std::isfinite(problem.dt) && problem.dt > 0.0, "ContactProblem: dt must be > 0");
+  SolverBodies& sb = solverBodies_;
+  sb.solverIndexOf.assign(n, kNoSolverBody);
+  const auto& a = contacts.bodyA();
+  const auto& b = contacts.bodyB();
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    GRAIN_REQUIRE(a[c] < n && b[c] < n && a[c] != b[c],
+                  "contact " + std::to_string(c) + " has invalid body indices");
+    if (bodies.isSimulated(a[c]))
+      sb.solverIndexOf[a[c]] = 0;
+    if (bodies.isSimulated(b[c]))
+      sb.solverIndexOf[b[c]] = 0;
+  }
+  sb.storageIndex.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (sb.solverIndexOf[i] != kNoSolverBody) {
+      sb.solverIndexOf[i] = static_cast<std::uint32_t>(sb.storageIndex.size());
+      sb.storageIndex.push_back(static_cast<std::uint32_t>(i));
+    }
+  }
+  const std::size_t m = sb.storageIndex.size();
+  sb.velocity.resize(m);
+  sb.omega.resize(m);
+  sb.invMass.resize(m);
+  sb.invInertia.resize(m);
+  sb.rotation.resize(m);
+  for (std::size_t k = 0; k < m; ++k) {
+    const std::size_t i = sb.storageIndex[k];
+    sb.rotation[k] = bodies.orientations()[i].toRotationMatrix();
+    sb.invMass[k] = bodies.invMasses()[i];
+    sb.invInertia[k] = SymMat3::rotateDiagonal(sb.rotation[k], bodies.invInertiasBody()[i]);
+  }
+  loadVelocities(bodies);
+}
+
+void ContactSolver::loadVelocities(const BodyStorage& bodies) {
+  SolverBodies& sb = solverBodies_;
+  for (std::size_t k = 0; k < sb.size(); ++k) {
+    const std::size_t i = sb.storageIndex[k];
+    sb.velocity[k] = bodies.velocities()[i];
+    sb.omega[k] = sb.rotation[k] * bodies.omegasBody()[i];
+  }
+}
+
+void ContactSolver::storeVelocities(BodyStorage& bodies) const {
+  const SolverBodies& sb = solverBodies_;
+  auto& v = bodies.velocities();
+  auto& w = bodies.omegasBody();
+  for (std::size_t k = 0; k < sb.size(); ++k) {
+    const std::size_t i = sb.storageIndex[k];
+    v[i] = sb.velocity[k];
+    w[i] = sb.rotation[k].transpose() * sb.omega[k];
+  }
+}
+
+void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProblem& problem) {
+  const ContactStorage& contacts = problem.contacts;
+  const std::size_t nc = contacts.size();
+  SolverContacts& sc = solverContacts_;
+  const SolverBodies& sb = solverBodies_;
+  sc.kind.resize(nc);
+  sc.bodyA.resize(nc);
+  sc.bodyB.resize(nc);
+  sc.frame.resize(nc);
+  sc.jacA.resize(nc);
+  sc.jacB.resize(nc);
+  sc.dOmegaA.resize(nc);
+  sc.dOmegaB.resize(nc);
+  sc.b.resize(nc);
+  sc.law.resize(nc);
+  if (settings_.method == SolverMethod::Jor) {
+    sc.increment.resize(nc);
+  }
+
+  const bool jor = settings_.method == SolverMethod::Jor;
+  const Real alpha = jor ? settings_.alphaJorProx : settings_.alphaSorProx;
+  // The whole-contact cone projection needs one scalar metric per contact (see the header).
+  const bool coneMetric = settings_.subMethodUcf == UcfSubMethod::DeSaxce &&
+                          (settings_.method == SolverMethod::SorContact || jor);
+  const Real dt = problem.dt;
+  const Real driftFactor =
+      settings_.driftCorrectionGap ? settings_.driftCorrectionGapAlpha * 2.0 / dt : 0.0;
+
+  const auto& materials = bodies.materials();
+  MaterialId lastM1 = 0;
+  MaterialId lastM2 = 0;
+  const ContactParameter* param = nullptr;
+
+  for (std::size_t c = 0; c < nc; ++c) {
+    const std::uint32_t a = contacts.bodyA()[c];
+    const std::uint32_t b = contacts.bodyB()[c];
+    const bool simA = bodies.isSimulated(a);
+    const bool simB = bodies.isSimulated(b);
+    Mat3 frame;
+    frame.col(0) = contacts.normals()[c];
+    frame.col(1) = contacts.tangents1()[c];
+    frame.col(2) = contacts.tangents2()[c];
+    const Vec3& rA = contacts.rA()[c];
+    const Vec3& rB = contacts.rB()[c];
+
+    if (param == nullptr || materials[a] != lastM1 || materials[b] != lastM2) {
+      lastM1 = materials[a];
+      lastM2 = materials[b];
+      param = &problem.parameters.get(lastM1, lastM2);
+    }
+
+    // gamma^S = W^T u^S + chi (both bodies, I frame -> C frame), and the constant velocity of
+    // a non-simulated partner at the end of the step (its part of W^T u^E + chi).
+    auto pointVelocityStart = [&](std::uint32_t i, const Vec3& r) -> Vec3 {
+      if (bodies.isSimulated(i)) {
+        const Mat3& rot = sb.rotation[sb.solverIndexOf[i]];
+        return problem.velocityStart[i] + (rot * problem.omegaBodyStart[i]).cross(r);
+      }
+      return passivePointVelocity(bodies, i, problem.velocityStart[i], problem.omegaBodyStart[i],
+                                  r);
+    };
+    const Vec3 gammaStart =
+        frame.transpose() * (pointVelocityStart(b, rB) - pointVelocityStart(a, rA));
+    Vec3 passiveVelocity = Vec3::Zero();
+    if (!simB) {
+      passiveVelocity +=
+          passivePointVelocity(bodies, b, bodies.velocities()[b], bodies.omegasBody()[b], rB);
+    }
+    if (!simA) {
+      passiveVelocity -=
+          passivePointVelocity(bodies, a, bodies.velocities()[a], bodies.omegasBody()[a], rA);
+    }
+    const Vec3 eps(param->epsilonN, param->epsilonT, param->epsilonT);
+    Vec3 bc = eps.cwiseProduct(gammaStart) + frame.transpose() * passiveVelocity;
+    bc.x() += driftFactor * contacts.gaps()[c];
+    sc.b[c] = bc;
+
+    // Rotational Jacobians J = [r x n, r x t1, r x t2], their velocity responses
+    // Theta_I^-1 J, and the Delassus block G_ii = sum_B m_B^-1 I + J_B^T Theta_B^-1 J_B.
+    Mat3 jacA = Mat3::Zero();
+    Mat3 jacB = Mat3::Zero();
+    Mat3 dOmegaA = Mat3::Zero();
+    Mat3 dOmegaB = Mat3::Zero();
+    Mat3 g = Mat3::Zero();
+    auto addBody = [&](std::uint32_t i, const Vec3& r, Mat3& jac, Mat3& dOmega) {
+      const std::uint32_t k = sb.solverIndexOf[i];
+      for (int col = 0; col < 3; ++col) {
+        jac.col(col) = r.cross(frame.col(col));
+        dOmega.col(col) = sb.invInertia[k] * jac.col(col);
+      }
+      g += sb.invMass[k] * Mat3::Identity() + jac.transpose() * dOmega;
+    };
+    if (simA)
+      addBody(a, rA, jacA, dOmegaA);
+    if (simB)
+      addBody(b, rB, jacB, dOmegaB);
+
+    ContactLaw law;
+    law.mu = param->mu;
+    if (param->model == ContactModel::UCFD) {
+      law.dampN = param->invDampingN / dt;
+      law.dampT = param->invDampingT / dt;
+    }
+    const Real gN = g(0, 0) + law.dampN;
+    const Real gT = std::max(g(1, 1), g(2, 2)) + law.dampT;
+    if (settings_.rStrategy == RStrategy::Sum) {
+      law.rInvN = law.rInvT = alpha / (g.trace() + law.dampN + 2.0 * law.dampT);
+    } else if (coneMetric) {
+      law.rInvN = law.rInvT = alpha / std::max(gN, gT);
+    } else {
+      law.rInvN = alpha / gN;
+      law.rInvT = alpha / gT;
+    }
+
+    if (simA && simB) {
+      sc.kind[c] = PairKind::TwoBodies;
+      sc.bodyA[c] = sb.solverIndexOf[a];
+      sc.bodyB[c] = sb.solverIndexOf[b];
+      sc.frame[c] = frame;
+      sc.jacA[c] = jacA;
+      sc.jacB[c] = jacB;
+      sc.dOmegaA[c] = dOmegaA;
+      sc.dOmegaB[c] = dOmegaB;
+    } else if (simB) {
+      sc.kind[c] = PairKind::OneBody;
+      sc.bodyA[c] = kNoSolverBody;
+      sc.bodyB[c] = sb.solverIndexOf[b];
+      sc.frame[c] = frame;
+      sc.jacA[c].setZero();
+      sc.jacB[c] = jacB;
+      sc.dOmegaA[c].setZero();
+      sc.dOmegaB[c] = dOmegaB;
+    } else if (simA) {
+      // gamma = -(A_CI v_a + J_a^T w_a): keep the single body in the B slot, negate frame and J.
+      sc.kind[c] = PairKind::OneBody;
+      sc.bodyA[c] = kNoSolverBody;
+      sc.bodyB[c] = sb.solverIndexOf[a];
+      sc.frame[c] = -frame;
+      sc.jacA[c].setZero();
+      sc.jacB[c] = -jacA;
+      sc.dOmegaA[c].setZero();
+      sc.dOmegaB[c] = -dOmegaA;
+    } else {
+      sc.kind[c] = PairKind::Passive;
+      sc.bodyA[c] = kNoSolverBody;
+      sc.bodyB[c] = kNoSolverBody;
+      sc.frame[c] = frame;
+      sc.jacA[c].setZero();
+      sc.jacB[c].setZero();
+      sc.dOmegaA[c].setZero();
+      sc.dOmegaB[c].setZero();
+    }
+    sc.law[c] = law;
+  }
+}
+
+void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactProblem& problem) {
+  const ContactStorage& contacts = problem.contacts;
+  const std::size_t nc = contacts.size();
+  percussion_.assign(nc, Vec3::Zero());
+  if (!settings_.usePercussionCache) {
+    return;
+  }
+  const auto& ids = bodies.ids();
+  cacheKeys_.resize(nc);
+  for (std::size_t c = 0; c < nc; ++c) {
+    const BodyId ia = ids[contacts.bodyA()[c]];
+    const BodyId ib = ids[contacts.bodyB()[c]];
+    cacheKeys_[c] = {std::min(ia, ib), std::max(ia, ib), static_cast<std::uint32_t>(c)};
+  }
+  std::sort(cacheKeys_.begin(), cacheKeys_.end(), lessKey);
+  cacheOrdinal_.resize(nc);
+  for (std::size_t k = 0; k < nc; ++k) {
+    const bool samePair = k > 0 && cacheKeys_[k].lo == cacheKeys_[k - 1].lo &&
+                          cacheKeys_[k].hi == cacheKeys_[k - 1].hi;
+    cacheOrdinal_[cacheKeys_[k].contact] =
+        samePair ? cacheOrdinal_[cacheKeys_[k - 1].contact] + 1 : 0;
+  }
+
+  // Merge the sorted keys with the sorted cache of the previous solve.
+  Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
+  std::size_t e = 0;
+  for (std::size_t k = 0; k < nc; ++k) {
+    const auto& key = cacheKeys_[k];
+    const std::uint32_t c = key.contact;
+    const std::uint32_t ord = cacheOrdinal_[c];
+    while (e < cache_.size() && compareEntry(key.lo, key.hi, ord, cache_[e]) > 0) {
+      ++e;
+    }
+    if (e == cache_.size()) {
+      break;
+    }
+    if (compareEntry(key.lo, key.hi, ord, cache_[e]) != 0) {
+      continue;
+    }
+    const PairKind kind = solverContacts_.kind[c];
+    if (kind == PairKind::Passive) {
+      continue;
+    }
+    // The cache holds the percussion on the body with the larger id, in I.
+    const bool bIsHi = ids[contacts.bodyB()[c]] == key.hi;
+    const Vec3 onB = bIsHi ? cache_[e].percussionOnHi : Vec3(-cache_[e].percussionOnHi);
+    Mat3 frame;
+    frame.col(0) = contacts.normals()[c];
+    frame.col(1) = contacts.tangents1()[c];
+    frame.col(2) = contacts.tangents2()[c];
+    Vec3 p0 = frame.transpose() * onB;
+    // Start from an admissible percussion: P_N >= 0, ||P_T|| <= mu P_N.
+    p0 = prox::alartCurnier(p0, solverContacts_.law[c].mu);
+    percussion_[c] = p0;
+    // u^{E,0} = u^S + M^-1 h dt + M^-1 W P^0.
+    if (kind == PairKind::TwoBodies) {
+      applyPercussion<true>(h, c, p0);
+    } else {
+      applyPercussion<false>(h, c, p0);
+    }
+  }
+}
+
+void ContactSolver::storePercussionCache(const BodyStorage& bodies, const ContactProblem& problem) {
+  const ContactStorage& contacts = problem.contacts;
+  const auto& ids = bodies.ids();
+  cacheNext_.clear();
+  for (const auto& key : cacheKeys_) {
+    const std::uint32_t c = key.contact;
+    const Vec3& p = percussion_[c];
+    const Vec3 onB = contacts.normals()[c] * p.x() + contacts.tangents1()[c] * p.y() +
+                     contacts.tangents2()[c] * p.z();
+    const bool bIsHi = ids[contacts.bodyB()[c]] == key.hi;
+    cacheNext_.push_back({key.lo, key.hi, cacheOrdinal_[c], bIsHi ? onB : Vec3(-onB)});
+  }
+  cache_.swap(cacheNext_);
+}
+
+bool ContactSolver::hasTangentialSweep(std::uint32_t iteration) const {
+  if (settings_.method != SolverMethod::SorNormalTangential) {
+    return true;
+  }
+  return (iteration + 1) % settings_.normalTangentialUpdateRatio == 0 ||
+         iteration + 1 == settings_.maxIter;
+}
+
+void ContactSolver::sweep(bool tangentialSweep) {
+  Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
+  const bool ds = settings_.subMethodUcf == UcfSubMethod::DeSaxce;
+  switch (settings_.method) {
+    case SolverMethod::SorContact:
+      if (ds) {
+        sweepSorContact<UcfSubMethod::DeSaxce>(h);
+      } else {
+        sweepSorContact<UcfSubMethod::AlartCurnier>(h);
+      }
+      break;
+    case SolverMethod::SorFull:
+      sweepSorFull(h);
+      break;
+    case SolverMethod::SorNormalTangential:
+      sweepNormal(h);
+      if (tangentialSweep) {
+        sweepTangential(h);
+      }
+      break;
+    case SolverMethod::Jor:
+      if (ds) {
+        sweepJor<UcfSubMethod::DeSaxce>(h);
+      } else {
+        sweepJor<UcfSubMethod::AlartCurnier>(h);
+      }
+      break;
+  }
+}
+
+void ContactSolver::saveOldState() {
+  if (settings_.convergenceMethod == ConvergenceMethod::InLambda) {
+    solverContacts_.percussionOld.assign(percussion_.begin(), percussion_.end());
+    return;
+  }
+  SolverBodies& sb = solverBodies_;
+  sb.velocityOld.resize(sb.size());
+  sb.omegaBodyOld.resize(sb.size());
+  for (std::size_t k = 0; k < sb.size(); ++k) {
+    sb.velocityOld[k] = sb.velocity[k];
+    sb.omegaBodyOld[k] = sb.rotation[k].transpose() * sb.omega[k];
+  }
+}
+
+bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
+  const Real rel = settings_.relTol;
+  const Real abs = settings_.absTol;
+  const SolverBodies& sb = solverBodies_;
+  switch (settings_.convergenceMethod) {
+    case ConvergenceMethod::InLambda: {
+      const auto& old = solverContacts_.percussionOld;
+      for (std::size_t c = 0; c < percussion_.size(); ++c) {
+        if (!closeEnough(percussion_[c], old[c], rel, abs)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case ConvergenceMethod::InVelocity:
+    case ConvergenceMethod::InVelocityLocal: {
+      for (std::size_t k = 0; k < sb.size(); ++k) {
+        if (!closeEnough(sb.velocity[k], sb.velocityOld[k], rel, abs) ||
+            !closeEnough(sb.rotation[k].transpose() * sb.omega[k], sb.omegaBodyOld[k], rel, abs)) {
+          return false;
+        }
+      }
+      return true;
+    }
+    case ConvergenceMethod::InEnergyVelocity: {
+      const auto& mass = bodies.masses();
+      const auto& inertia = bodies.inertiasBody();
+      for (std::size_t k = 0; k < sb.size(); ++k) {
+        const std::size_t i = sb.storageIndex[k];
+        const Vec3 omegaBody = sb.rotation[k].transpose() * sb.omega[k];
+        const Real eNew = std::sqrt(mass[i] * sb.velocity[k].squaredNorm() +
+                                    omegaBody.dot(inertia[i].cwiseProduct(omegaBody)));
+        const Real eOld =
+            std::sqrt(mass[i] * sb.velocityOld[k].squaredNorm() +
+                      sb.omegaBodyOld[k].dot(inertia[i].cwiseProduct(sb.omegaBodyOld[k])));
+        if (!(std::abs(eNew - eOld) <= eOld * rel + abs)) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ContactSolver::allFinite(const BodyStorage& bodies) const {
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i) &&
+        (!bodies.velocities()[i].allFinite() || !bodies.omegasBody()[i].allFinite())) {
+      return false;
+    }
+  }
+  for (const Vec3& p : percussion_) {
+    if (!p.allFinite()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& problem,
+                                 VelocityExchange* exchange) {
+  SolverStats stats;
+  const std::size_t nc = problem.contacts.size();
+  if (nc == 0) {
+    percussion_.clear();
+    cache_.clear();
+    stats.converged = true;
+    if (settings_.isFiniteCheck) {
+      stats.finite = allFinite(bodies);
+    }
+    return stats;
+  }
+  setupBodies(bodies, problem);
+  setupContacts(bodies, problem);
+  initialPercussions(bodies, problem);
+
+  const unsigned exchangePeriod = exchange != nullptr ? exchange->splitExchangePeriod() : 0;
+  for (std::uint32_t it = 0; it < settings_.maxIter; ++it) {
+    const bool tangential = hasTangentialSweep(it);
+    // SorNormalTangential: only test after iterations that include the tangential sweep.
+    const bool check = it + 1 >= settings_.minIter && tangential;
+    if (check) {
+      saveOldState();
+    }
+    sweep(tangential);
+    stats.iterations = it + 1;
+    if (exchangePeriod > 0 && (it + 1) % exchangePeriod == 0) {
+      storeVelocities(bodies);
+      exchange->exchangeSplitVelocities(bodies);
+      loadVelocities(bodies);
+    }
+    if (check) {
+      const bool local = locallyConverged(bodies);
+      const bool global = exchange != nullptr ? exchange->reduceConverged(local) : local;
+      if (global) {
+        stats.converged = true;
+        break;
+      }
+    }
+  }
+  storeVelocities(bodies);
+  if (settings_.isFiniteCheck) {
+    stats.finite = allFinite(bodies);
+  }
+  if (settings_.usePercussionCache) {
+    storePercussionCache(bodies, problem);
+  }
+  return stats;
 }
 
 }  // namespace grain

@@ -20,36 +20,48 @@ void validate(const InclusionSolverSettings& s) {
 
 std::string_view toString(SolverMethod m) {
   switch (m) {
-    case SolverMethod::SorContact: return "SORContact";
-    case SolverMethod::SorFull: return "SORFull";
-    case SolverMethod::SorNormalTangential: return "SORNormalTangential";
-    case SolverMethod::Jor: return "JOR";
+    case SolverMethod::SorContact:
+      return "SORContact";
+    case SolverMethod::SorFull:
+      return "SORFull";
+    case SolverMethod::SorNormalTangential:
+      return "SORNormalTangential";
+    case SolverMethod::Jor:
+      return "JOR";
   }
   return "?";
 }
 
 std::string_view toString(RStrategy r) {
   switch (r) {
-    case RStrategy::Max: return "max";
-    case RStrategy::Sum: return "sum";
+    case RStrategy::Max:
+      return "max";
+    case RStrategy::Sum:
+      return "sum";
   }
   return "?";
 }
 
 std::string_view toString(UcfSubMethod m) {
   switch (m) {
-    case UcfSubMethod::AlartCurnier: return "AC";
-    case UcfSubMethod::DeSaxce: return "DS";
+    case UcfSubMethod::AlartCurnier:
+      return "AC";
+    case UcfSubMethod::DeSaxce:
+      return "DS";
   }
   return "?";
 }
 
 std::string_view toString(ConvergenceMethod m) {
   switch (m) {
-    case ConvergenceMethod::InLambda: return "InLambda";
-    case ConvergenceMethod::InVelocity: return "InVelocity";
-    case ConvergenceMethod::InVelocityLocal: return "InVelocityLocal";
-    case ConvergenceMethod::InEnergyVelocity: return "InEnergyVelocity";
+    case ConvergenceMethod::InLambda:
+      return "InLambda";
+    case ConvergenceMethod::InVelocity:
+      return "InVelocity";
+    case ConvergenceMethod::InVelocityLocal:
+      return "InVelocityLocal";
+    case ConvergenceMethod::InEnergyVelocity:
+      return "InEnergyVelocity";
   }
   return "?";
 }

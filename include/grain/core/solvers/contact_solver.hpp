@@ -8,6 +8,7 @@
 #include <grain/core/contact/contact_graph.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
 #include <grain/core/contact/contact_storage.hpp>
+#include <grain/core/solvers/solver_data.hpp>
 #include <grain/core/solvers/solver_settings.hpp>
 
 namespace grain {
@@ -18,7 +19,7 @@ class VelocityExchange;
 struct SolverStats {
   std::uint32_t iterations = 0;  ///< global sweeps done
   bool converged = false;
-  bool finite = true;             ///< false if isFiniteCheck found NaN/Inf
+  bool finite = true;  ///< false if isFiniteCheck found NaN/Inf
 };
 
 /// What the contact problem of one step (thesis eq. 8.8) needs besides the bodies.
@@ -37,8 +38,103 @@ namespace grain {
 
 /// Prox solver of the contact problem of one Moreau step (thesis §8.3.2): velocity SOR/JOR
 /// prox over the contacts, with Alart-Curnier or De Saxce projections.
+///
+/// Problem (thesis eqs. 8.8, 8.14, 8.29-8.31, 7.75). For every contact i with percussion
+/// P_i = (P_N, P_T1, P_T2) in the contact frame A_IC = [n t1 t2] (n from A to B):
+///
+///   u^E   = u^S + M^-1 h dt + sum_i W_i P_i                                   (8.8)
+///   gamma = W_a^T u_a + W_b^T u_b = A_CI (v_b + w_b x r_b - v_a - w_a x r_a)   (7.18-7.21)
+///   xi_i  = gamma_i^E + eps_i gamma_i^S,   eps_i = diag(eps_N, eps_T, eps_T)  (7.75)
+///   -xi_N in N_{R0+}(P_N),   -xi_T in N_{mu P_N B2}(P_T)
+///
+/// Static and animated bodies have no degrees of freedom; an animated body's prescribed
+/// velocity enters gamma^S and gamma^E (the chi term, so b contains (I+eps) chi). Static
+/// bodies count as not moving whatever velocity is stored for them.
+///
+/// Velocity prox iteration (8.34-8.38). With xi_i = W_i^T u^E + b_i, where
+///   b_i = eps_i W_i^T u^S + (I + eps_i) chi_i   [+ (alpha_drift 2 g_N / dt, 0, 0), see below],
+/// one contact update is
+///   P_i <- prox_{C_i}^{R_i}(P_i - R_i^-1 xi_i),   u^E <- u^E + M^-1 W_i (P_i^new - P_i^old).
+/// u^{E,0} = u^S + M^-1 h dt + M^-1 W P^0 with P^0 = 0 or the cached percussions.
+///
+/// Metric R_i (§8.3.1, thesis "take the maximum of all diagonal entries of the block"):
+/// G_ii = sum_{B simulated} W_{i,B}^T M_B^-1 W_{i,B} = sum_B (m_B^-1 I3 + J_B^T Theta_B^-1 J_B)
+/// with J_B = [r_B x n, r_B x t1, r_B x t2] (I frame) and Theta_B^-1 = A_IK Theta_K^-1 A_KI.
+///   - Max, Alart-Curnier prox:  r_N^-1 = alpha / G_NN,  r_T^-1 = alpha / max(G_T1T1, G_T2T2).
+///   - Max, De Saxce prox: the cone K_mu is ONE set, so one scalar for the whole contact,
+///     r^-1 = alpha / max(G_NN, G_T1T1, G_T2T2). (Different r_N, r_T would make the fixed
+///     point of the Euclidean cone projection differ from the De Saxce law.)
+///   - Sum: one scalar r^-1 = alpha / (G_NN + G_T1T1 + G_T2T2).
+/// alpha = alphaSorProx for the SOR methods and alphaJorProx for JOR.
+///
+/// Prox (sub-method, thesis §7.1.3):
+///   - AlartCurnier: P_N = max(x_N, 0); P_T = projection of x_T onto the disk of radius
+///     mu P_N (NEW P_N), x = P - R^-1 xi (7.31).
+///   - DeSaxce: xi_N <- xi_N + mu ||xi_T|| (7.33), x = P - r^-1 xi, P = projection onto
+///     K_mu (7.32). SorFull and SorNormalTangential split a contact into its normal and
+///     tangential parts, which only the Alart-Curnier form allows; they always use it (both
+///     forms have the same solutions).
+///
+/// Methods:
+///   - SorContact: for each contact in ContactStorage order, the (N,T) prox of the whole
+///     contact from the current velocities, then the velocity update (8.37, 8.38).
+///   - SorFull: per contact, normal prox, velocity update, tangential prox with the new P_N
+///     and the updated velocities, velocity update.
+///   - SorNormalTangential: one iteration is a sweep of all normal proxes; after every
+///     normalTangentialUpdateRatio-th iteration, and after the last allowed one, a sweep of all
+///     tangential proxes (with the current P_N) follows. Convergence is only tested after
+///     iterations that include the tangential sweep, so a converged result is a fixed point of
+///     both sweeps.
+///   - Jor: every contact's prox from the same velocities u^{E,eta}, then the velocity update
+///     with all increments (8.34, 8.35), relaxation alphaJorProx.
+///
+/// UCFD (compliant contact, ContactParameter::invDampingN/T = d_N, d_T in s/kg): a linear
+/// damper in series with the hard contact. Under the contact force lambda = P/dt the damper
+/// lets the contact points approach with the velocity d lambda, so the hard law applies to
+/// xi + d lambda:
+///   -(xi_N + d_N P_N / dt) in N_{R0+}(P_N),   -(xi_T + d_T P_T / dt) in N_{mu P_N B2}(P_T).
+/// The iteration matrix becomes G + D/dt, D = diag(d_N, d_T, d_T); the prox uses
+/// xi + D P / dt and R is built from the diagonal of G_ii + D/dt. A resting body then carries
+/// P_N = m g dt while sinking at the steady velocity d_N m g.
+///
+/// Drift correction (driftCorrectionGap, thesis §8.2, eq. 8.4): the normal inclusion becomes
+/// -(gamma_N^E + eps_N gamma_N^S + alpha_drift 2 g_N^M / dt) in N_{R0+}(P_N), i.e. the term is
+/// ADDED to b_N (it does not replace the restitution term). A penetration (g_N < 0) then
+/// leaves with gamma_N = -alpha_drift 2 g_N / dt > 0. It is meant for eps_N = 0 only: combined
+/// with restitution it adds energy.
+///
+/// Convergence (after a sweep, once at least minIter sweeps are done):
+///   - InLambda: every percussion component |P_new - P_old| <= |P_old| relTol + absTol (8.27);
+///   - InVelocity: every velocity component (v in I, Omega in K) of every simulated body, same
+///     test. Bodies without contacts keep their velocity, so only bodies in contacts are
+///     visited; InVelocityLocal is the same test on the same bodies;
+///   - InEnergyVelocity: every body | ||u_new||_M - ||u_old||_M | <= ||u_old||_M relTol + absTol
+///     with ||u||_M^2 = m v.v + Omega_K . Theta_K Omega_K (8.40).
+/// With a VelocityExchange, the local decision is combined by reduceConverged() (once per tested
+/// sweep) and exchangeSplitVelocities() is called after every splitExchangePeriod()-th sweep.
+///
+/// isFiniteCheck: after the solve, every simulated body's velocity and every percussion is
+/// checked for NaN/Inf (SolverStats::finite). Without contacts solve() returns at once
+/// (0 iterations, converged) and calls no VelocityExchange function.
+///
+/// Warm start (usePercussionCache): the percussions of the previous solve are kept as world
+/// vectors keyed by (smaller body id, larger body id, ordinal of the contact among the contacts
+/// of that pair in ContactStorage order) and projected onto the new contact frames.
+///
+/// Implementation: the iteration works on solver-local copies of the velocities of the
+/// simulated bodies in contacts, with angular velocities in the inertial frame,
+/// omega = A_IK Omega_K. The contact Jacobian of eq. 7.21 is then, per body B of contact i,
+///   W_B^T u_B = +-(A_CI v_B + J_B^T omega_B),   J_B = [r_B x n, r_B x t1, r_B x t2]
+/// (the K-frame block A_KI (r x A_IC) of the thesis is A_KI J_B), and the update is
+///   v_B += +-m_B^-1 A_IC dP,   omega_B += +-Theta_B^-1 J_B dP
+/// with Theta_B^-1 = A_IK Theta_K^-1 A_KI at q^M.
+/// Per contact the setup stores (once per solve) the frame A_IC, J_a, J_b, Theta_a^-1 J_a,
+/// Theta_b^-1 J_b, b_i, R_i, mu and the UCFD terms in struct-of-arrays form; contacts with one
+/// simulated partner use a one-body kernel. Nothing is allocated per contact once the buffers
+/// have grown, and the kernels have no virtual calls.
 class ContactSolver {
  public:
+  /// Validates the settings (throws grain::Error) and reserves settings.reserveContacts.
   explicit ContactSolver(const InclusionSolverSettings& settings);
 
   /// Solves the contact problem. On entry the bodies' velocities hold the free velocity
@@ -48,11 +144,30 @@ class ContactSolver {
 
   /// Percussions of the last solve, per contact, (P_N, P_T1, P_T2) in N s.
   const std::vector<Vec3>& percussions() const { return percussion_; }
+  /// The settings the solver was built with.
   const InclusionSolverSettings& settings() const { return settings_; }
 
  private:
+  void setupBodies(const BodyStorage& bodies, const ContactProblem& problem);
+  void loadVelocities(const BodyStorage& bodies);
+  void storeVelocities(BodyStorage& bodies) const;
+  void setupContacts(const BodyStorage& bodies, const ContactProblem& problem);
+  void initialPercussions(const BodyStorage& bodies, const ContactProblem& problem);
+  void storePercussionCache(const BodyStorage& bodies, const ContactProblem& problem);
+  void sweep(bool tangentialSweep);
+  bool hasTangentialSweep(std::uint32_t iteration) const;
+  void saveOldState();
+  bool locallyConverged(const BodyStorage& bodies) const;
+  bool allFinite(const BodyStorage& bodies) const;
+
   InclusionSolverSettings settings_;
   std::vector<Vec3> percussion_;
+  detail::SolverBodies solverBodies_;
+  detail::SolverContacts solverContacts_;
+  std::vector<detail::PercussionCacheKey> cacheKeys_;  // current contacts, sorted
+  std::vector<std::uint32_t> cacheOrdinal_;            // per contact
+  std::vector<detail::PercussionCacheEntry> cache_;    // previous solve, sorted
+  std::vector<detail::PercussionCacheEntry> cacheNext_;
 };
 
 }  // namespace grain

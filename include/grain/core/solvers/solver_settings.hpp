@@ -12,15 +12,15 @@ namespace grain {
 
 /// Iteration pattern of the prox solver (thesis §8.3).
 enum class SolverMethod : std::uint8_t {
-  SorContact,           ///< velocity SOR prox, one contact (N,T1,T2) at a time (GRSF "SORContact", "SOR")
-  SorFull,              ///< per contact: normal prox, velocity update, tangential prox, velocity update
+  SorContact,  ///< velocity SOR prox, one contact (N,T1,T2) at a time (GRSF "SORContact", "SOR")
+  SorFull,     ///< per contact: normal prox, velocity update, tangential prox, velocity update
   SorNormalTangential,  ///< sweeps of all normal proxes, then all tangential ones
   Jor,                  ///< velocity JOR prox: all contacts from the same velocities
 };
 
 /// How the diagonal metric R is taken from the 3x3 Delassus block G_ii.
 enum class RStrategy : std::uint8_t {
-  Max,  ///< r_N = G_NN/alpha, r_T = max(G_T1T1, G_T2T2)/alpha
+  Max,  ///< r_N = G_NN/alpha, r_T = max(G_T1T1, G_T2T2)/alpha (De Saxce cone: max of all three)
   Sum,  ///< r_N = r_T = (G_NN + G_T1T1 + G_T2T2)/alpha (one scalar for the whole contact)
 };
 
@@ -40,8 +40,8 @@ enum class ConvergenceMethod : std::uint8_t {
 
 struct InclusionSolverSettings {
   SolverMethod method = SolverMethod::SorContact;
-  Real alphaSorProx = 1.2;   ///< relaxation in (0, 2) for the SOR methods
-  Real alphaJorProx = 0.5;   ///< relaxation in (0, 2) for JOR
+  Real alphaSorProx = 1.2;  ///< relaxation in (0, 2) for the SOR methods
+  Real alphaJorProx = 0.5;  ///< relaxation in (0, 2) for JOR
   RStrategy rStrategy = RStrategy::Max;
   UcfSubMethod subMethodUcf = UcfSubMethod::AlartCurnier;
   ConvergenceMethod convergenceMethod = ConvergenceMethod::InVelocity;
@@ -49,13 +49,15 @@ struct InclusionSolverSettings {
   std::uint32_t maxIter = 5000;
   Real absTol = 1e-7;
   Real relTol = 1e-7;
-  bool usePercussionCache = false;    ///< warm start from the percussions of the previous step
-  bool driftCorrectionGap = false;    ///< add alpha * 2 g_N / dt to the normal velocity (eps_N = 0 only)
+  bool usePercussionCache = false;  ///< warm start from the percussions of the previous step
+  bool driftCorrectionGap =
+      false;  ///< add alpha * 2 g_N / dt to the normal velocity (eps_N = 0 only)
   Real driftCorrectionGapAlpha = 0.2;
-  bool computeTotalOverlap = false;   ///< per-body sum of penetrations (for output)
-  bool isFiniteCheck = false;         ///< check velocities for NaN/Inf after each solve
+  bool computeTotalOverlap = false;  ///< per-body sum of penetrations (for output)
+  bool isFiniteCheck = false;        ///< check velocities for NaN/Inf after each solve
   std::uint32_t reserveContacts = 1000;
-  /// Every how many sweeps SORNormalTangential does a tangential sweep (GRSF: 4 normal : 1 tangential).
+  /// Every how many sweeps SORNormalTangential does a tangential sweep (GRSF: 4 normal : 1
+  /// tangential).
   std::uint32_t normalTangentialUpdateRatio = 4;
 };
 

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <grain/core/bodies/body_id.hpp>
+#include <grain/core/math/types.hpp>
+
+/// Hot struct-of-arrays data of the contact solver, rebuilt once per solve. Internal to
+/// ContactSolver; exposed in a header only so the kernels and the solver share one layout.
+namespace grain::detail {
+
+/// Symmetric 3x3 matrix stored as its 6 distinct entries (world-frame inverse inertia).
+struct SymMat3 {
+  Real xx = 0, yy = 0, zz = 0, xy = 0, xz = 0, yz = 0;
+
+  /// S x.
+  Vec3 operator*(const Vec3& x) const {
+    return Vec3(xx * x.x() + xy * x.y() + xz * x.z(), xy * x.x() + yy * x.y() + yz * x.z(),
+                xz * x.x() + yz * x.y() + zz * x.z());
+  }
+  /// A diag(d) A^T for a rotation A and a diagonal d.
+  static SymMat3 rotateDiagonal(const Mat3& a, const Vec3& d) {
+    SymMat3 s;
+    const Mat3 ad = a * d.asDiagonal();
+    s.xx = ad.row(0).dot(a.row(0));
+    s.yy = ad.row(1).dot(a.row(1));
+    s.zz = ad.row(2).dot(a.row(2));
+    s.xy = ad.row(0).dot(a.row(1));
+    s.xz = ad.row(0).dot(a.row(2));
+    s.yz = ad.row(1).dot(a.row(2));
+    return s;
+  }
+};
+
+/// Which bodies of a contact take part in the iteration.
+enum class PairKind : std::uint8_t {
+  TwoBodies,  ///< both simulated: body A is `bodyA`, body B is `bodyB`
+  OneBody,    ///< one simulated body (stored as `bodyB`, offset in `rB`); the frame is signed
+  Passive,    ///< no simulated body: the percussion stays 0
+};
+
+/// Index meaning "not a solver body".
+inline constexpr std::uint32_t kNoSolverBody = std::numeric_limits<std::uint32_t>::max();
+
+/// Solver-local copy of the simulated bodies that touch at least one contact. Index k is a
+/// "solver body"; `storageIndex[k]` is its index in BodyStorage. Velocities are kept in the
+/// inertial frame during the iteration: v (m/s) and omega = A_IK Omega_K (rad/s).
+struct SolverBodies {
+  std::vector<std::uint32_t> storageIndex;   ///< solver body -> BodyStorage index
+  std::vector<std::uint32_t> solverIndexOf;  ///< BodyStorage index -> solver body or kNoSolverBody
+  std::vector<Vec3> velocity;                ///< v in I (m/s)
+  std::vector<Vec3> omega;                   ///< omega in I (rad/s)
+  std::vector<Real> invMass;                 ///< 1/kg
+  std::vector<SymMat3> invInertia;           ///< A_IK Theta_K^-1 A_KI (1/(kg m^2)), at q^M
+  std::vector<Mat3> rotation;                ///< A_IK at q^M
+  // Convergence scratch: state before the sweep (v in I, Omega in K).
+  std::vector<Vec3> velocityOld;
+  std::vector<Vec3> omegaBodyOld;
+
+  std::size_t size() const { return storageIndex.size(); }
+};
+
+/// Per-contact law data used by the prox (see ContactSolver for the formulas).
+struct ContactLaw {
+  Real rInvN = 0;  ///< r_N^-1 = alpha / (G_NN + d_N/dt)   (or the shared scalar)
+  Real rInvT = 0;  ///< r_T^-1 = alpha / (max(G_T1T1, G_T2T2) + d_T/dt)
+  Real mu = 0;     ///< Coulomb coefficient
+  Real dampN = 0;  ///< d_N/dt: UCFD normal compliance per step (1/kg)
+  Real dampT = 0;  ///< d_T/dt: UCFD tangential compliance per step (1/kg)
+};
+
+/// Struct-of-arrays contact data of one solve, in ContactStorage order.
+struct SolverContacts {
+  std::vector<PairKind> kind;
+  std::vector<std::uint32_t> bodyA;  ///< solver body of A (TwoBodies only)
+  std::vector<std::uint32_t> bodyB;  ///< solver body of B, or of the single simulated body
+  /// Columns (n, t1, t2) in I. For a OneBody contact whose simulated body is A, frame, jacB
+  /// and dOmegaB are negated so that gamma = frame^T v + jacB^T omega for the single body.
+  std::vector<Mat3> frame;
+  std::vector<Mat3> jacA;     ///< J_a = [r_a x n, r_a x t1, r_a x t2] (I, m), TwoBodies only
+  std::vector<Mat3> jacB;     ///< J_b, or the (signed) J of the single simulated body
+  std::vector<Mat3> dOmegaA;  ///< Theta_a^-1 J_a (I frame, 1/(kg m)): omega_a -= dOmegaA dP
+  std::vector<Mat3> dOmegaB;  ///< Theta_b^-1 J_b: omega_b += dOmegaB dP
+  std::vector<Vec3> b;  ///< constant part of xi (m/s): eps gamma^S + passive-body velocity + drift
+  std::vector<ContactLaw> law;
+  std::vector<Vec3> percussionOld;  ///< convergence scratch (InLambda)
+  std::vector<Vec3> increment;      ///< JOR: percussion increments of the current sweep
+
+  std::size_t size() const { return kind.size(); }
+};
+
+/// Warm-start entry: world-frame percussion (N s) on the body with the larger id of the pair,
+/// keyed by the ordered id pair and the ordinal of the contact within the pair.
+struct PercussionCacheEntry {
+  BodyId lo = 0;
+  BodyId hi = 0;
+  std::uint32_t ordinal = 0;
+  Vec3 percussionOnHi = Vec3::Zero();
+};
+
+/// Sort key of a contact for the warm-start lookup.
+struct PercussionCacheKey {
+  BodyId lo = 0;
+  BodyId hi = 0;
+  std::uint32_t contact = 0;  ///< index in ContactStorage
+};
+
+}  // namespace grain::detail
