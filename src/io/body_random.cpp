@@ -13,10 +13,16 @@ std::uint64_t BodyRandom::splitmix64(std::uint64_t x) {
 }
 
 BodyRandom::BodyRandom(std::uint64_t seed, std::uint64_t bodyIndex)
-    : engine_(splitmix64(splitmix64(seed) + bodyIndex)) {}
+    : state_(splitmix64(splitmix64(seed) + bodyIndex)) {}
+
+std::uint64_t BodyRandom::next() {
+  const std::uint64_t out = splitmix64(state_);
+  state_ += 0x9E3779B97F4A7C15ull;
+  return out;
+}
 
 Real BodyRandom::uniform01() {
-  return static_cast<Real>(engine_() >> 11) * 0x1.0p-53;
+  return static_cast<Real>(next() >> 11) * 0x1.0p-53;
 }
 
 Real BodyRandom::uniform(Real a, Real b) {

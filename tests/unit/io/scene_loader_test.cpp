@@ -729,8 +729,13 @@ TEST(BodyRandom, IndependentOfOtherBodiesAndUnitLength) {
   EXPECT_NE(c.unitVector(), v5);
   EXPECT_NE(d.unitVector(), v5);
   EXPECT_NEAR(v5.norm(), 1.0, 1e-15);
-  // The key derivation is fixed: splitmix64(0) is the published first output of SplitMix64.
+  // The stream is fixed: splitmix64(0) is the published first output of SplitMix64, and output
+  // n of body k is splitmix64(state0 + n * golden) with state0 = splitmix64(splitmix64(seed) + k).
   EXPECT_EQ(BodyRandom::splitmix64(0), 0xE220A8397B1DCDAFull);
+  const std::uint64_t state0 = BodyRandom::splitmix64(BodyRandom::splitmix64(4) + 5);
+  BodyRandom e(4, 5);
+  EXPECT_EQ(e.next(), BodyRandom::splitmix64(state0));
+  EXPECT_EQ(e.next(), BodyRandom::splitmix64(state0 + 0x9E3779B97F4A7C15ull));
 }
 
 TEST(BodyRandom, UnitVectorsAreIsotropic) {
