@@ -89,6 +89,7 @@ struct SceneDescription {
   const BodyGroup* groupOf(BodyId id) const;
 };
 
+/// Options of loadScene.
 struct SceneLoadOptions {
   /// Base directory of relative mesh paths; empty: the scene file's directory.
   std::filesystem::path mediaDirectory;

@@ -42,6 +42,7 @@ enum class Bound : std::uint8_t {
   NonZeroComponents,  ///< every component != 0 (scale factors; negative ones mirror)
 };
 
+/// One attribute of an element.
 struct AttributeSpec {
   std::string_view name;
   AttrType type = AttrType::String;
@@ -67,6 +68,7 @@ enum class ChildUse : std::uint8_t {
                 ///< (an empty element without attributes is accepted and reported as ignored)
 };
 
+/// A child element that may appear in an element, how often, and how it is treated.
 struct ChildSpec {
   std::string_view name;
   std::uint32_t minOccurs = 0;
@@ -74,6 +76,7 @@ struct ChildSpec {
   ChildUse use = ChildUse::Parse;
 };
 
+/// ChildSpec::maxOccurs without limit.
 inline constexpr std::uint32_t kUnbounded = 0xffffffffu;
 
 /// One element, or one variant of an element whose content depends on a discriminating
@@ -102,6 +105,7 @@ const AttributeSpec* findAttribute(const ElementSpec& spec, std::string_view nam
 /// Whether `text` is a valid value of the attribute (type, bound and enumeration values).
 bool acceptsValue(const AttributeSpec& spec, std::string_view text);
 
+/// Names for generated documentation ("real", "> 0", ...).
 std::string_view toString(AttrType t);
 std::string_view toString(Bound b);
 
