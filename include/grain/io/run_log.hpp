@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <grain/core/timestepping/step_stats.hpp>
+
+namespace grain::io {
+
+/// Writes the per-step run log SimData.dat: tab-separated text, one header line starting with
+/// "# " that names the columns with their units, then one line per step:
+///
+///   WallTime [s]  SimulationTime [s]  Step  StepTime [s]  <Stage>Time [s] (one per Stage, in
+///   execution order)  nIterations  Converged  IsFinite  nContacts  MaxOverlap [m]
+///   KinEnergy [J]  RotKinEnergy [J]  PotEnergy [J]  TotalEnergy [J]
+///
+/// WallTime is the wall-clock time since open(). Numbers are written in the shortest form that
+/// reads back to the same double; flags as 0/1. The stream is flushed every `flushEveryLines`
+/// lines and at least every `flushEverySeconds` of wall time, and on close.
+class RunLogWriter {
+ public:
+  RunLogWriter() = default;
+  RunLogWriter(const RunLogWriter&) = delete;
+  RunLogWriter& operator=(const RunLogWriter&) = delete;
+  ~RunLogWriter();
+
+  /// Creates or truncates `file` and writes the header line. Throws grain::Error.
+  void open(const std::filesystem::path& file);
+  /// Appends the line of one step.
+  void write(const StepStats& stats);
+  void flush();
+  void close();
+  bool isOpen() const { return out_.is_open(); }
+
+  /// The header line (without newline).
+  static std::string headerLine();
+  /// The line of one step (without newline) for the given wall time since the start (s).
+  static std::string formatLine(const StepStats& stats, double wallSeconds);
+
+  std::uint32_t flushEveryLines = 100;
+  double flushEverySeconds = 2.0;
+
+ private:
+  std::filesystem::path path_;
+  std::ofstream out_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point lastFlush_;
+  std::uint32_t linesSinceFlush_ = 0;
+};
+
+}  // namespace grain::io

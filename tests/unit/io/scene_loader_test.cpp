@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: MIT
+// Scene reading: every value of a full small scene, GRSF's own scene files, and errors.
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include <gtest/gtest.h>
+
+#include <grain/core/geometry/mass_properties.hpp>
+#include <grain/io/body_random.hpp>
+#include <grain/io/scene.hpp>
+
+#include "io_test_util.hpp"
+
+namespace grain::io {
+namespace {
+
+using test::TempDir;
+
+constexpr Real kPi = std::numbers::pi_v<Real>;
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::size_t indexOf(const SceneDescription& d, BodyId id) {
+  const auto i = d.system.bodies.indexOf(id);
+  EXPECT_TRUE(i.has_value()) << formatBodyId(id);
+  return i.value_or(0);
+}
+
+Vec3 positionOf(const SceneDescription& d, BodyId id) {
+  return d.system.bodies.positions()[indexOf(d, id)];
+}
+
+void expectVecNear(const Vec3& a, const Vec3& b, Real tol = 1e-12) {
+  EXPECT_NEAR((a - b).norm(), 0.0, tol)
+      << "got " << a.transpose() << ", expected " << b.transpose();
+}
+
+class FullScene : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    scene_ = new SceneDescription(loadScene(test::testDataDir() / "scenes" / "full_scene.xml"));
+  }
+  static void TearDownTestSuite() {
+    delete scene_;
+    scene_ = nullptr;
+  }
+  static const SceneDescription& scene() { return *scene_; }
+
+ private:
+  static SceneDescription* scene_;
+};
+SceneDescription* FullScene::scene_ = nullptr;
+
+TEST_F(FullScene, StepperAndSolverSettings) {
+  const StepperSettings& s = scene().stepper;
+  EXPECT_EQ(s.deltaT, 0.002);
+  EXPECT_EQ(s.endTime, 0.5);
+  const InclusionSolverSettings& i = s.solver;
+  EXPECT_EQ(i.method, SolverMethod::SorFull);
+  EXPECT_EQ(i.alphaJorProx, 0.3);
+  EXPECT_EQ(i.alphaSorProx, 1.4);
+  EXPECT_EQ(i.rStrategy, RStrategy::Sum);
+  EXPECT_EQ(i.subMethodUcf, UcfSubMethod::DeSaxce);
+  EXPECT_EQ(i.convergenceMethod, ConvergenceMethod::InEnergyVelocity);
+  EXPECT_EQ(i.minIter, 3u);
+  EXPECT_EQ(i.maxIter, 250u);
+  EXPECT_EQ(i.absTol, 1e-6);
+  EXPECT_EQ(i.relTol, 1e-5);
+  EXPECT_TRUE(i.computeTotalOverlap);
+  EXPECT_TRUE(i.usePercussionCache);
+  EXPECT_EQ(i.reserveContacts, 500u);
+  EXPECT_TRUE(i.isFiniteCheck);
+  EXPECT_TRUE(i.driftCorrectionGap);
+  EXPECT_EQ(i.driftCorrectionGapAlpha, 0.3);
+  EXPECT_FALSE(scene().solverExtras.useGpu);
+  EXPECT_EQ(scene().solverExtras.gpuDevice, 1u);
+  EXPECT_TRUE(scene().solverExtras.computeResidual);
+  EXPECT_TRUE(scene().warnings.empty());
+  EXPECT_TRUE(scene().hasMpiSettings);
+}
+
+TEST_F(FullScene, RecorderEveryXFromStatesPerSecond) {
+  // floor(1 / (30 * 0.002)) = floor(16.67) = 16
+  EXPECT_EQ(scene().recorder.mode, RecorderMode::EveryXTimeStep);
+  EXPECT_EQ(scene().recorder.everyXStep, 16u);
+  EXPECT_TRUE(scene().recorder.records(32));
+  EXPECT_FALSE(scene().recorder.records(33));
+}
+
+TEST_F(FullScene, ContactParameterLookup) {
+  const ContactParameterMap& m = scene().system.contactParameters;
+  EXPECT_EQ(m.size(), 2u);
+  const ContactParameter& std = m.get(3, 9);  // not listed -> standard
+  EXPECT_EQ(std.model, ContactModel::UCF);
+  EXPECT_EQ(std.mu, 0.4);
+  EXPECT_EQ(std.epsilonN, 0.2);
+  EXPECT_EQ(std.epsilonT, 0.1);
+  for (const auto& p : {m.get(1, 2), m.get(2, 1)}) {  // unordered pair
+    EXPECT_EQ(p.model, ContactModel::UCFD);
+    EXPECT_EQ(p.mu, 0.6);
+    EXPECT_EQ(p.epsilonN, 0.0);
+    EXPECT_EQ(p.invDampingN, 1e-4);
+    EXPECT_EQ(p.invDampingT, 2e-4);
+  }
+  const ContactParameter& p22 = m.get(2, 2);
+  EXPECT_EQ(p22.model, ContactModel::UCF);
+  EXPECT_EQ(p22.mu, 0.7);
+  EXPECT_EQ(p22.epsilonN, 0.3);
+  EXPECT_EQ(p22.invDampingT, 0.0);  // ignored for UCF
+}
+
+TEST_F(FullScene, Gravity) {
+  const auto& fields = scene().system.externalForces.gravityFields();
+  ASSERT_EQ(fields.size(), 1u);
+  const Vec3 dir = Vec3(-0.5, 0.0, -0.866025404).normalized();
+  expectVecNear(scene().system.externalForces.gravityAcceleration(), 9.81 * dir, 1e-12);
+}
+
+TEST_F(FullScene, GroupsAndIdsContinueAcrossEqualGroupId) {
+  const auto& g = scene().groups;
+  ASSERT_EQ(g.size(), 5u);
+  EXPECT_EQ(g[0].name, "grid");
+  EXPECT_EQ(g[0].groupId, 0u);
+  EXPECT_EQ(g[0].firstNumber, 0u);
+  EXPECT_EQ(g[1].name, "jittered");
+  EXPECT_EQ(g[1].groupId, 0u);
+  EXPECT_EQ(g[1].firstNumber, 10u);  // continues after the 10 bodies of "grid"
+  EXPECT_EQ(g[2].groupId, 1u);       // no groupId: largest so far (0) + 1
+  EXPECT_EQ(g[3].groupId, 5u);
+  EXPECT_EQ(g[4].groupId, 7u);
+  EXPECT_EQ(g[4].motion, BodyMotion::Static);
+  EXPECT_EQ(g[2].geometryElement, "Box");
+  EXPECT_EQ(g[0].line, 33u);
+
+  const BodyStorage& b = scene().system.bodies;
+  ASSERT_EQ(b.size(), 19u);
+  EXPECT_EQ(b.simulatedCount(), 18u);
+  std::vector<BodyId> expected;
+  for (std::uint32_t k = 0; k < 13; ++k) {
+    expected.push_back(makeBodyId(0, k));
+  }
+  expected.insert(expected.end(), {makeBodyId(1, 0), makeBodyId(1, 1), makeBodyId(5, 0),
+                                   makeBodyId(5, 1), makeBodyId(5, 2), makeBodyId(7, 0)});
+  EXPECT_EQ(b.ids(), expected);
+  ASSERT_EQ(scene().groupOfBody.size(), 19u);
+  EXPECT_EQ(scene().groupOfBody[12], 1u);
+  EXPECT_EQ(scene().groupOfBody[13], 2u);
+  EXPECT_EQ(scene().groupOf(makeBodyId(0, 11))->name, "jittered");
+  EXPECT_EQ(scene().groupOf(makeBodyId(5, 3)), nullptr);
+  EXPECT_EQ(b.materials()[0], 1u);
+  EXPECT_EQ(b.materials()[13], 2u);
+  EXPECT_EQ(b.materials()[15], 3u);
+}
+
+TEST_F(FullScene, GridPositionsInRotatedFrame) {
+  // dirZ = x, dirX = z: grid x -> world z, grid y -> world -y, grid z -> world x.
+  // Body k: ix = k % 2, iy = (k / 2) % 3, iz = k / 6; centred: x - 0.05, y - 0.1.
+  for (std::uint32_t k = 0; k < 10; ++k) {
+    const Real ix = k % 2;
+    const Real iy = (k / 2) % 3;
+    const Real iz = k / 6;
+    const Vec3 expected(1.0 + 0.1 * iz, 2.0 - (0.1 * iy - 0.1), 3.0 + 0.1 * ix - 0.05);
+    expectVecNear(positionOf(scene(), makeBodyId(0, k)), expected, 1e-14);
+  }
+  expectVecNear(positionOf(scene(), makeBodyId(0, 9)), Vec3(1.1, 2.0, 3.05), 1e-14);
+}
+
+TEST_F(FullScene, GridJitterIsPerBodyIndex) {
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    const Vec3 base(0.1 * k - 0.1, 0.0, 0.0);
+    const Vec3 p = positionOf(scene(), makeBodyId(0, 10 + k));
+    EXPECT_NEAR((p - base).norm(), 0.01, 1e-14);
+    BodyRandom rng(7, k);  // index within the RigidBodies element
+    expectVecNear(p, base + 0.01 * rng.unitVector(), 1e-15);
+  }
+}
+
+TEST_F(FullScene, HomogeneousMassAndInertia) {
+  const BodyStorage& b = scene().system.bodies;
+  const Real m = 1000.0 * 4.0 / 3.0 * kPi * 0.05 * 0.05 * 0.05;  // 0.5236 kg
+  EXPECT_NEAR(b.masses()[0], m, 1e-15);
+  expectVecNear(b.inertiasBody()[0], Vec3::Constant(0.4 * m * 0.05 * 0.05), 1e-18);
+  EXPECT_EQ(b.masses()[10], 0.25);
+  expectVecNear(b.inertiasBody()[10], Vec3::Constant(0.4 * 0.25 * 0.02 * 0.02), 1e-18);
+  // Box 0.2 x 0.4 x 0.6, 3 kg: m/12 (b^2 + c^2, a^2 + c^2, a^2 + b^2)
+  const std::size_t box = indexOf(scene(), makeBodyId(1, 0));
+  EXPECT_EQ(b.masses()[box], 3.0);
+  expectVecNear(b.inertiasBody()[box], Vec3(0.13, 0.10, 0.05), 1e-15);
+  const Shape& shape = scene().system.shapes[b.shapes()[box]];
+  ASSERT_TRUE(std::holds_alternative<Box>(shape));
+  expectVecNear(std::get<Box>(shape).halfExtent, Vec3(0.1, 0.2, 0.3));
+  const std::size_t cap = indexOf(scene(), makeBodyId(5, 0));
+  expectVecNear(b.inertiasBody()[cap],
+                homogeneousInertia(scene().system.shapes[b.shapes()[cap]], 0.5));
+  const std::size_t floor = indexOf(scene(), makeBodyId(7, 0));
+  EXPECT_EQ(b.invMasses()[floor], 0.0);
+}
+
+TEST_F(FullScene, TransformsComposeLeftToRightAndRepeatLast) {
+  // r = (1,0,0) + Rz(90)(1,0,0) = (1,1,0); q = qz(90) qx(90).
+  const BodyStorage& b = scene().system.bodies;
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    const std::size_t i = indexOf(scene(), makeBodyId(1, k));
+    expectVecNear(b.positions()[i], Vec3(1.0, 1.0, 0.0), 1e-15);
+    const Mat3 a = b.orientations()[i].toRotationMatrix();
+    expectVecNear(a * Vec3::UnitX(), Vec3::UnitY(), 1e-15);
+    expectVecNear(a * Vec3::UnitY(), Vec3::UnitZ(), 1e-15);
+    expectVecNear(b.velocities()[i], Vec3::Zero());
+  }
+}
+
+TEST_F(FullScene, LinearPositions) {
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    expectVecNear(positionOf(scene(), makeBodyId(5, k)), Vec3(0.0, 0.2 * k, 1.0), 1e-15);
+  }
+}
+
+TEST_F(FullScene, VelocitiesRepeatLast) {
+  const BodyStorage& b = scene().system.bodies;
+  expectVecNear(b.velocities()[0], Vec3(0.0, 0.0, 1.5));
+  expectVecNear(b.omegasBody()[0], Vec3(3.0, 0.0, 0.0));
+  for (std::size_t i = 1; i < 10; ++i) {
+    expectVecNear(b.velocities()[i], Vec3(0.0, -0.5, 0.0));
+    expectVecNear(b.omegasBody()[i], Vec3(0.0, 0.0, -2.0));
+  }
+  // The group without InitialVelocity and the static floor (velocity ignored) are at rest.
+  expectVecNear(b.velocities()[10], Vec3::Zero());
+  expectVecNear(b.velocities()[18], Vec3::Zero());
+}
+
+TEST_F(FullScene, IgnoredAttributesAreReported) {
+  const auto& ig = scene().ignored;
+  EXPECT_TRUE(contains(ig, "SceneSettings/ContactParameterMap/ContactParameter[2]@invDampingN"));
+  EXPECT_TRUE(contains(ig, "SceneSettings/ContactParameterMap/ContactParameter[2]@invDampingT"));
+  EXPECT_TRUE(contains(ig, "SceneObjects/RigidBodies[name=\"floor\"]/Geometry/Halfspace@position"));
+  EXPECT_TRUE(contains(ig, "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties/Mass"));
+  EXPECT_TRUE(
+      contains(ig,
+               "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties/InitialCondition/"
+               "InitialVelocity"));
+  EXPECT_EQ(ig.size(), 5u);
+}
+
+TEST_F(FullScene, HalfspaceNormalIsNormalised) {
+  const BodyStorage& b = scene().system.bodies;
+  const Shape& s = scene().system.shapes[b.shapes()[18]];
+  ASSERT_TRUE(std::holds_alternative<Halfspace>(s));
+  expectVecNear(std::get<Halfspace>(s).normal, Vec3::UnitZ());
+}
+
+// ---- meshes -----------------------------------------------------------------------------------
+
+TEST(SceneMesh, LoadsStaticMeshWithTransform) {
+  const auto file = test::testDataDir() / "scenes" / "mesh_scene.xml";
+  SceneLoadOptions opt;
+  opt.mediaDirectory = test::testDataDir();
+  if (!meshSupportAvailable()) {
+    try {
+      loadScene(file, opt);
+      FAIL() << "expected an error";
+    } catch (const SceneError& e) {
+      EXPECT_EQ(e.line(), 14u);
+      EXPECT_NE(std::string(e.what()).find("has no Assimp"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  const SceneDescription d = loadScene(file, opt);
+  ASSERT_EQ(d.system.bodies.size(), 3u);
+  EXPECT_EQ(d.system.bodies.ids()[2], makeBodyId(3, 2));
+  EXPECT_EQ(d.groups[0].meshFile, test::testDataDir() / "meshes" / "tetra.obj");
+  EXPECT_TRUE(contains(d.ignored, "SceneObjects/RigidBodies[name=\"walls\"]/Geometry/Mesh@name"));
+  expectVecNear(d.system.bodies.positions()[1], Vec3(0, 0, 5));
+  // Both bodies of a group share one shape.
+  EXPECT_EQ(d.system.bodies.shapes()[0], d.system.bodies.shapes()[1]);
+
+  for (const std::size_t body : {std::size_t{0}, std::size_t{2}}) {
+    const Shape& s = d.system.shapes[d.system.bodies.shapes()[body]];
+    ASSERT_TRUE(std::holds_alternative<Mesh>(s));
+    const TriangleMesh& m = *std::get<Mesh>(s).data;
+    ASSERT_EQ(m.vertices.size(), 4u);
+    ASSERT_EQ(m.triangles.size(), 4u);
+    Vec3 centre = Vec3::Zero();
+    for (const Vec3& v : m.vertices) {
+      centre += v / 4.0;
+    }
+    for (std::size_t t = 0; t < 4; ++t) {  // normals point outwards, also when mirrored
+      Vec3 fc = Vec3::Zero();
+      for (auto v : m.triangles[t]) {
+        fc += m.vertices[v] / 3.0;
+      }
+      EXPECT_GT(m.faceNormals[t].dot(fc - centre), 0.0) << "body " << body << " face " << t;
+    }
+  }
+  // v -> Rz(90) (2 v) + (0, 0, 1): (1,0,0) -> (0,2,1), (0,1,0) -> (-2,0,1), (0,0,1) -> (0,0,3).
+  const TriangleMesh& m = *std::get<Mesh>(d.system.shapes[d.system.bodies.shapes()[0]]).data;
+  for (const Vec3& expected : {Vec3(0, 0, 1), Vec3(0, 2, 1), Vec3(-2, 0, 1), Vec3(0, 0, 3)}) {
+    const bool found = std::any_of(m.vertices.begin(), m.vertices.end(),
+                                   [&](const Vec3& v) { return (v - expected).norm() < 1e-12; });
+    EXPECT_TRUE(found) << expected.transpose();
+  }
+}
+
+// ---- GRSF's scene files -----------------------------------------------------------------------
+
+std::filesystem::path grsfScenes() {
+  return test::sharedDataDir() / "grsf-scenes";
+}
+
+#define GRAIN_REQUIRE_SHARED_DATA()                                                      \
+  if (!std::filesystem::exists(grsfScenes() / "funnel.xml")) {                           \
+    GTEST_SKIP() << "shared data not found at " << grsfScenes()                          \
+                 << " (set GRAIN_SHARED_DIR to the directory holding data/grsf-scenes)"; \
+  }
+
+TEST(GrsfScenes, FunnelStopsAtGlobalGeometries) {
+  GRAIN_REQUIRE_SHARED_DATA();
+  const auto file = grsfScenes() / "funnel.xml";
+  try {
+    loadScene(file);
+    FAIL() << "expected an error";
+  } catch (const SceneError& e) {
+    EXPECT_EQ(std::string(e.what()), file.string() +
+                                         ":43: SceneSettings/GlobalGeometries: element "
+                                         "'GlobalGeometries' is not supported yet");
+  }
+}
+
+TEST(GrsfScenes, FunnelLoadsWithOwnGeometryInsteadOfGlobalOnes) {
+  GRAIN_REQUIRE_SHARED_DATA();
+  std::string text = test::readText(grsfScenes() / "funnel.xml");
+  text = test::replaceOnce(text, "<GlobalGeometries>", "<!--");
+  text = test::replaceOnce(text, "</GlobalGeometries>", "-->");
+  text = test::replaceOnce(
+      text,
+      "<GlobalGeomId distribute=\"random\" id=\"1\" seed=\"1\" startId = \"1\" endId=\"10\" />",
+      "<Sphere distribute=\"uniform\" radius=\"0.0075\"/>");
+  TempDir dir;
+  test::writeText(dir / "funnel.xml", text);
+  SceneLoadOptions opt;
+  opt.mediaDirectory = grsfScenes();
+  if (!meshSupportAvailable()) {
+    try {
+      loadScene(dir / "funnel.xml", opt);
+      FAIL() << "expected an error";
+    } catch (const SceneError& e) {
+      EXPECT_EQ(e.line(), test::lineOf(text, "file=\"models/FunnelRound.obj\""));
+    }
+    return;
+  }
+  const SceneDescription d = loadScene(dir / "funnel.xml", opt);
+  EXPECT_EQ(d.system.bodies.size(), 708u);
+  EXPECT_EQ(d.system.bodies.simulatedCount(), 700u);
+  EXPECT_EQ(d.stepper.deltaT, 0.002);
+  EXPECT_EQ(d.stepper.solver.maxIter, 104u);
+  EXPECT_EQ(d.recorder.mode, RecorderMode::EveryTimeStep);
+  EXPECT_TRUE(d.hasMpiSettings);
+  // Grid 10 x 10, distance 0.03, centred, jitter 0.005.
+  EXPECT_NEAR((positionOf(d, makeBodyId(0, 0)) - Vec3(-0.135, -0.135, 0.8)).norm(), 0.005, 1e-12);
+  EXPECT_NEAR((positionOf(d, makeBodyId(0, 699)) - Vec3(0.135, 0.135, 0.98)).norm(), 0.005, 1e-12);
+  expectVecNear(d.system.bodies.velocities()[5], Vec3(0, 0, -1));
+  expectVecNear(positionOf(d, makeBodyId(6, 1)), Vec3(0, 0, 0.1));
+  EXPECT_EQ(d.groups.back().name, "capsule");
+  EXPECT_TRUE(contains(d.ignored, "SceneSettings/RecorderSettings@statesPerSecond"));
+  EXPECT_TRUE(
+      contains(d.ignored, "SceneObjects/RigidBodies[name=\"funnel\"]/Geometry/Mesh@useInstance"));
+  EXPECT_TRUE(
+      contains(d.ignored, "SceneSettings/ContactParameterMap/ContactParameter[1]@invDampingT"));
+  EXPECT_TRUE(d.warnings.empty());
+}
+
+TEST(GrsfScenes, AvalancheStopsAtGlobalInitialCondition) {
+  GRAIN_REQUIRE_SHARED_DATA();
+  const auto file = grsfScenes() / "avalanche1M-study.xml";
+  try {
+    loadScene(file);
+    FAIL() << "expected an error";
+  } catch (const SceneError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file.string() +
+                  ":71: SceneSettings/GlobalInitialCondition: element 'GlobalInitialCondition' "
+                  "is not supported yet");
+  }
+}
+
+TEST(GrsfScenes, AvalancheLoadsWithoutInitialConditionFileAndRandomRadii) {
+  GRAIN_REQUIRE_SHARED_DATA();
+  std::string text = test::readText(grsfScenes() / "avalanche1M-study.xml");
+  text = test::replaceOnce(text, "<GlobalInitialCondition", "<!--");
+  text = test::replaceOnce(text, "readVelocities=\"false\"/>", "-->");
+  text = test::replaceOnce(text, "instances=\"1000000\"", "instances=\"2000\"");
+  text = test::replaceOnce(text, "distribute=\"random\" generator=\"piecewise-const\"",
+                           "distribute=\"uniform\" radius=\"0.9e-3\" ");
+  text = test::replaceOnce(text, "intervals=\"0.59e-3 0.7e-3 0.85e-3 1e-3 1.18e-3\"", "");
+  text = test::replaceOnce(text, "densities=\"1.3681 1.9913 0.29116 0.03956\" seed=\"5\"", "");
+  TempDir dir;
+  test::writeText(dir / "avalanche.xml", text);
+  SceneLoadOptions opt;
+  opt.mediaDirectory = grsfScenes();
+  if (!meshSupportAvailable()) {
+    GTEST_SKIP() << "no mesh support in this build";
+  }
+  const SceneDescription d = loadScene(dir / "avalanche.xml", opt);
+  EXPECT_EQ(d.recorder.everyXStep, 10u);
+  EXPECT_EQ(d.stepper.solver.minIter, 1000u);
+  EXPECT_EQ(d.system.bodies.simulatedCount(), 2000u);
+  // Two floors and three trees share groupId 2: numbers 0..4; side walls in group 3.
+  const BodyGroup* middle = d.groupOf(makeBodyId(2, 2));
+  ASSERT_NE(middle, nullptr);
+  EXPECT_EQ(middle->name, "treeMiddle");
+  EXPECT_EQ(d.groupOf(makeBodyId(2, 4))->name, "treeRight");
+  EXPECT_EQ(d.groupOf(makeBodyId(3, 1))->name, "sideY2");
+  // Tree: (-0.296, 0, 0) + Ry(10 deg) (-0.1254, 0.004, 0.04).
+  const Real c = std::cos(10 * kPi / 180), s = std::sin(10 * kPi / 180);
+  const Vec3 local(-0.1254, 0.004, 0.04);
+  expectVecNear(positionOf(d, makeBodyId(2, 2)),
+                Vec3(-0.296 + local.x() * c + local.z() * s, 0.004, -local.x() * s + local.z() * c),
+                1e-15);
+  // Beads: dirZ = x, dirX = z; bead 0 at (0.01, cy, 0.071 - cx) up to the 1e-4 jitter.
+  const Real cx = 0.5 * 59 * 2.36e-3, cy = 0.5 * 79 * 2.36e-3;
+  EXPECT_NEAR((positionOf(d, makeBodyId(0, 0)) - Vec3(0.01, cy, 0.071 - cx)).norm(), 1e-4, 1e-12);
+  const Real mass = 565959097.49 * 4.0 / 3.0 * kPi * std::pow(0.9e-3, 3);
+  EXPECT_NEAR(d.system.bodies.masses()[0], mass, 1e-12 * mass);
+  const Vec3 g = Vec3(-0.5, 0, -0.866025404).normalized() * 9.81;
+  expectVecNear(d.system.externalForces.gravityAcceleration(), g, 1e-12);
+}
+
+// ---- errors -----------------------------------------------------------------------------------
+
+// Lines of the base scene are numbered in the comments; each case changes one piece of text and
+// expects the error at a given line with a given "path: message".
+const char* const kBase = R"(<?xml version="1.0"?>
+<DynamicsSystem xmlns="SceneFile">
+  <SceneSettings>
+    <RecorderSettings mode="everyXTimeStep" statesPerSecond="100"/>
+    <TimeStepperSettings deltaT="0.001" endTime="1">
+      <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
+          alphaSORProx="1.2" maxIter="100" absTol="1e-7" relTol="1e-7"/>
+    </TimeStepperSettings>
+    <ContactParameterMap>
+      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0.5" epsilonT="0"/>
+      <ContactParameter materialId1="1" materialId2="2" type="UCF" mu="0.5" epsilonN="0" epsilonT="0"/>
+    </ContactParameterMap>
+    <ExternalForces>
+      <ForceField applyTo="all" type="gravity" value="9.81" direction="0 0 -1"/>
+    </ExternalForces>
+  </SceneSettings>
+  <SceneObjects>
+    <RigidBodies name="beads" instances="4" groupId="0">
+      <Geometry>
+        <Sphere distribute="uniform" radius="0.01"/>
+      </Geometry>
+      <DynamicProperties>
+        <DynamicState type="simulated"/>
+        <Mass distribute="homogen" density="2500"/>
+        <InertiaTensor type="homogen"/>
+        <Material distribute="uniform" id="1"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="grid" gridSizeX="2" gridSizeY="2" distance="0.03"
+              translation="0 0 0.1" jitter="false" delta="0"/>
+          <InitialVelocity distribute="transrot">
+            <Vel transDir="1 0 0" absTransVel="1" rotDir="0 0 1" absRotVel="2"/>
+          </InitialVelocity>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+    <RigidBodies name="floor" instances="1" groupId="1">
+      <Geometry>
+        <Halfspace distribute="uniform" normal="0 0 1"/>
+      </Geometry>
+      <DynamicProperties>
+        <DynamicState type="static"/>
+        <Material distribute="uniform" id="2"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="transforms">
+            <Pos><Trafo trans="0 0 0" axis="1 0 0" deg="0"/></Pos>
+          </InitialPosition>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+  </SceneObjects>
+</DynamicsSystem>
+)";
+
+TEST(SceneErrors, BaseSceneLoads) {
+  TempDir dir;
+  test::writeText(dir / "scene.xml", kBase);
+  const SceneDescription d = loadScene(dir / "scene.xml");
+  EXPECT_EQ(d.system.bodies.size(), 5u);
+  EXPECT_EQ(d.recorder.everyXStep, 10u);  // floor(1 / (100 * 0.001))
+  EXPECT_TRUE(d.ignored.empty());
+  EXPECT_EQ(test::lineOf(kBase, "radius=\"0.01\""), 20u);  // the numbering the cases rely on
+  EXPECT_EQ(test::lineOf(kBase, "alphaSORProx"), 7u);
+  EXPECT_EQ(test::lineOf(kBase, "<Trafo"), 45u);
+}
+
+struct BadCase {
+  const char* name;
+  const char* from;
+  const char* to;
+  std::size_t line;
+  const char* expected;  // "path: message" after "file:line: "
+};
+
+class BadScene : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadScene, ReportsFileLineAndAttribute) {
+  const BadCase& c = GetParam();
+  TempDir dir;
+  const auto file = dir / "scene.xml";
+  test::writeText(file, test::replaceOnce(kBase, c.from, c.to));
+  try {
+    loadScene(file);
+    FAIL() << "expected SceneError for " << c.name;
+  } catch (const SceneError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file.string() + ":" + std::to_string(c.line) + ": " + std::string(c.expected));
+    EXPECT_EQ(e.line(), c.line);
+    EXPECT_EQ(e.file(), file.string());
+  }
+}
+
+// clang-format off
+const BadCase kBadCases[] = {
+  {"NegativeRadius", "radius=\"0.01\"", "radius=\"-1\"", 20,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Sphere: attribute 'radius' must be > 0 (got -1)"},
+  {"MissingRequiredAttribute", " maxIter=\"100\"", "", 6,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: missing required attribute 'maxIter'"},
+  {"UnknownAttribute", "radius=\"0.01\"", "radius=\"0.01\" color=\"red\"", 20,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Sphere: attribute 'color' is not part of the format (allowed: distribute, radius)"},
+  {"UnknownElement", "radius=\"0.01\"/>", "radius=\"0.01\"/><Foo/>", 20,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Foo: element 'Foo' is not part of the format here (allowed: Sphere, Box, Capsule, Halfspace, Mesh, GlobalGeomId)"},
+  {"ZeroDeltaT", "deltaT=\"0.001\"", "deltaT=\"0\"", 5,
+   "SceneSettings/TimeStepperSettings: attribute 'deltaT' must be > 0 (got 0)"},
+  {"ZeroNormal", "normal=\"0 0 1\"", "normal=\"0 0 0\"", 38,
+   "SceneObjects/RigidBodies[name=\"floor\"]/Geometry/Halfspace: attribute 'normal' must be a non-zero vector (got 0 0 0)"},
+  {"ZeroGravityDirection", "direction=\"0 0 -1\"", "direction=\"0 0 0\"", 14,
+   "SceneSettings/ExternalForces/ForceField[1]: attribute 'direction' must be a non-zero vector (got 0 0 0)"},
+  {"NegativeMu", "type=\"UCF\" mu=\"0.5\"", "type=\"UCF\" mu=\"-0.1\"", 11,
+   "SceneSettings/ContactParameterMap/ContactParameter[1]: attribute 'mu' must be >= 0 (got -0.1)"},
+  {"EpsilonAboveOne", "epsilonN=\"0.5\"", "epsilonN=\"1.5\"", 10,
+   "SceneSettings/ContactParameterMap/ContactParameterStandard: attribute 'epsilonN' must be in [0, 1] (got 1.5)"},
+  {"ZeroInstances", "instances=\"4\"", "instances=\"0\"", 18,
+   "SceneObjects/RigidBodies[name=\"beads\"]: attribute 'instances' must be >= 1 (got 0)"},
+  {"NegativeInstances", "instances=\"4\"", "instances=\"-4\"", 18,
+   "SceneObjects/RigidBodies[name=\"beads\"]: attribute 'instances' must be a non-negative integer (got '-4')"},
+  {"UnknownEnumValue", "method=\"SORContact\"", "method=\"Gauss\"", 6,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'method' has unknown value 'Gauss' (expected one of: SOR, SORContact, SORFull, SORNormalTangential, JOR)"},
+  {"NonNumericOnContinuationLine", "alphaSORProx=\"1.2\"", "alphaSORProx=\"fast\"", 7,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'alphaSORProx' must be a number (got 'fast')"},
+  {"AlphaOutOfRange", "alphaSORProx=\"1.2\"", "alphaSORProx=\"2.5\"", 7,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'alphaSORProx' must be in (0, 2) (got 2.5)"},
+  {"NegativeMass", "<Mass distribute=\"homogen\" density=\"2500\"/>", "<Mass distribute=\"uniform\" value=\"-2\"/>", 24,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/Mass: attribute 'value' must be > 0 (got -2)"},
+  {"NegativeDensity", "density=\"2500\"", "density=\"-2500\"", 24,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/Mass: attribute 'density' must be > 0 (got -2500)"},
+  {"UnknownMassDistribution", "<Mass distribute=\"homogen\"", "<Mass distribute=\"random\"", 24,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/Mass: attribute 'distribute' has unknown value 'random' (expected one of: uniform, homogen)"},
+  {"MalformedXml", "</Geometry>", "</Geometri>", 21,
+   "malformed XML: Start-end tags mismatch"},
+  {"UnsupportedElement", "</ExternalForces>", "</ExternalForces><GlobalGeometries><Sphere distribute=\"uniform\" radius=\"1\" id=\"1\"/></GlobalGeometries>", 15,
+   "SceneSettings/GlobalGeometries: element 'GlobalGeometries' is not supported yet"},
+  {"UnsupportedVariant", "<Sphere distribute=\"uniform\"", "<Sphere distribute=\"random\"", 20,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Sphere: <Sphere distribute=\"random\"> is not supported yet"},
+  {"UnsupportedEnumValue", "method=\"SORContact\"", "method=\"SORContact\" matrixRStrategy=\"sum2\"", 6,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: value 'sum2' of attribute 'matrixRStrategy' is not supported yet"},
+  {"BadBoolean", "jitter=\"false\"", "jitter=\"maybe\"", 29,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/InitialCondition/InitialPosition: attribute 'jitter' must be true, false, 1 or 0 (got 'maybe')"},
+  {"ShortVector", "translation=\"0 0 0.1\"", "translation=\"0 0\"", 29,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/InitialCondition/InitialPosition: attribute 'translation' must be three numbers (got '0 0')"},
+  {"MissingMaterial", "<Material distribute=\"uniform\" id=\"2\"/>", "", 40,
+   "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties: missing required element 'Material'"},
+  {"SimulatedWithoutMass", "<Mass distribute=\"homogen\" density=\"2500\"/>", "", 22,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties: missing required element 'Mass' (simulated bodies need a mass)"},
+  {"MinIterAboveMaxIter", "maxIter=\"100\"", "maxIter=\"100\" minIter=\"200\"", 7,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'minIter' must be <= maxIter (got 200 > 100)"},
+  {"SimulatedHalfspace", "<DynamicState type=\"static\"/>", "<DynamicState type=\"simulated\"/>", 38,
+   "SceneObjects/RigidBodies[name=\"floor\"]/Geometry/Halfspace: a Halfspace body must be static (simulated bodies need a Sphere, Box or Capsule)"},
+  {"UnknownRecorderMode", "mode=\"everyXTimeStep\"", "mode=\"sometimes\"", 4,
+   "SceneSettings/RecorderSettings: attribute 'mode' has unknown value 'sometimes' (expected one of: everyTimeStep, everyXTimeStep, noOutput)"},
+  {"EveryXWithoutRate", " statesPerSecond=\"100\"", "", 4,
+   "SceneSettings/RecorderSettings: mode=\"everyXTimeStep\" needs attribute 'everyXStep' or 'statesPerSecond'"},
+  {"DuplicateContactPair", "epsilonN=\"0\" epsilonT=\"0\"/>", "epsilonN=\"0\" epsilonT=\"0\"/><ContactParameter materialId1=\"2\" materialId2=\"1\" type=\"UCF\" mu=\"1\" epsilonN=\"0\" epsilonT=\"0\"/>", 11,
+   "SceneSettings/ContactParameterMap/ContactParameter[2]: contact parameters of materials (2, 1) are already given on line 11"},
+  {"DegAndRad", "deg=\"0\"", "deg=\"0\" rad=\"0\"", 45,
+   "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties/InitialCondition/InitialPosition/Pos[1]/Trafo[1]: give either attribute 'deg' or attribute 'rad', not both"},
+  {"TrafoWithoutAngle", " deg=\"0\"", "", 45,
+   "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties/InitialCondition/InitialPosition/Pos[1]/Trafo[1]: missing required attribute 'deg' or 'rad'"},
+  {"ZeroVelocityDirection", "transDir=\"1 0 0\"", "transDir=\"0 0 0\"", 31,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/InitialCondition/InitialVelocity/Vel[1]: attribute 'transDir' must be a non-zero vector (got 0 0 0)"},
+  {"TextContent", "<Geometry>", "<Geometry>junk", 19,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry: unexpected text 'junk' inside <Geometry>"},
+  {"UcfdWithoutDampings", "materialId2=\"2\" type=\"UCF\"", "materialId2=\"2\" type=\"UCFD\"", 11,
+   "SceneSettings/ContactParameterMap/ContactParameter[1]: missing required attribute 'invDampingN'"},
+  {"DriftCorrectionWithoutAlpha", "useGPU=\"false\"", "useGPU=\"false\" driftCorrectionGap=\"true\"", 6,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: missing required attribute 'driftCorrectionGapAlpha' (required when driftCorrectionGap is true)"},
+  {"TwoGeometries", "radius=\"0.01\"/>", "radius=\"0.01\"/><Box distribute=\"uniform\" extent=\"1 1 1\"/>", 19,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry: <Geometry> needs exactly one of Sphere, Box, Capsule, Halfspace, Mesh (got 2)"},
+  {"BoxExtentZero", "<Sphere distribute=\"uniform\" radius=\"0.01\"/>", "<Box distribute=\"uniform\" extent=\"1 0 1\"/>", 20,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Box: attribute 'extent' must be positive in every component (got 1 0 1)"},
+  {"OffCentreBoxWithHomogeneousMass", "<Sphere distribute=\"uniform\" radius=\"0.01\"/>", "<Box distribute=\"uniform\" extent=\"1 1 1\" center=\"0 0 1\"/>", 24,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/Mass: a simulated box must be centred at its body origin (center = 0 0 0)"},
+  {"UnknownRootChild", "<DynamicsSystem xmlns=\"SceneFile\">", "<DynamicsSystem xmlns=\"SceneFile\"><Scene/>", 2,
+   "Scene: element 'Scene' is not part of the format here (allowed: SceneSettings, SceneObjects)"},
+  {"AnimatedBodies", "<DynamicState type=\"simulated\"/>", "<DynamicState type=\"animated\"/>", 23,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/DynamicState: value 'animated' of attribute 'type' is not supported yet"},
+  {"SecondSceneSettings", "<SceneObjects>", "<SceneSettings/><SceneObjects>", 17,
+   "SceneSettings[2]: element 'SceneSettings' may appear at most 1 time(s) in <DynamicsSystem>"},
+  {"MeshOnSimulatedBody", "<Sphere distribute=\"uniform\" radius=\"0.01\"/>", "<Mesh distribute=\"uniform\" file=\"x.obj\"/>", 20,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Mesh: a Mesh body must be static (simulated bodies need a Sphere, Box or Capsule)"},
+};
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(Table, BadScene, ::testing::ValuesIn(kBadCases),
+                         [](const ::testing::TestParamInfo<BadCase>& param) {
+                           return std::string(param.param.name);
+                         });
+
+TEST(SceneErrors, MissingFileNamesTheFile) {
+  try {
+    loadScene("/nonexistent/dir/scene.xml");
+    FAIL();
+  } catch (const SceneError& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/dir/scene.xml: cannot open the scene file");
+  }
+}
+
+TEST(SceneErrors, MissingMeshFileNamesTheResolvedPath) {
+  TempDir dir;
+  const std::string text =
+      test::replaceOnce(kBase, "<Halfspace distribute=\"uniform\" normal=\"0 0 1\"/>",
+                        "<Mesh distribute=\"uniform\" file=\"missing.obj\"/>");
+  test::writeText(dir / "scene.xml", text);
+  try {
+    loadScene(dir / "scene.xml");
+    FAIL();
+  } catch (const SceneError& e) {
+    EXPECT_EQ(e.line(), 38u);
+    const std::string what = e.what();
+    if (meshSupportAvailable()) {
+      EXPECT_NE(what.find("mesh file 'missing.obj' not found (looked for '" +
+                          (dir.path() / "missing.obj").string() + "')"),
+                std::string::npos)
+          << what;
+    } else {
+      EXPECT_NE(what.find("this build of grain has no Assimp"), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(SceneWarnings, UseGpuWarnsAndSolvesOnCpu) {
+  TempDir dir;
+  test::writeText(dir / "scene.xml",
+                  test::replaceOnce(kBase, "useGPU=\"false\"", "useGPU=\"true\" useGPUID=\"2\""));
+  const SceneDescription d = loadScene(dir / "scene.xml");
+  EXPECT_TRUE(d.solverExtras.useGpu);
+  EXPECT_EQ(d.solverExtras.gpuDevice, 2u);
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_EQ(
+      d.warnings[0].rfind((dir / "scene.xml").string() + ":6: SceneSettings/TimeStepperSettings/"
+                                                         "InclusionSolverSettings: useGPU=\"true\"",
+                          0),
+      0u)
+      << d.warnings[0];
+}
+
+TEST(SceneDefaults, DefaultsMatchGrsf) {
+  TempDir dir;
+  std::string text = test::replaceOnce(kBase, "<ContactParameterMap>", "<!--");
+  text = test::replaceOnce(text, "</ContactParameterMap>", "-->");
+  text = test::replaceOnce(text, "groupId=\"0\"", "");
+  text = test::replaceOnce(text, "groupId=\"1\"", "");
+  test::writeText(dir / "scene.xml", text);
+  const SceneDescription d = loadScene(dir / "scene.xml");
+  const InclusionSolverSettings& s = d.stepper.solver;
+  EXPECT_EQ(s.rStrategy, RStrategy::Max);
+  EXPECT_EQ(s.subMethodUcf, UcfSubMethod::AlartCurnier);
+  EXPECT_EQ(s.convergenceMethod, ConvergenceMethod::InVelocity);
+  EXPECT_EQ(s.minIter, 0u);
+  EXPECT_EQ(s.reserveContacts, 1000u);
+  EXPECT_FALSE(s.driftCorrectionGap);
+  EXPECT_EQ(s.driftCorrectionGapAlpha, 0.2);
+  const ContactParameter& p = d.system.contactParameters.standard();
+  EXPECT_EQ(p.mu, 0.3);
+  EXPECT_EQ(p.epsilonN, 0.5);
+  EXPECT_EQ(p.epsilonT, 0.5);
+  // First group without groupId gets 0, the next one 0 + 1.
+  EXPECT_EQ(d.groups[0].groupId, 0u);
+  EXPECT_EQ(d.groups[1].groupId, 1u);
+}
+
+TEST(SceneErrors, WrongRootElement) {
+  TempDir dir;
+  std::string text = test::replaceOnce(kBase, "<DynamicsSystem xmlns=\"SceneFile\">", "<Scene>");
+  text = test::replaceOnce(text, "</DynamicsSystem>", "</Scene>");
+  test::writeText(dir / "scene.xml", text);
+  try {
+    loadScene(dir / "scene.xml");
+    FAIL();
+  } catch (const SceneError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "scene.xml").string() +
+                                         ":2: the root element must be <DynamicsSystem> (got "
+                                         "<Scene>)");
+  }
+}
+
+TEST(SceneNamespaces, RootWithoutDefaultNamespaceLoads) {
+  TempDir dir;
+  test::writeText(
+      dir / "scene.xml",
+      test::replaceOnce(kBase, "<DynamicsSystem xmlns=\"SceneFile\">", "<DynamicsSystem>"));
+  EXPECT_EQ(loadScene(dir / "scene.xml").system.bodies.size(), 5u);
+}
+
+// ---- per-body random numbers ------------------------------------------------------------------
+
+TEST(BodyRandom, IndependentOfOtherBodiesAndUnitLength) {
+  // Drawing for body 5 directly gives the same numbers as after drawing bodies 0..4.
+  for (std::uint64_t k = 0; k < 5; ++k) {
+    BodyRandom r(4, k);
+    (void)r.unitVector();
+  }
+  BodyRandom a(4, 5), b(4, 5);
+  EXPECT_EQ(a.unitVector(), b.unitVector());
+  BodyRandom c(4, 6), d(5, 5);
+  const Vec3 v5 = BodyRandom(4, 5).unitVector();
+  EXPECT_NE(c.unitVector(), v5);
+  EXPECT_NE(d.unitVector(), v5);
+  EXPECT_NEAR(v5.norm(), 1.0, 1e-15);
+  // The stream is fixed: splitmix64(0) is the published first output of SplitMix64, and output
+  // n of body k is splitmix64(state0 + n * golden) with state0 = splitmix64(splitmix64(seed) + k).
+  EXPECT_EQ(BodyRandom::splitmix64(0), 0xE220A8397B1DCDAFull);
+  const std::uint64_t state0 = BodyRandom::splitmix64(BodyRandom::splitmix64(4) + 5);
+  BodyRandom e(4, 5);
+  EXPECT_EQ(e.next(), BodyRandom::splitmix64(state0));
+  EXPECT_EQ(e.next(), BodyRandom::splitmix64(state0 + 0x9E3779B97F4A7C15ull));
+}
+
+TEST(BodyRandom, UnitVectorsAreIsotropic) {
+  // Mean of many unit vectors is ~0 and the second moments are ~1/3 each.
+  Vec3 mean = Vec3::Zero();
+  Vec3 second = Vec3::Zero();
+  const int n = 20000;
+  for (int k = 0; k < n; ++k) {
+    const Vec3 v = BodyRandom(11, static_cast<std::uint64_t>(k)).unitVector();
+    mean += v / n;
+    second += v.cwiseProduct(v) / n;
+  }
+  EXPECT_LT(mean.norm(), 0.03);
+  EXPECT_NEAR(second.x(), 1.0 / 3.0, 0.02);
+  EXPECT_NEAR(second.y(), 1.0 / 3.0, 0.02);
+  EXPECT_NEAR(second.z(), 1.0 / 3.0, 0.02);
+}
+
+}  // namespace
+}  // namespace grain::io
