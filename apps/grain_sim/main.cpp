@@ -1,7 +1,212 @@
 // SPDX-License-Identifier: MIT
+// grain-sim: serial simulation of a scene file.
+//
+//   grain-sim -s scene.xml -g OUTDIR [-m MEDIADIR]
+//
+// Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, SimData.dat}.
+// Exit codes: 0 finished, 1 runtime failure, 2 bad command line or scene, 3 stopped by a signal.
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <string>
 
-int main() {
-  std::cout << "grain-sim\n";
-  return 0;
+#include <grain/app/progress.hpp>
+#include <grain/app/run_directory.hpp>
+#include <grain/app/signals.hpp>
+#include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/io/run_log.hpp>
+#include <grain/io/scene.hpp>
+#include <grain/io/sim_file.hpp>
+#include <grain/io/version.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitStopped = 3;
+
+/// Set once the run folder exists: later errors are runtime failures, not bad input.
+bool gOutputCreated = false;
+
+struct Options {
+  fs::path scene;
+  fs::path outDir = ".";
+  fs::path mediaDir;
+};
+
+/// Parses the command line; returns false if the program should exit with `exitCode`.
+bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
+  po::options_description desc(
+      "grain-sim: simulate a scene file\n\n"
+      "usage: grain-sim -s SCENE.xml [-g OUTDIR] [-m MEDIADIR]\n\noptions");
+  // clang-format off
+  desc.add_options()
+      ("help,h", "print this help and exit")
+      ("version", "print the version and exit")
+      ("scene,s", po::value<std::string>(), "scene file (XML)")
+      ("global-path,g", po::value<std::string>()->default_value("."),
+       "output folder; the run writes OUTDIR/SimFiles/SimDataRECORD_<n>/")
+      ("local-path,l", po::value<std::vector<std::string>>()->multitoken(),
+       "per-process folders (accepted for GRSF compatibility; serial runs use -g)")
+      ("media-path,m", po::value<std::string>(),
+       "base folder of relative mesh paths (default: the scene file's folder)");
+  // clang-format on
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "grain-sim: " << e.what() << "\n" << desc << "\n";
+    exitCode = kExitBadInput;
+    return false;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    exitCode = kExitOk;
+    return false;
+  }
+  if (vm.count("version")) {
+    std::cout << "grain-sim " << grain::versionString() << "\n";
+    exitCode = kExitOk;
+    return false;
+  }
+  if (!vm.count("scene")) {
+    std::cerr << "grain-sim: missing scene file (-s SCENE.xml)\n" << desc << "\n";
+    exitCode = kExitBadInput;
+    return false;
+  }
+  opt.scene = vm["scene"].as<std::string>();
+  opt.outDir = vm["global-path"].as<std::string>();
+  if (vm.count("media-path")) {
+    opt.mediaDir = vm["media-path"].as<std::string>();
+  }
+  return true;
+}
+
+void printSummary(const grain::io::SceneDescription& scene) {
+  const auto& st = scene.stepper;
+  const auto& s = st.solver;
+  std::printf("scene      %s\n", scene.file.string().c_str());
+  std::printf("bodies     %zu simulated, %zu total\n", scene.system.bodies.simulatedCount(),
+              scene.system.bodies.size());
+  std::printf("time       deltaT %g s, endTime %g s\n", st.deltaT, st.endTime);
+  std::printf(
+      "solver     %s alphaSOR %g alphaJOR %g R %s UCF %s convergence %s minIter %u maxIter %u "
+      "absTol %g relTol %g percussionCache %d driftCorrection %d (alpha %g)\n",
+      std::string(toString(s.method)).c_str(), s.alphaSorProx, s.alphaJorProx,
+      std::string(toString(s.rStrategy)).c_str(), std::string(toString(s.subMethodUcf)).c_str(),
+      std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol,
+      s.relTol, s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
+  const char* mode = scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput"
+                                                                              : "every X steps";
+  std::printf("recorder   %s (X = %llu)\n", mode,
+              static_cast<unsigned long long>(scene.recorder.everyXStep));
+  for (const auto& w : scene.warnings) {
+    std::printf("warning    %s\n", w.c_str());
+  }
+  if (!scene.ignored.empty()) {
+    std::printf("ignored    %zu attribute(s)/element(s) without effect in grain:\n",
+                scene.ignored.size());
+    for (const auto& i : scene.ignored) {
+      std::printf("             %s\n", i.c_str());
+    }
+  }
+}
+
+int run(const Options& opt) {
+  // Everything that can fail on bad input happens before the output folder is created.
+  grain::io::SceneLoadOptions loadOptions;
+  loadOptions.mediaDirectory = opt.mediaDir;
+  grain::io::SceneDescription scene = grain::io::loadScene(opt.scene, loadOptions);
+  grain::MoreauStepper stepper(scene.stepper);
+  printSummary(scene);
+
+  const fs::path record = grain::app::createRecordDirectory(opt.outDir);
+  gOutputCreated = true;
+  fs::copy_file(opt.scene, record / "SceneFile.xml", fs::copy_options::overwrite_existing);
+
+  grain::DynamicsSystem& system = scene.system;
+  grain::io::SimFileWriter sim;
+  const bool recording = scene.recorder.mode != grain::io::RecorderMode::NoOutput;
+  if (recording) {
+    sim.open(record / "SimState.sim");
+    sim.writeHeader(system.bodies);
+    sim.writeState(system.time, system.bodies);
+  }
+  grain::io::RunLogWriter log;
+  log.open(record / "SimData.dat");
+
+  grain::app::installStopHandlers();
+  const double endTime = scene.stepper.endTime;
+  const double dt = scene.stepper.deltaT;
+  grain::app::ProgressReporter progress(system.time, endTime, stdout);
+  // Steps are counted, not times added, so the number of steps is exact: round(endTime / dt).
+  const auto totalSteps = static_cast<std::uint64_t>(std::llround((endTime - system.time) / dt));
+  std::uint64_t step = 0;
+  bool stopped = false;
+  bool allConverged = true;
+  while (step < totalSteps) {
+    const grain::StepStats stats = stepper.step(system);
+    ++step;
+    allConverged = allConverged && stats.converged;
+    log.write(stats);
+    if (recording && scene.recorder.records(step)) {
+      sim.writeState(system.time, system.bodies);
+    }
+    if (!stats.finite) {
+      log.close();
+      sim.close();
+      std::fprintf(stderr, "\ngrain-sim: non-finite velocities at t = %g s (step %llu); stopped\n",
+                   system.time, static_cast<unsigned long long>(step));
+      return kExitFailure;
+    }
+    char extra[96];
+    std::snprintf(extra, sizeof extra, "contacts %zu  iterations %u", stats.contacts,
+                  stats.iterations);
+    progress.update(system.time, extra);
+    if (grain::app::stopRequested()) {
+      stopped = true;
+      break;
+    }
+  }
+  log.close();
+  sim.close();
+  if (stopped) {
+    progress.finish("stopped by signal " + std::to_string(grain::app::stopSignal()) + " at t = " +
+                    std::to_string(system.time) + " s after step " + std::to_string(step));
+    std::printf("output     %s (complete up to the last written state)\n", record.c_str());
+    return kExitStopped;
+  }
+  progress.finish("finished " + std::to_string(step) + " steps" +
+                  (allConverged ? "" : " (some steps reached maxIter without converging)"));
+  std::printf("output     %s\n", record.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  int exitCode = kExitOk;
+  if (!parseOptions(argc, argv, opt, exitCode)) {
+    return exitCode;
+  }
+  try {
+    return run(opt);
+  } catch (const grain::io::SceneError& e) {
+    std::cerr << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const grain::Error& e) {
+    std::cerr << "grain-sim: " << e.what() << "\n";
+    return gOutputCreated ? kExitFailure : kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "grain-sim: " << e.what() << "\n";
+    return kExitFailure;
+  }
 }

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+// End-to-end runs of the grain-sim executable: output layout, .sim contents against closed
+// forms, bad input, and interruption by a signal.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <grain/io/sim_file.hpp>
+
+namespace grain {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh empty folder per test.
+fs::path makeTempDir(const std::string& name) {
+  const fs::path dir = fs::path(GRAIN_BINARY_DIR) / "e2e_tmp" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+struct RunResult {
+  int exitCode = -1;
+  std::string output;
+};
+
+/// Runs a shell command line, capturing stdout and stderr.
+RunResult runCommand(const std::string& cmd) {
+  RunResult r;
+  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) {
+    return r;
+  }
+  char buf[4096];
+  while (fgets(buf, sizeof buf, pipe) != nullptr) {
+    r.output += buf;
+  }
+  const int status = pclose(pipe);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+RunResult runSim(const fs::path& scene, const fs::path& out, const std::string& prefix = "") {
+  return runCommand(prefix + std::string(GRAIN_SIM_EXE) + " -s " + scene.string() + " -g " +
+                    out.string());
+}
+
+void writeFile(const fs::path& file, const std::string& text) {
+  std::ofstream(file) << text;
+}
+
+/// A scene with one falling sphere (no contacts) and the given settings.
+std::string fallingSphereScene(double endTime, const std::string& recorder, int instances = 1) {
+  std::ostringstream s;
+  s << R"(<?xml version="1.0"?>
+<DynamicsSystem xmlns="SceneFile">
+  <SceneSettings>
+    )" << recorder
+    << R"(
+    <TimeStepperSettings deltaT="0.01" endTime=")"
+    << endTime << R"(">
+      <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
+          alphaSORProx="1.2" maxIter="100" absTol="1e-7" relTol="1e-7"/>
+    </TimeStepperSettings>
+    <ContactParameterMap>
+      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
+    </ContactParameterMap>
+    <ExternalForces><ForceField applyTo="all" type="gravity" value="10" direction="0 0 -1"/></ExternalForces>
+  </SceneSettings>
+  <SceneObjects>
+    <RigidBodies name="ball" instances=")" << instances << R"(" groupId="3">
+      <Geometry><Sphere distribute="uniform" radius="0.1"/></Geometry>
+      <DynamicProperties>
+        <DynamicState type="simulated"/>
+        <Mass distribute="uniform" value="2"/>
+        <InertiaTensor type="homogen"/>
+        <Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          )" << (instances == 1
+                     ? R"(<InitialPosition distribute="transforms"><Pos><Trafo trans="0 0 5" axis="0 0 1" deg="0"/></Pos></InitialPosition>)"
+                     : R"(<InitialPosition distribute="grid" gridSizeX="20" gridSizeY="20" distance="1" translation="0 0 5" jitter="false" delta="0"/>)")
+    << R"(
+          <InitialVelocity distribute="transrot"><Vel transDir="1 0 0" absTransVel="2" rotDir="0 0 1" absRotVel="0"/></InitialVelocity>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+  </SceneObjects>
+</DynamicsSystem>
+)";
+  return s.str();
+}
+
+TEST(GrainSim, WritesRunFolderAndExactFreeFall) {
+  const fs::path dir = makeTempDir("free_fall");
+  const fs::path scene = dir / "scene.xml";
+  writeFile(scene, fallingSphereScene(0.5, R"(<RecorderSettings mode="everyXTimeStep" everyXStep="10"/>)"));
+  const RunResult r = runSim(scene, dir / "out");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const fs::path record = dir / "out" / "SimFiles" / "SimDataRECORD_0";
+  EXPECT_NE(r.output.find(record.string()), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(record / "SceneFile.xml"));
+  EXPECT_TRUE(fs::exists(record / "SimData.dat"));
+
+  io::SimFileReader reader;
+  reader.open(record / "SimState.sim");
+  EXPECT_FALSE(reader.truncated());
+  ASSERT_EQ(reader.header().nSimBodies, 1u);
+  ASSERT_EQ(reader.stateCount(), 6u);  // t = 0, 0.1, ..., 0.5
+  for (std::size_t k = 0; k < reader.stateCount(); ++k) {
+    const io::SimState s = reader.readState(k);
+    const double t = 0.1 * static_cast<double>(k);
+    EXPECT_NEAR(s.time, t, 1e-12);
+    ASSERT_EQ(s.bodies.size(), 1u);
+    EXPECT_EQ(s.bodies[0].id, makeBodyId(3, 0));
+    EXPECT_NEAR(s.bodies[0].position.x(), 2.0 * t, 1e-12);
+    EXPECT_NEAR(s.bodies[0].position.z(), 5.0 - 5.0 * t * t, 1e-12);
+    EXPECT_NEAR(s.bodies[0].velocity.z(), -10.0 * t, 1e-12);
+  }
+
+  // A second run gets the next free record folder.
+  ASSERT_EQ(runSim(scene, dir / "out").exitCode, 0);
+  EXPECT_TRUE(fs::exists(dir / "out" / "SimFiles" / "SimDataRECORD_1" / "SimState.sim"));
+}
+
+TEST(GrainSim, RunLogHasOneLinePerStep) {
+  const fs::path dir = makeTempDir("run_log");
+  const fs::path scene = dir / "scene.xml";
+  writeFile(scene, fallingSphereScene(0.2, R"(<RecorderSettings mode="noOutput"/>)"));
+  ASSERT_EQ(runSim(scene, dir / "out").exitCode, 0);
+  const fs::path record = dir / "out" / "SimFiles" / "SimDataRECORD_0";
+  EXPECT_FALSE(fs::exists(record / "SimState.sim"));
+  std::ifstream log(record / "SimData.dat");
+  std::string line;
+  int header = 0;
+  int lines = 0;
+  while (std::getline(log, line)) {
+    if (line.rfind("# ", 0) == 0) {
+      ++header;
+    } else if (!line.empty()) {
+      ++lines;
+    }
+  }
+  EXPECT_EQ(header, 1);
+  EXPECT_EQ(lines, 20);
+}
+
+TEST(GrainSim, BadSceneExitsWithTwoAndWritesNothing) {
+  const fs::path dir = makeTempDir("bad_scene");
+  const fs::path scene = dir / "scene.xml";
+  std::string text = fallingSphereScene(0.2, R"(<RecorderSettings mode="everyTimeStep"/>)");
+  text.replace(text.find("radius=\"0.1\""), 12, "radius=\"-0.1\"");
+  writeFile(scene, text);
+  const RunResult r = runSim(scene, dir / "out");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.output.find("scene.xml:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("radius"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(GrainSim, MissingSceneFileIsBadInput) {
+  const fs::path dir = makeTempDir("missing_scene");
+  const RunResult r = runSim(dir / "nope.xml", dir / "out");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.output.find("nope.xml"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(GrainSim, InterruptKeepsEveryCompleteState) {
+  const fs::path dir = makeTempDir("interrupt");
+  const fs::path scene = dir / "scene.xml";
+  // Far too long to finish: the signal arrives first.
+  // 400 bodies 1 m apart (never in contact, no floor) make a step cost enough
+  // that the run log stays small.
+  writeFile(scene, fallingSphereScene(1e6, R"(<RecorderSettings mode="everyXTimeStep" everyXStep="100"/>)", 400));
+  const RunResult r = runSim(scene, dir / "out", "timeout --preserve-status -s INT 1 ");
+  EXPECT_EQ(r.exitCode, 3) << r.output;
+  EXPECT_NE(r.output.find("stopped by signal"), std::string::npos) << r.output;
+  io::SimFileReader reader;
+  reader.open(dir / "out" / "SimFiles" / "SimDataRECORD_0" / "SimState.sim");
+  EXPECT_FALSE(reader.truncated());
+  ASSERT_GE(reader.stateCount(), 1u);
+  const io::SimState last = reader.readState(reader.stateCount() - 1);
+  ASSERT_EQ(last.bodies.size(), 400u);
+  EXPECT_NEAR(last.bodies[0].velocity.z(), -10.0 * last.time, 1e-9 * (1.0 + last.time));
+}
+
+}  // namespace
+}  // namespace grain
