@@ -13,7 +13,7 @@ packages=(
   libassimp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libpng-dev
-  libxml2-utils
+  libxml2-utils clang-format
   python3 python3-numpy python3-matplotlib python3-h5py
 )
 
