@@ -57,30 +57,58 @@ double integrate(F&& f, double a, double b, std::vector<double> cuts) {
   return sum;
 }
 
-/// Area of the disk (centre (cx, cy), radius rho) inside [x0, x1] x [y0, y1].
-double diskRectArea(double cx, double cy, double rho, double x0, double x1, double y0, double y1) {
+/// Area of the disk (centre (cx, cy), radius rho) inside [x0, x1] x [y0, y1], exactly: between
+/// the x where the circle crosses y0 or y1 the chord is clipped the same way, and each piece has
+/// the antiderivative of sqrt(rho^2 - x^2).
+double diskRectArea(double cx, double cy, double rho, double x0, double x1, double y0,
+                    double y1) {
   if (rho <= 0.0) {
     return 0.0;
   }
-  auto chord = [&](double x) {
-    const double dx = x - cx;
-    const double hsq = rho * rho - dx * dx;
-    if (hsq <= 0.0) {
-      return 0.0;
-    }
-    const double h = std::sqrt(hsq);
-    return std::max(0.0, std::min(cy + h, y1) - std::max(cy - h, y0));
+  const double a = std::max(x0, cx - rho);
+  const double b = std::min(x1, cx + rho);
+  if (!(b > a)) {
+    return 0.0;
+  }
+  // Integral of the half chord h(x) = sqrt(rho^2 - (x - cx)^2).
+  auto halfChordIntegral = [&](double x) {
+    const double u = std::clamp((x - cx) / rho, -1.0, 1.0);
+    return 0.5 * rho * rho * (u * std::sqrt(1.0 - u * u) + std::asin(u));
   };
-  std::vector<double> cuts;
+  std::vector<double> cuts = {a, b};
   for (const double y : {y0, y1}) {
     const double dy = y - cy;
     if (std::abs(dy) < rho) {
       const double w = std::sqrt(rho * rho - dy * dy);
-      cuts.push_back(cx - w);
-      cuts.push_back(cx + w);
+      for (const double x : {cx - w, cx + w}) {
+        if (x > a && x < b) {
+          cuts.push_back(x);
+        }
+      }
     }
   }
-  return integrate(chord, std::max(x0, cx - rho), std::min(x1, cx + rho), cuts);
+  std::sort(cuts.begin(), cuts.end());
+  double area = 0.0;
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const double lo = cuts[k];
+    const double hi = cuts[k + 1];
+    if (!(hi > lo)) {
+      continue;
+    }
+    const double m = 0.5 * (lo + hi);
+    const double hm = std::sqrt(std::max(0.0, rho * rho - (m - cx) * (m - cx)));
+    const bool topClipped = cy + hm > y1;     // upper end is y1, else cy + h
+    const bool bottomClipped = cy - hm < y0;  // lower end is y0, else cy - h
+    if ((topClipped ? y1 : cy + hm) <= (bottomClipped ? y0 : cy - hm)) {
+      continue;  // the chord misses the rectangle here
+    }
+    const double hInt = halfChordIntegral(hi) - halfChordIntegral(lo);
+    const double len = hi - lo;
+    const double upper = topClipped ? y1 * len : cy * len + hInt;
+    const double lower = bottomClipped ? y0 * len : cy * len - hInt;
+    area += upper - lower;
+  }
+  return area;
 }
 
 }  // namespace
