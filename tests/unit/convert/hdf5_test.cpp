@@ -4,6 +4,8 @@
 #include <numeric>
 
 #include <gtest/gtest.h>
+
+#ifdef GRAIN_WITH_HDF5
 #include <hdf5.h>
 #include <pugixml.hpp>
 
@@ -254,3 +256,5 @@ TEST(Grid, BoxShapeFromSceneAndHdf5Output) {
 
 }  // namespace
 }  // namespace grain::convert
+
+#endif  // GRAIN_WITH_HDF5
