@@ -6,13 +6,12 @@
 //
 // Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, SimData.dat}.
 // Exit codes: 0 finished, 1 runtime failure, 2 bad command line or scene, 3 stopped by a signal.
+#include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <string>
-
-#include <boost/program_options.hpp>
 
 #include <grain/app/progress.hpp>
 #include <grain/app/run_directory.hpp>
@@ -120,10 +119,10 @@ void printSummary(const grain::io::SceneDescription& scene) {
       "absTol %g relTol %g percussionCache %d driftCorrection %d (alpha %g)\n",
       std::string(toString(s.method)).c_str(), s.alphaSorProx, s.alphaJorProx,
       std::string(toString(s.rStrategy)).c_str(), std::string(toString(s.subMethodUcf)).c_str(),
-      std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol, s.relTol,
-      s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
-  const char* mode =
-      scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput" : "every X steps";
+      std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol,
+      s.relTol, s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
+  const char* mode = scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput"
+                                                                              : "every X steps";
   std::printf("recorder   %s (X = %llu)\n", mode,
               static_cast<unsigned long long>(scene.recorder.everyXStep));
   for (const auto& w : scene.warnings) {
