@@ -429,6 +429,22 @@ TEST_F(Convert, RenderPngPovAndRib) {
   EXPECT_NE(readFile(frames / "frame_00001.pov").find("sphere {"), std::string::npos);
   EXPECT_NE(readFile(frames / "frame_00002.rib").find("Sphere 0.1 -0.1 0.1 360"),
             std::string::npos);
+  // POV-Ray (Debian povray) renders the exported scene, if installed.
+  if (exec("command -v povray").exitCode == 0) {
+    const fs::path pov = frames / "frame_00001.pov";
+    const fs::path out = frames / "pov.png";
+    const Exec p = exec("povray +W80 +H60 -D +O" + out.string() + " " + pov.string());
+    ASSERT_EQ(p.exitCode, 0) << p.output;
+    const convert::Image pi = convert::readPng(out);
+    std::set<std::uint32_t> pc;
+    for (int y = 0; y < pi.height; ++y) {
+      for (int x = 0; x < pi.width; ++x) {
+        const auto q = pi.pixel(x, y);
+        pc.insert((q[0] << 16) | (q[1] << 8) | q[2]);
+      }
+    }
+    EXPECT_GT(pc.size(), 50u);
+  }
   EXPECT_EQ(convert("render -q " + simFile().string() + " --size 10 -o x.png").exitCode, 2);
 }
 
