@@ -60,8 +60,7 @@ double integrate(F&& f, double a, double b, std::vector<double> cuts) {
 /// Area of the disk (centre (cx, cy), radius rho) inside [x0, x1] x [y0, y1], exactly: between
 /// the x where the circle crosses y0 or y1 the chord is clipped the same way, and each piece has
 /// the antiderivative of sqrt(rho^2 - x^2).
-double diskRectArea(double cx, double cy, double rho, double x0, double x1, double y0,
-                    double y1) {
+double diskRectArea(double cx, double cy, double rho, double x0, double x1, double y0, double y1) {
   if (rho <= 0.0) {
     return 0.0;
   }
