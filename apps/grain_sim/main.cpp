@@ -2,6 +2,7 @@
 // grain-sim: serial simulation of a scene file.
 //
 //   grain-sim -s scene.xml -g OUTDIR [-m MEDIADIR]
+//   grain-sim --restart OUTDIR/SimFiles/SimDataRECORD_<n>     (continue a stopped run)
 //
 // Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, SimData.dat}.
 // Exit codes: 0 finished, 1 runtime failure, 2 bad command line or scene, 3 stopped by a signal.
@@ -16,6 +17,7 @@
 #include <grain/app/run_directory.hpp>
 #include <grain/app/signals.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/io/restart.hpp>
 #include <grain/io/run_log.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/sim_file.hpp>
@@ -38,6 +40,7 @@ struct Options {
   fs::path scene;
   fs::path outDir = ".";
   fs::path mediaDir;
+  fs::path restart;  ///< record folder of a run to continue
 };
 
 /// Parses the command line; returns false if the program should exit with `exitCode`.
@@ -55,7 +58,10 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
       ("local-path,l", po::value<std::vector<std::string>>()->multitoken(),
        "per-process folders (accepted for GRSF compatibility; serial runs use -g)")
       ("media-path,m", po::value<std::string>(),
-       "base folder of relative mesh paths (default: the scene file's folder)");
+       "base folder of relative mesh paths (default: the scene file's folder)")
+      ("restart", po::value<std::string>(),
+       "continue the run in RECORD_DIR (OUTDIR/SimFiles/SimDataRECORD_<n>) from the last "
+       "complete state of its SimState.sim, with its SceneFile.xml, appending to its files");
   // clang-format on
   po::variables_map vm;
   try {
@@ -75,6 +81,18 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
     std::cout << "grain-sim " << grain::versionString() << "\n";
     exitCode = kExitOk;
     return false;
+  }
+  if (vm.count("restart")) {
+    opt.restart = vm["restart"].as<std::string>();
+    if (vm.count("scene")) {
+      std::cerr << "grain-sim: --restart uses RECORD_DIR/SceneFile.xml; do not give -s\n";
+      exitCode = kExitBadInput;
+      return false;
+    }
+    opt.scene = opt.restart / "SceneFile.xml";
+    opt.mediaDir = vm.count("media-path") ? fs::path(vm["media-path"].as<std::string>())
+                                          : grain::io::recordedMediaDirectory(opt.restart);
+    return true;
   }
   if (!vm.count("scene")) {
     std::cerr << "grain-sim: missing scene file (-s SCENE.xml)\n" << desc << "\n";
@@ -127,28 +145,43 @@ int run(const Options& opt) {
   grain::MoreauStepper stepper(scene.stepper);
   printSummary(scene);
 
-  const fs::path record = grain::app::createRecordDirectory(opt.outDir);
-  gOutputCreated = true;
-  fs::copy_file(opt.scene, record / "SceneFile.xml", fs::copy_options::overwrite_existing);
-
   grain::DynamicsSystem& system = scene.system;
   grain::io::SimFileWriter sim;
   const bool recording = scene.recorder.mode != grain::io::RecorderMode::NoOutput;
-  if (recording) {
-    sim.open(record / "SimState.sim");
-    sim.writeHeader(system.bodies);
-    sim.writeState(system.time, system.bodies);
-  }
   grain::io::RunLogWriter log;
-  log.open(record / "SimData.dat");
+  grain::io::ResumePoint resume;
+  fs::path record = opt.restart;
+  if (opt.restart.empty()) {
+    record = grain::app::createRecordDirectory(opt.outDir);
+    gOutputCreated = true;
+    fs::copy_file(opt.scene, record / "SceneFile.xml", fs::copy_options::overwrite_existing);
+    grain::io::writeRunInfo(record, opt.scene, opt.mediaDir);
+    if (recording) {
+      sim.open(record / "SimState.sim");
+      sim.writeHeader(system.bodies);
+      sim.writeState(system.time, system.bodies);
+    }
+    log.open(record / "SimData.dat");
+  } else {
+    gOutputCreated = true;
+    resume = grain::io::resumeRun(record, system, stepper, recording ? &sim : nullptr, log);
+    std::printf("restart    from state %zu at t = %.17g s (step %llu)\n", resume.stateIndex,
+                resume.time, static_cast<unsigned long long>(resume.step));
+    for (const auto& m : resume.messages) {
+      std::printf("warning    %s\n", m.c_str());
+    }
+  }
+  grain::io::WarmStartCheckpoint warmStart;
 
   grain::app::installStopHandlers();
   const double endTime = scene.stepper.endTime;
   const double dt = scene.stepper.deltaT;
   grain::app::ProgressReporter progress(system.time, endTime, stdout);
   // Steps are counted, not times added, so the number of steps is exact: round(endTime / dt).
-  const auto totalSteps = static_cast<std::uint64_t>(std::llround((endTime - system.time) / dt));
-  std::uint64_t step = 0;
+  // A restarted run continues the step count of the state it starts from.
+  std::uint64_t step = resume.step;
+  const auto totalSteps =
+      step + static_cast<std::uint64_t>(std::max(0ll, std::llround((endTime - system.time) / dt)));
   bool stopped = false;
   bool allConverged = true;
   while (step < totalSteps) {
@@ -158,6 +191,7 @@ int run(const Options& opt) {
     log.write(stats);
     if (recording && scene.recorder.records(step)) {
       sim.writeState(system.time, system.bodies);
+      warmStart.stateWritten(stepper, system.time, step);
     }
     if (!stats.finite) {
       log.close();
@@ -177,10 +211,14 @@ int run(const Options& opt) {
   }
   log.close();
   sim.close();
+  if (recording) {
+    warmStart.save(record, stepper);
+  }
   if (stopped) {
     progress.finish("stopped by signal " + std::to_string(grain::app::stopSignal()) + " at t = " +
                     std::to_string(system.time) + " s after step " + std::to_string(step));
     std::printf("output     %s (complete up to the last written state)\n", record.c_str());
+    std::printf("continue   grain-sim --restart %s\n", record.c_str());
     return kExitStopped;
   }
   progress.finish("finished " + std::to_string(step) + " steps" +

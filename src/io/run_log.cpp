@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <charconv>
+#include <fstream>
 
 #include <grain/core/common/error.hpp>
 #include <grain/io/run_log.hpp>
@@ -76,6 +77,64 @@ void RunLogWriter::open(const std::filesystem::path& file) {
   }
   out_ << headerLine() << '\n';
   out_.flush();
+  start_ = std::chrono::steady_clock::now();
+  lastFlush_ = start_;
+  linesSinceFlush_ = 0;
+}
+
+void RunLogWriter::openAppend(const std::filesystem::path& file, std::uint64_t lastStep) {
+  close();
+  if (!std::filesystem::exists(file)) {
+    open(file);
+    return;
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::string line;
+  std::uint64_t keep = 0;  // bytes to keep
+  std::uint64_t offset = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    const std::uint64_t next = offset + line.size() + 1;
+    if (in.eof()) {
+      break;  // no newline: a partial last line
+    }
+    if (line.rfind("#", 0) == 0) {
+      header = true;
+      keep = next;
+    } else if (!line.empty()) {
+      // The third column is the step number.
+      std::size_t pos = 0;
+      for (int tabs = 0; tabs < 2 && pos != std::string::npos; ++tabs) {
+        pos = line.find('\t', pos);
+        pos = pos == std::string::npos ? pos : pos + 1;
+      }
+      std::uint64_t step = 0;
+      const char* first = pos == std::string::npos ? nullptr : line.c_str() + pos;
+      const auto [end, ec] = first != nullptr
+                                 ? std::from_chars(first, line.c_str() + line.size(), step)
+                                 : std::from_chars_result{nullptr, std::errc::invalid_argument};
+      if (ec != std::errc() || step > lastStep) {
+        break;
+      }
+      keep = next;
+    }
+    offset = next;
+  }
+  in.close();
+  if (!header) {
+    open(file);
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::resize_file(file, keep, ec);
+  if (ec) {
+    throw Error(file.string() + ": cannot cut the run log: " + ec.message());
+  }
+  path_ = file;
+  out_.open(file, std::ios::out | std::ios::app);
+  if (!out_) {
+    throw Error(file.string() + ": cannot open the run log for appending");
+  }
   start_ = std::chrono::steady_clock::now();
   lastFlush_ = start_;
   linesSinceFlush_ = 0;

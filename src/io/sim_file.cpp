@@ -93,6 +93,33 @@ bool isKnownType(std::uint32_t t) {
   return t <= 5;
 }
 
+/// Decodes one body record (id, 13 doubles, additional bytes) starting at p.
+void decodeBody(const char* p, AdditionalBytesType type, bool decodeAdditional, SimBodyState& b) {
+  b.id = get<std::uint64_t>(p);
+  double v[13];
+  std::memcpy(v, p, sizeof(v));
+  p += sizeof(v);
+  b.position = Vec3(v[0], v[1], v[2]);
+  b.orientation.coeffs() = Vec4(v[3], v[4], v[5], v[6]);  // x, y, z, w
+  b.velocity = Vec3(v[7], v[8], v[9]);
+  b.omegaBody = Vec3(v[10], v[11], v[12]);
+  b.additional = decodeAdditional ? getAdditional(p, type) : AdditionalBodyData{};
+}
+
+/// Encodes one body record at p and advances p.
+void encodeBody(char*& p, AdditionalBytesType type, const SimBodyState& b) {
+  put(p, static_cast<std::uint64_t>(b.id));
+  const Vec3& r = b.position;
+  const Quat& q = b.orientation;
+  const Vec3& v = b.velocity;
+  const Vec3& w = b.omegaBody;
+  const double values[13] = {r.x(), r.y(), r.z(), q.x(), q.y(), q.z(), q.w(),
+                             v.x(), v.y(), v.z(), w.x(), w.y(), w.z()};
+  std::memcpy(p, values, sizeof(values));
+  p += sizeof(values);
+  putAdditional(p, type, b.additional);
+}
+
 bool isWritten(const BodyStorage& b, std::size_t i) {
   return b.isSimulated(i) && b.ownerships()[i] == BodyOwnership::Local;
 }
@@ -142,6 +169,23 @@ const SimBodyState* SimState::find(BodyId id) const {
   const auto it = std::find_if(bodies.begin(), bodies.end(),
                                [id](const SimBodyState& b) { return b.id == id; });
   return it == bodies.end() ? nullptr : &*it;
+}
+
+void SimState::rebuildIndex() {
+  indexOfId.clear();
+  indexOfId.reserve(bodies.size());
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (!indexOfId.emplace(bodies[i].id, i).second) {
+      throw SimFileError("body id " + formatBodyId(bodies[i].id) +
+                         " occurs twice in the state at t = " + std::to_string(time) + " s");
+    }
+  }
+}
+
+void SimState::sortById() {
+  std::sort(bodies.begin(), bodies.end(),
+            [](const SimBodyState& a, const SimBodyState& b) { return a.id < b.id; });
+  rebuildIndex();
 }
 
 // ---- SimFileWriter ----------------------------------------------------------------------------
@@ -279,6 +323,72 @@ void SimFileWriter::writeState(double time, const BodyStorage& bodies,
   ++states_;
 }
 
+void SimFileWriter::writeState(double time, std::span<const SimBodyState> bodies) {
+  if (!headerWritten_) {
+    fail("writeState before writeHeader");
+  }
+  if (bodies.size() != header_.nSimBodies) {
+    fail("state has " + std::to_string(bodies.size()) + " bodies, the header says " +
+         std::to_string(header_.nSimBodies));
+  }
+  buffer_.resize(header_.bytesPerState());
+  char* p = buffer_.data();
+  put(p, time);
+  for (const SimBodyState& b : bodies) {
+    encodeBody(p, header_.additionalType, b);
+  }
+  out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+  out_.flush();
+  if (!out_) {
+    fail("write failed");
+  }
+  ++states_;
+}
+
+std::uint64_t SimFileWriter::openAppend(const std::filesystem::path& file,
+                                        const std::optional<SimFileHeader>& expected) {
+  close();
+  SimFileReader reader;
+  reader.open(file);
+  const SimFileHeader h = reader.header();
+  path_ = file;
+  if (!isKnownType(static_cast<std::uint32_t>(h.additionalType))) {
+    fail("cannot append to a file with unknown additional-bytes type " +
+         std::to_string(static_cast<std::uint32_t>(h.additionalType)));
+  }
+  if (expected &&
+      (expected->nSimBodies != h.nSimBodies || expected->additionalType != h.additionalType)) {
+    fail("cannot append: the file has " + std::to_string(h.nSimBodies) +
+         " bodies and additional-bytes type " +
+         std::to_string(static_cast<std::uint32_t>(h.additionalType)) + ", expected " +
+         std::to_string(expected->nSimBodies) + " and " +
+         std::to_string(static_cast<std::uint32_t>(expected->additionalType)));
+  }
+  const std::uint64_t states = reader.stateCount();
+  const std::uint64_t end = SimFileHeader::kSize + states * h.bytesPerState();
+  if (reader.truncated()) {
+    std::error_code ec;
+    std::filesystem::resize_file(file, end, ec);
+    if (ec) {
+      fail("cannot cut the partial last state: " + ec.message());
+    }
+  }
+  header_ = h;
+  headerWritten_ = true;
+  states_ = states;
+  order_.clear();
+  orderIds_.clear();
+  out_.open(file, std::ios::binary | std::ios::in | std::ios::out);
+  if (!out_) {
+    fail("cannot open the file for appending");
+  }
+  out_.seekp(static_cast<std::streamoff>(end));
+  if (!out_) {
+    fail("seek failed");
+  }
+  return states;
+}
+
 void SimFileWriter::close() {
   if (out_.is_open()) {
     out_.flush();
@@ -379,36 +489,133 @@ std::vector<double> SimFileReader::readTimes() {
   return times;
 }
 
-SimState SimFileReader::readState(std::size_t k) {
+std::string SimFileReader::truncationWarning() const {
+  if (!truncated()) {
+    return {};
+  }
+  return path_.string() + ": ignoring a partial last state (" + std::to_string(trailingBytes_) +
+         " bytes after state " + std::to_string(stateCount_) + " of " +
+         std::to_string(header_.bytesPerState()) + " bytes per state)";
+}
+
+void SimFileReader::readStateBytes(std::size_t k) {
   seekState(k);
   buffer_.resize(header_.bytesPerState());
   in_.read(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
   if (!in_) {
     fail("read failed");
   }
+}
+
+SimState SimFileReader::readState(std::size_t k) {
   SimState s;
+  readState(k, s, true);
+  return s;
+}
+
+void SimFileReader::readState(std::size_t k, SimState& s, bool buildIndex) {
+  readStateBytes(k);
   const char* p = buffer_.data();
   s.time = get<double>(p);
   s.bodies.resize(header_.nSimBodies);
-  s.indexOfId.reserve(header_.nSimBodies);
+  s.indexOfId.clear();
   const bool decode = isKnownType(static_cast<std::uint32_t>(header_.additionalType));
+  const std::uint64_t perBody = header_.bytesPerBody();
   for (std::size_t i = 0; i < header_.nSimBodies; ++i) {
-    SimBodyState& b = s.bodies[i];
-    b.id = get<std::uint64_t>(p);
-    double v[13];
-    std::memcpy(v, p, sizeof(v));
-    p += sizeof(v);
-    b.position = Vec3(v[0], v[1], v[2]);
-    b.orientation.coeffs() = Vec4(v[3], v[4], v[5], v[6]);  // x, y, z, w
-    b.velocity = Vec3(v[7], v[8], v[9]);
-    b.omegaBody = Vec3(v[10], v[11], v[12]);
-    if (decode) {
-      b.additional = getAdditional(p, header_.additionalType);
+    decodeBody(p + i * perBody, header_.additionalType, decode, s.bodies[i]);
+  }
+  if (buildIndex) {
+    try {
+      s.rebuildIndex();
+    } catch (const SimFileError& e) {
+      fail("state " + std::to_string(k) + ": " + e.what());
     }
-    p += header_.additionalBytes;
-    s.indexOfId.emplace(b.id, i);
+  }
+}
+
+std::vector<BodyId> SimFileReader::readIds(std::size_t k) {
+  readStateBytes(k);
+  std::vector<BodyId> ids(header_.nSimBodies);
+  const std::uint64_t perBody = header_.bytesPerBody();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    std::memcpy(&ids[i], buffer_.data() + 8 + i * perBody, sizeof(BodyId));
+  }
+  return ids;
+}
+
+SimState SimFileReader::readBodies(std::size_t k, std::span<const BodyId> ids, bool skipMissing) {
+  readStateBytes(k);
+  SimState s;
+  std::memcpy(&s.time, buffer_.data(), sizeof(double));
+  const std::uint64_t perBody = header_.bytesPerBody();
+  const char* first = buffer_.data() + 8;
+  // Offsets of the state's bodies by id (only the 8-byte ids are touched).
+  std::unordered_map<BodyId, std::size_t> offset;
+  offset.reserve(header_.nSimBodies);
+  for (std::size_t i = 0; i < header_.nSimBodies; ++i) {
+    BodyId id = 0;
+    std::memcpy(&id, first + i * perBody, sizeof(id));
+    if (!offset.emplace(id, i).second) {
+      fail("state " + std::to_string(k) + ": body id " + formatBodyId(id) + " occurs twice");
+    }
+  }
+  const bool decode = isKnownType(static_cast<std::uint32_t>(header_.additionalType));
+  s.bodies.reserve(ids.size());
+  for (const BodyId id : ids) {
+    const auto it = offset.find(id);
+    if (it == offset.end()) {
+      if (skipMissing) {
+        continue;
+      }
+      fail("state " + std::to_string(k) + " has no body " + formatBodyId(id));
+    }
+    s.bodies.emplace_back();
+    decodeBody(first + it->second * perBody, header_.additionalType, decode, s.bodies.back());
+  }
+  try {
+    s.rebuildIndex();
+  } catch (const SimFileError& e) {
+    fail(std::string("readBodies: ") + e.what());
   }
   return s;
+}
+
+std::optional<std::size_t> SimFileReader::findStateAtTime(double t) {
+  std::size_t lo = 0;
+  std::size_t hi = stateCount_;
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (readTime(mid) < t) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == stateCount_) {
+    return std::nullopt;
+  }
+  return lo;
+}
+
+SimState SimFileReader::readSpecific(StateSelector which, double t) {
+  if (stateCount_ == 0) {
+    fail("the file has no complete state");
+  }
+  switch (which) {
+    case StateSelector::First:
+      return readState(0);
+    case StateSelector::Last:
+      return readState(stateCount_ - 1);
+    case StateSelector::Time: {
+      const auto k = findStateAtTime(t);
+      if (!k) {
+        fail("no state at or after t = " + std::to_string(t) +
+             " s (the last is at t = " + std::to_string(readTime(stateCount_ - 1)) + " s)");
+      }
+      return readState(*k);
+    }
+  }
+  fail("unknown state selector");
 }
 
 }  // namespace grain::io

@@ -30,6 +30,10 @@ class RunLogWriter {
 
   /// Creates or truncates `file` and writes the header line. Throws grain::Error.
   void open(const std::filesystem::path& file);
+  /// Continues an existing run log (restarts): keeps the header and the lines of steps up to
+  /// `lastStep`, drops the rest (including a partial last line) and appends after them. A
+  /// missing file is created with the header. WallTime starts again at 0. Throws grain::Error.
+  void openAppend(const std::filesystem::path& file, std::uint64_t lastStep);
   /// Appends the line of one step.
   void write(const StepStats& stats);
   void flush();

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -81,6 +82,17 @@ struct SimState {
 
   /// The body with this id, or nullptr.
   const SimBodyState* find(BodyId id) const;
+  /// Sorts `bodies` by id (the serial writer's order) and rebuilds `indexOfId`.
+  void sortById();
+  /// Rebuilds `indexOfId` from `bodies`; throws SimFileError naming a duplicate id.
+  void rebuildIndex();
+};
+
+/// Which state SimFileReader::readSpecific picks (GRSF's whichState="beg|end|time").
+enum class StateSelector : std::uint8_t {
+  First,  ///< the first state
+  Last,   ///< the last complete state
+  Time,   ///< the first state with time >= the requested time
 };
 
 /// Per-state data for additional-bytes types other than Nothing. Spans are indexed like the
@@ -111,6 +123,15 @@ class SimFileWriter {
   /// Appends the state at `time` (s): the simulated local bodies sorted by id. Throws
   /// SimFileError if their number differs from the header's.
   void writeState(double time, const BodyStorage& bodies, const SimStateExtras& extras = {});
+  /// Appends a state with exactly these bodies in this order (as distributed runs do; the
+  /// order may differ between states). Additional data comes from each body's `additional`.
+  /// Throws SimFileError if their number differs from the header's.
+  void writeState(double time, std::span<const SimBodyState> bodies);
+  /// Opens an existing file for appending: checks its header against `expected` (if given),
+  /// cuts a partial trailing state and continues after the last complete state. Returns the
+  /// number of complete states. Throws SimFileError.
+  std::uint64_t openAppend(const std::filesystem::path& file,
+                           const std::optional<SimFileHeader>& expected = std::nullopt);
   /// Flushes and closes (also done by the destructor).
   void close();
 
@@ -148,6 +169,8 @@ class SimFileReader {
   bool truncated() const { return trailingBytes_ != 0; }
   /// Bytes after the last complete state.
   std::uint64_t trailingBytes() const { return trailingBytes_; }
+  /// "FILE: ignoring a partial last state (N bytes after state K)" if truncated(), else "".
+  std::string truncationWarning() const;
   std::uint64_t fileSize() const { return fileSize_; }
   const std::filesystem::path& path() const { return path_; }
 
@@ -155,11 +178,28 @@ class SimFileReader {
   double readTime(std::size_t k);
   /// Times of all states.
   std::vector<double> readTimes();
-  /// State k with every body; throws SimFileError if k >= stateCount().
+  /// State k with every body; throws SimFileError if k >= stateCount() or if an id occurs
+  /// twice in the state.
   SimState readState(std::size_t k);
+  /// Reads state k into `out`, reusing its memory. `buildIndex` = false skips indexOfId (and
+  /// the duplicate check) when the caller only iterates over the bodies.
+  void readState(std::size_t k, SimState& out, bool buildIndex = true);
+  /// Only the bodies with the given ids from state k, in the order of `ids` (keyed by id, so
+  /// the body order within the file's state does not matter). Ids not in the state throw
+  /// SimFileError unless `skipMissing`, in which case they are left out.
+  SimState readBodies(std::size_t k, std::span<const BodyId> ids, bool skipMissing = false);
+  /// Index of the first state with time >= t (s), or nullopt if every state is earlier
+  /// (binary search; the times of a file are non-decreasing).
+  std::optional<std::size_t> findStateAtTime(double t);
+  /// The state chosen by `which` (`t` in s is used by StateSelector::Time only). Throws
+  /// SimFileError if the file has no states or no state at or after t.
+  SimState readSpecific(StateSelector which, double t = 0.0);
+  /// Ids of the bodies of state k in file order.
+  std::vector<BodyId> readIds(std::size_t k);
 
  private:
   void seekState(std::size_t k);
+  void readStateBytes(std::size_t k);
   [[noreturn]] void fail(const std::string& message) const;
 
   std::filesystem::path path_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <grain/core/bodies/body_storage.hpp>
@@ -144,6 +145,12 @@ class ContactSolver {
 
   /// Percussions of the last solve, per contact, (P_N, P_T1, P_T2) in N s.
   const std::vector<Vec3>& percussions() const { return percussion_; }
+  /// Warm-start cache left by the last solve (sorted by key; empty without usePercussionCache).
+  const std::vector<detail::PercussionCacheEntry>& percussionCache() const { return cache_; }
+  /// Replaces the warm-start cache (restarts); `cache` must be sorted as percussionCache() is.
+  void setPercussionCache(std::vector<detail::PercussionCacheEntry> cache) {
+    cache_ = std::move(cache);
+  }
   /// The settings the solver was built with.
   const InclusionSolverSettings& settings() const { return settings_; }
 

@@ -44,6 +44,8 @@ class MoreauStepper {
   const std::vector<Real>& totalOverlap() const { return totalOverlap_; }
   ContactSolver& solver() { return solver_; }
   std::uint64_t stepCount() const { return stepCount_; }
+  /// Sets the number of steps done so far (a restarted run continues the count).
+  void setStepCount(std::uint64_t steps) { stepCount_ = steps; }
 
  private:
   StepperSettings settings_;

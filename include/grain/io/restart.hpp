@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <grain/core/solvers/solver_data.hpp>
+#include <grain/core/timestepping/dynamics_system.hpp>
+#include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/io/run_log.hpp>
+#include <grain/io/sim_file.hpp>
+
+/// Continuing a recorded run (grain-sim --restart RECORD_DIR).
+///
+/// A run's state is fully described by the body states in its .sim file (written bit-exactly)
+/// and, if the solver warm-starts (usePercussionCache), by the percussion cache of the step
+/// that produced the last written state. The cache is kept in memory at every written state and
+/// stored in RECORD_DIR/RestartCache.bin when the run ends; a restart uses it if it belongs to
+/// the state it continues from. A serial run stopped and restarted then produces the same
+/// bytes as an uninterrupted run.
+namespace grain::io {
+
+/// Files of a record folder used by restarts.
+inline constexpr const char* kRestartCacheFile = "RestartCache.bin";
+inline constexpr const char* kRunInfoFile = "RunInfo.txt";
+
+/// Writes RECORD_DIR/RunInfo.txt: the scene file and media directory the run was started with
+/// (absolute), so that a restart resolves relative mesh paths as the original run did.
+void writeRunInfo(const std::filesystem::path& record, const std::filesystem::path& scene,
+                  const std::filesystem::path& mediaDirectory);
+
+/// The media directory of a recorded run: from RunInfo.txt (the one given, else the original
+/// scene file's folder); empty if the file is missing.
+std::filesystem::path recordedMediaDirectory(const std::filesystem::path& record);
+
+/// Where a restarted run continues.
+struct ResumePoint {
+  bool resumed = false;        ///< false for a fresh run
+  std::uint64_t step = 0;      ///< steps done at the continued state
+  double time = 0.0;           ///< its time (s)
+  std::size_t stateIndex = 0;  ///< index of that state in SimState.sim
+  bool warmStartRestored = false;
+  std::vector<std::string> messages;  ///< warnings and notes for the user
+};
+
+/// Continues the run in `record`: loads the last complete state of record/SimState.sim into
+/// `system` (simulated bodies looked up by id; the time is set to the state's time), sets the
+/// stepper's step count to round((t - t_0) / deltaT), restores the warm-start cache if
+/// RestartCache.bin belongs to that state, opens `sim` (if not null) to append after that state
+/// (a partial last state is cut off) and `log` to append to record/SimData.dat after dropping the
+/// lines of steps after it. Throws grain::Error with a message naming the problem.
+ResumePoint resumeRun(const std::filesystem::path& record, DynamicsSystem& system,
+                      MoreauStepper& stepper, SimFileWriter* sim, RunLogWriter& log);
+
+/// Copies the body states of `state` into the simulated bodies of `bodies` by id. Throws
+/// SimFileError if a simulated local body is missing from the state or the state has a body
+/// that `bodies` does not simulate.
+void applyState(const SimState& state, BodyStorage& bodies);
+
+/// Keeps the warm-start cache that belongs to the last written state and stores it when the
+/// run ends.
+class WarmStartCheckpoint {
+ public:
+  /// Call after every state written to the .sim file (copies the cache if warm start is on).
+  void stateWritten(MoreauStepper& stepper, double time, std::uint64_t step);
+  /// Writes record/RestartCache.bin if warm start is on and a state was written (else removes
+  /// a stale file). Throws grain::Error.
+  void save(const std::filesystem::path& record, const MoreauStepper& stepper) const;
+
+ private:
+  bool valid_ = false;
+  double time_ = 0.0;
+  std::uint64_t step_ = 0;
+  std::vector<detail::PercussionCacheEntry> cache_;
+};
+
+}  // namespace grain::io

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+// grain-sim --restart: a run stopped and continued gives the same bytes as an uninterrupted
+// run (serial, bodies in free flight so that the closed form is known too).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <grain/io/restart.hpp>
+#include <grain/io/sim_file.hpp>
+
+namespace grain {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path freshDir(const std::string& name) {
+  const fs::path dir = fs::path(GRAIN_BINARY_DIR) / "e2e_tmp" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+struct Exec {
+  int exitCode = -1;
+  std::string output;
+};
+
+Exec exec(const std::string& cmd) {
+  Exec r;
+  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) {
+    return r;
+  }
+  char buf[4096];
+  while (fgets(buf, sizeof buf, pipe) != nullptr) {
+    r.output += buf;
+  }
+  const int status = pclose(pipe);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string readFile(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void writeFile(const fs::path& f, const std::string& text) {
+  std::ofstream(f) << text;
+}
+
+/// 30 spinning bodies in free flight (no contacts), warm start on, every 5th step recorded.
+std::string scene(double endTime) {
+  std::ostringstream s;
+  s << R"(<?xml version="1.0"?>
+<DynamicsSystem xmlns="SceneFile">
+  <SceneSettings>
+    <RecorderSettings mode="everyXTimeStep" everyXStep="5"/>
+    <TimeStepperSettings deltaT="0.01" endTime=")"
+    << endTime << R"(">
+      <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
+          alphaSORProx="1.2" maxIter="100" absTol="1e-7" relTol="1e-7" usePercussionCache="true"/>
+    </TimeStepperSettings>
+    <ContactParameterMap>
+      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
+    </ContactParameterMap>
+    <ExternalForces><ForceField applyTo="all" type="gravity" value="9.81" direction="0 0.2 -1"/></ExternalForces>
+  </SceneSettings>
+  <SceneObjects>
+    <RigidBodies name="bricks" instances="30" groupId="2">
+      <Geometry><Box distribute="uniform" extent="0.3 0.2 0.1"/></Geometry>
+      <DynamicProperties>
+        <DynamicState type="simulated"/>
+        <Mass distribute="uniform" value="1.5"/>
+        <InertiaTensor type="homogen"/>
+        <Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="grid" gridSizeX="5" gridSizeY="3" distance="0.5"
+              translation="0 0 3" jitter="true" delta="0.05" seed="11"/>
+          <InitialVelocity distribute="transrot"><Vel transDir="1 0.5 0" absTransVel="0.7" rotDir="1 2 3" absRotVel="4"/></InitialVelocity>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+  </SceneObjects>
+</DynamicsSystem>
+)";
+  return s.str();
+}
+
+std::string sim(const fs::path& sceneFile, const fs::path& out) {
+  return std::string(GRAIN_SIM_EXE) + " -s " + sceneFile.string() + " -g " + out.string();
+}
+
+std::vector<std::uint64_t> logSteps(const fs::path& log) {
+  std::ifstream in(log);
+  std::string line;
+  std::vector<std::uint64_t> steps;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') {
+      continue;
+    }
+    std::istringstream ls(line);
+    std::string wall, time, step;
+    std::getline(ls, wall, '\t');
+    std::getline(ls, time, '\t');
+    std::getline(ls, step, '\t');
+    steps.push_back(std::stoull(step));
+  }
+  return steps;
+}
+
+/// Runs 0.5 s uninterrupted, and 0.23 s (23 steps; the last written state is at step 20) that
+/// is then continued to 0.5 s; `damage` changes the stopped run's folder before the restart.
+void expectRestartIsBitIdentical(const std::string& name,
+                                 const std::function<void(const fs::path&)>& damage,
+                                 bool warmStartRestored) {
+  const fs::path dir = freshDir(name);
+  writeFile(dir / "full.xml", scene(0.5));
+  writeFile(dir / "part.xml", scene(0.23));
+  ASSERT_EQ(exec(sim(dir / "full.xml", dir / "full")).exitCode, 0);
+  ASSERT_EQ(exec(sim(dir / "part.xml", dir / "part")).exitCode, 0);
+  const fs::path full = dir / "full" / "SimFiles" / "SimDataRECORD_0";
+  const fs::path part = dir / "part" / "SimFiles" / "SimDataRECORD_0";
+  ASSERT_TRUE(fs::exists(part / io::kRestartCacheFile));  // warm start is on
+  EXPECT_EQ(logSteps(part / "SimData.dat").size(), 23u);
+  damage(part);
+  // What --set endTime=0.5 does: the scene copy asks for the longer run.
+  writeFile(part / "SceneFile.xml", scene(0.5));
+  const Exec r = exec(std::string(GRAIN_SIM_EXE) + " --restart " + part.string());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("restart    from state"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("no warm-start data") == std::string::npos, warmStartRestored)
+      << r.output;
+
+  const std::string a = readFile(full / "SimState.sim");
+  const std::string b = readFile(part / "SimState.sim");
+  ASSERT_EQ(a.size(), b.size());
+  io::SimFileReader ra, rb;
+  ra.open(full / "SimState.sim");
+  rb.open(part / "SimState.sim");
+  ASSERT_EQ(ra.stateCount(), 11u);
+  ASSERT_EQ(rb.stateCount(), 11u);
+  const std::size_t perState = ra.header().bytesPerState();
+  for (std::size_t k = 0; k < ra.stateCount(); ++k) {
+    EXPECT_EQ(a.compare(28 + k * perState, perState, b, 28 + k * perState, perState), 0)
+        << "state " << k << " differs";
+  }
+  EXPECT_EQ(a, b);
+  // The run log has every step once, in order.
+  const auto steps = logSteps(part / "SimData.dat");
+  ASSERT_EQ(steps.size(), 50u);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    EXPECT_EQ(steps[k], k + 1);
+  }
+  // Closed form of the free flight of the centre of mass: r(t) = r0 + v0 t + g t^2 / 2.
+  const io::SimState s0 = rb.readState(0);
+  const io::SimState s10 = rb.readState(10);
+  const Vec3 g = 9.81 * Vec3(0, 0.2, -1).normalized();
+  for (const auto& b0 : s0.bodies) {
+    const io::SimBodyState* b1 = s10.find(b0.id);
+    ASSERT_NE(b1, nullptr);
+    const double t = s10.time;
+    EXPECT_LT((b1->position - (b0.position + b0.velocity * t + 0.5 * g * t * t)).norm(), 1e-9);
+  }
+}
+
+TEST(Restart, ContinuedRunIsBitIdentical) {
+  expectRestartIsBitIdentical(
+      "restart_plain", [](const fs::path&) {}, true);
+}
+
+TEST(Restart, PartialLastStateIsCutAndRedone) {
+  // A run killed while writing: the last state (step 20) is incomplete, the restart continues
+  // from step 15, and the warm-start file (for step 20) does not belong to it.
+  expectRestartIsBitIdentical(
+      "restart_truncated",
+      [](const fs::path& record) {
+        const fs::path f = record / "SimState.sim";
+        fs::resize_file(f, fs::file_size(f) - 100);
+      },
+      false);
+}
+
+TEST(Restart, StopMessageSaysHowToRestartAndRestartContinues) {
+  const fs::path dir = freshDir("restart_signal");
+  writeFile(dir / "long.xml", scene(1e6));
+  const Exec r = exec("timeout --preserve-status -s INT 0.5 " + sim(dir / "long.xml", dir / "out"));
+  EXPECT_EQ(r.exitCode, 3) << r.output;
+  const fs::path record = dir / "out" / "SimFiles" / "SimDataRECORD_0";
+  EXPECT_NE(r.output.find("grain-sim --restart " + record.string()), std::string::npos) << r.output;
+  io::SimFileReader before;
+  before.open(record / "SimState.sim");
+  const std::size_t n = before.stateCount();
+  const double tLast = before.readTime(n - 1);
+  // Continue for 10 more steps.
+  std::ostringstream end;
+  end.precision(17);
+  end << tLast + 0.1;
+  std::string text = scene(1e6);
+  text.replace(text.find("endTime=\"1e+06\""), 15, "endTime=\"" + end.str() + "\"");
+  writeFile(record / "SceneFile.xml", text);
+  const Exec c = exec(std::string(GRAIN_SIM_EXE) + " --restart " + record.string());
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  io::SimFileReader after;
+  after.open(record / "SimState.sim");
+  EXPECT_EQ(after.stateCount(), n + 2);
+  EXPECT_NEAR(after.readTime(n + 1), tLast + 0.1, 1e-9);
+}
+
+TEST(Restart, BadRestartFolderIsBadInput) {
+  const fs::path dir = freshDir("restart_bad");
+  const Exec r = exec(std::string(GRAIN_SIM_EXE) + " --restart " + (dir / "nope").string());
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_NE(r.output.find("SceneFile.xml"), std::string::npos) << r.output;
+  const Exec both = exec(std::string(GRAIN_SIM_EXE) + " --restart " + dir.string() + " -s x.xml");
+  EXPECT_EQ(both.exitCode, 2) << both.output;
+}
+
+}  // namespace
+}  // namespace grain

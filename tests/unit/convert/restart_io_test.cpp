@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+// Pieces of grain-sim --restart: applying a .sim state by id, cutting and continuing the run
+// log, the recorded media folder, and the warm-start cache file.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/io/restart.hpp>
+
+#include "convert_test_util.hpp"
+
+namespace grain::io {
+namespace {
+
+using convert::test::TempDir;
+
+DynamicsSystem threeBodies() {
+  DynamicsSystem s;
+  const ShapeIndex sphere = s.shapes.add(Sphere{0.1});
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    BodyDef d;
+    d.id = makeBodyId(0, k);
+    d.shape = sphere;
+    d.mass = 1.0;
+    d.inertiaBody = Vec3::Constant(0.004);
+    s.addBody(d);
+  }
+  BodyDef floor;
+  floor.id = makeBodyId(9, 0);
+  floor.motion = BodyMotion::Static;
+  floor.shape = s.shapes.add(Halfspace{});
+  s.addBody(floor);
+  return s;
+}
+
+TEST(RestartIo, ApplyStateByIdAndMismatches) {
+  DynamicsSystem s = threeBodies();
+  SimState st;
+  st.time = 1.5;
+  for (std::uint32_t k : {2u, 0u, 1u}) {
+    st.bodies.push_back(convert::test::freeFlightBody(makeBodyId(0, k), k, 0.3));
+  }
+  st.rebuildIndex();
+  applyState(st, s.bodies);
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    const auto i = *s.bodies.indexOf(makeBodyId(0, k));
+    const SimBodyState& b = *st.find(makeBodyId(0, k));
+    EXPECT_EQ(s.bodies.positions()[i], b.position);
+    EXPECT_EQ(s.bodies.orientations()[i].coeffs(), b.orientation.coeffs());
+    EXPECT_EQ(s.bodies.velocities()[i], b.velocity);
+    EXPECT_EQ(s.bodies.omegasBody()[i], b.omegaBody);
+  }
+  SimState missing = st;
+  missing.bodies.pop_back();
+  missing.rebuildIndex();
+  EXPECT_THROW(applyState(missing, s.bodies), SimFileError);
+  SimState extra = st;
+  extra.bodies.push_back(convert::test::freeFlightBody(makeBodyId(0, 7), 7, 0.3));
+  extra.rebuildIndex();
+  EXPECT_THROW(applyState(extra, s.bodies), SimFileError);
+}
+
+TEST(RestartIo, RunLogAppendDropsLaterStepsAndPartialLine) {
+  TempDir dir;
+  const auto file = dir / "SimData.dat";
+  convert::test::writeText(file,
+                           "# WallTime [s]\tSimulationTime [s]\tStep\tx\n"
+                           "0.1\t0.01\t1\t5\n"
+                           "0.2\t0.02\t2\t5\n"
+                           "0.3\t0.03\t3\t5\n"
+                           "0.4\t0.04\t4\t5\n"
+                           "0.5\t0.0");
+  RunLogWriter log;
+  log.openAppend(file, 2);
+  StepStats st;
+  st.step = 3;
+  st.time = 0.03;
+  log.write(st);
+  log.close();
+  const std::string text = convert::test::readText(file);
+  EXPECT_EQ(
+      text.rfind("# WallTime [s]\tSimulationTime [s]\tStep\tx\n0.1\t0.01\t1\t5\n0.2\t0.02\t2\t5\n",
+                 0),
+      0u)
+      << text;
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << text;
+  EXPECT_NE(text.find("\t0.03\t3\t"), std::string::npos) << text;
+  // A missing log is created with the header.
+  RunLogWriter fresh;
+  fresh.openAppend(dir / "new.dat", 10);
+  fresh.close();
+  EXPECT_EQ(convert::test::readText(dir / "new.dat"), RunLogWriter::headerLine() + "\n");
+}
+
+TEST(RestartIo, RecordedMediaDirectory) {
+  TempDir dir;
+  EXPECT_EQ(recordedMediaDirectory(dir.path()), std::filesystem::path());
+  writeRunInfo(dir.path(), dir / "scenes" / "a.xml", {});
+  EXPECT_EQ(recordedMediaDirectory(dir.path()), std::filesystem::absolute(dir / "scenes"));
+  writeRunInfo(dir.path(), dir / "scenes" / "a.xml", dir / "media");
+  EXPECT_EQ(recordedMediaDirectory(dir.path()), std::filesystem::absolute(dir / "media"));
+}
+
+TEST(RestartIo, WarmStartCacheRoundTripAndStaleCache) {
+  TempDir dir;
+  const std::filesystem::path record = dir.path();
+  StepperSettings settings;
+  settings.deltaT = 0.01;
+  settings.solver.usePercussionCache = true;
+  // A record folder: two states of the three bodies (t = 0 and t = 0.05, step 5).
+  DynamicsSystem s = threeBodies();
+  {
+    SimFileWriter w;
+    w.open(record / "SimState.sim");
+    w.writeHeader(s.bodies);
+    w.writeState(0.0, s.bodies);
+    s.bodies.positions()[1] = Vec3(1, 2, 3);
+    w.writeState(0.05, s.bodies);
+    RunLogWriter log;
+    log.open(record / "SimData.dat");
+  }
+  const std::vector<detail::PercussionCacheEntry> cache = {
+      {makeBodyId(0, 0), makeBodyId(0, 1), 0, Vec3(1.5, -2, 1e-3)},
+      {makeBodyId(0, 0), makeBodyId(9, 0), 1, Vec3(0, 0, 7)}};
+  MoreauStepper before(settings);
+  before.solver().setPercussionCache(cache);
+  WarmStartCheckpoint checkpoint;
+  checkpoint.stateWritten(before, 0.05, 5);
+  before.solver().setPercussionCache({});  // later steps change the solver's cache
+  checkpoint.save(record, before);
+  ASSERT_TRUE(std::filesystem::exists(record / kRestartCacheFile));
+
+  DynamicsSystem again = threeBodies();
+  MoreauStepper after(settings);
+  SimFileWriter sim;
+  RunLogWriter log;
+  const ResumePoint rp = resumeRun(record, again, after, &sim, log);
+  EXPECT_TRUE(rp.warmStartRestored);
+  EXPECT_EQ(rp.step, 5u);
+  EXPECT_EQ(rp.stateIndex, 1u);
+  EXPECT_EQ(again.time, 0.05);
+  EXPECT_EQ(after.stepCount(), 5u);
+  EXPECT_EQ(again.bodies.positions()[1], Vec3(1, 2, 3));
+  const auto& restored = after.solver().percussionCache();
+  ASSERT_EQ(restored.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(restored[k].lo, cache[k].lo);
+    EXPECT_EQ(restored[k].hi, cache[k].hi);
+    EXPECT_EQ(restored[k].ordinal, cache[k].ordinal);
+    EXPECT_EQ(restored[k].percussionOnHi, cache[k].percussionOnHi);
+  }
+  EXPECT_EQ(sim.statesWritten(), 2u);
+  sim.close();
+  log.close();
+
+  // A cache of another state is not used.
+  WarmStartCheckpoint other;
+  other.stateWritten(before, 0.04, 4);
+  other.save(record, before);
+  DynamicsSystem third = threeBodies();
+  MoreauStepper stale(settings);
+  const ResumePoint rp2 = resumeRun(record, third, stale, nullptr, log);
+  log.close();
+  EXPECT_FALSE(rp2.warmStartRestored);
+  ASSERT_EQ(rp2.messages.size(), 1u);
+  EXPECT_NE(rp2.messages[0].find("no warm-start data"), std::string::npos);
+  EXPECT_TRUE(stale.solver().percussionCache().empty());
+
+  // Without a recorded .sim there is nothing to continue.
+  TempDir empty;
+  EXPECT_THROW(resumeRun(empty.path(), third, stale, nullptr, log), grain::Error);
+}
+
+}  // namespace
+}  // namespace grain::io
