@@ -1,11 +1,341 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+
 #include <grain/core/collision/collision_detector.hpp>
+#include <grain/core/common/error.hpp>
+
+#include "kernels.hpp"
 
 namespace grain {
 
-void CollisionDetector::detect(const BodyStorage&, const ShapeStore&, ContactStorage& contacts) {
+namespace {
+
+/// Bounding radius enlarged by a relative margin (see collision::aabbMargin).
+inline Real inflateRadius(Real r, const Vec3& center) {
+  return r + 1e-12 * (r + center.cwiseAbs().maxCoeff()) + 1e-300;
+}
+
+/// Bounding sphere of a sphere, box or capsule about its own centre (I frame).
+inline void boundingSphere(const Shape& shape, const collision::ShapePose& pose, Vec3& center,
+                           Real& radius) {
+  if (const auto* s = std::get_if<Sphere>(&shape)) {
+    center = pose.position;
+    radius = s->radius;
+  } else if (const auto* b = std::get_if<Box>(&shape)) {
+    center = pose.position + pose.rotation * b->center;
+    radius = b->halfExtent.norm();
+  } else {
+    const auto* c = std::get_if<Capsule>(&shape);
+    center = pose.position;
+    radius = 0.5 * c->length + c->radius;
+  }
+  radius = inflateRadius(radius, center);
+}
+
+/// Sorts keys whose significant bits are below `bits` (LSD radix sort, <= 12-bit digits).
+void radixSort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp, int bits) {
+  if (keys.size() < 256) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  const int passes = std::max(1, (bits + 11) / 12);
+  const int digit = (bits + passes - 1) / passes;
+  const std::uint64_t mask = (std::uint64_t{1} << digit) - 1;
+  std::array<std::uint32_t, (1u << 12) + 1> count{};
+  tmp.resize(keys.size());
+  for (int p = 0; p < passes; ++p) {
+    const int shift = p * digit;
+    std::fill(count.begin(), count.begin() + (std::size_t{1} << digit) + 1, 0u);
+    for (const std::uint64_t k : keys) {
+      ++count[((k >> shift) & mask) + 1];
+    }
+    if (count[((keys.front() >> shift) & mask) + 1] == keys.size()) {
+      continue;  // all keys share this digit
+    }
+    for (std::size_t d = 1; d <= mask + 1; ++d) {
+      count[d] += count[d - 1];
+    }
+    for (const std::uint64_t k : keys) {
+      tmp[count[(k >> shift) & mask]++] = k;
+    }
+    keys.swap(tmp);
+  }
+}
+
+}  // namespace
+
+CollisionDetector::CollisionDetector(const CollisionSettings& settings) : settings_(settings) {
+  GRAIN_REQUIRE(std::isfinite(settings_.cellSizeFactor) && settings_.cellSizeFactor > 0.0,
+                "collision: cellSizeFactor must be > 0");
+  GRAIN_REQUIRE(std::isfinite(settings_.largeBodyRatio) && settings_.largeBodyRatio >= 1.0,
+                "collision: largeBodyRatio must be >= 1");
+}
+
+void CollisionDetector::detect(const BodyStorage& bodies, const ShapeStore& shapes,
+                               ContactStorage& contacts) {
   contacts.clear();
   stats_ = {};
+  keys_.clear();
+  keyShift_ = std::max(1, static_cast<int>(std::bit_width(bodies.size())));
+  prepare(bodies, shapes);
+  if (!simulatedBodies_.empty()) {
+    if (settings_.broadPhase == BroadPhase::BruteForce) {
+      bruteForceBroadPhase(bodies.size());
+    } else {
+      gridBroadPhase();
+      planeAndMeshPairs();
+    }
+  }
+  sortPairs();
+  stats_.candidatePairs = pairs_.size();
+  narrowPhase(bodies, contacts);
+  contacts.sortCanonical();  // no-op: the contacts are produced in canonical order
+  stats_.contacts = contacts.size();
+}
+
+const collision::MeshBvh* CollisionDetector::meshBvh(const ShapeStore& shapes, ShapeIndex shape) {
+  if (bvhCache_.size() <= shape) {
+    bvhCache_.resize(shapes.size());
+  }
+  const Mesh& mesh = *std::get_if<Mesh>(&shapes[shape]);
+  auto& slot = bvhCache_[shape];
+  if (!slot || slot->meshData() != mesh.data.get()) {
+    slot = std::make_shared<const collision::MeshBvh>(mesh.data);
+  }
+  return slot.get();
+}
+
+void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& shapes) {
+  const std::size_t n = bodies.size();
+  GRAIN_REQUIRE(n < (std::size_t{1} << 31), "collision: too many bodies");
+  poses_.resize(n);
+  spheres_.resize(n);
+  boxes_.resize(n);
+  centers_.resize(n);
+  radii_.resize(n);
+  simulated_.resize(n);
+  simulatedBodies_.clear();
+  candidates_.clear();
+  halfspaces_.clear();
+  meshes_.clear();
+  const auto& pos = bodies.positions();
+  const auto& ori = bodies.orientations();
+  const auto& shapeIdx = bodies.shapes();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto idx = static_cast<std::uint32_t>(i);
+    const Shape& shape = shapes[shapeIdx[i]];
+    const ShapeType type = shapeType(shape);
+    const bool sim = bodies.isSimulated(i);
+    simulated_[i] = sim ? 1 : 0;
+    collision::ShapePose& pose = poses_[i];
+    pose.shape = &shape;
+    pose.position = pos[i];
+    pose.meshBvh = nullptr;
+    spheres_[i] = SphereData{pos[i], -1.0};
+    if (type == ShapeType::Sphere) {
+      const Real r = std::get_if<Sphere>(&shape)->radius;
+      spheres_[i].radius = r;
+      const Real rr = inflateRadius(r, pos[i]);
+      centers_[i] = pos[i];
+      radii_[i] = rr;
+      boxes_[i] = Aabb{pos[i].array() - rr, pos[i].array() + rr};
+    } else {
+      pose.rotation = ori[i].toRotationMatrix();
+      if (type == ShapeType::Halfspace || type == ShapeType::Mesh) {
+        GRAIN_REQUIRE(!sim,
+                      "collision: simulated bodies with halfspace or mesh shapes are not "
+                      "supported (body " +
+                          formatBodyId(bodies.ids()[i]) + ")");
+        if (type == ShapeType::Halfspace) {
+          halfspaces_.push_back(idx);
+        } else {
+          pose.meshBvh = meshBvh(shapes, shapeIdx[i]);
+          Aabb box = transformAabb(pose.meshBvh->bounds(), pos[i], pose.rotation);
+          box.inflate(collision::aabbMargin(box));
+          boxes_[i] = box;
+          meshes_.push_back(idx);
+        }
+        continue;
+      }
+      Aabb box = collision::shapeAabb(shape, pos[i], pose.rotation);
+      box.inflate(collision::aabbMargin(box));
+      boxes_[i] = box;
+      boundingSphere(shape, pose, centers_[i], radii_[i]);
+    }
+    candidates_.push_back(idx);
+    if (sim) {
+      simulatedBodies_.push_back(idx);
+    }
+  }
+}
+
+void CollisionDetector::gridBroadPhase() {
+  // Large-body threshold from the mean bounding radius of the simulated bodies.
+  Real sum = 0.0;
+  for (const std::uint32_t i : simulatedBodies_) {
+    sum += radii_[i];
+  }
+  const Real cut = settings_.largeBodyRatio * sum / static_cast<Real>(simulatedBodies_.size());
+  GRAIN_REQUIRE(std::isfinite(cut), "collision: non-finite body positions or sizes");
+  gridBodies_.clear();
+  largeBodies_.clear();
+  Real maxRadius = 0.0;
+  for (const std::uint32_t i : candidates_) {
+    GRAIN_REQUIRE(centers_[i].allFinite(), "collision: non-finite body position");
+    if (radii_[i] <= cut) {
+      gridBodies_.push_back(i);
+      maxRadius = std::max(maxRadius, radii_[i]);
+    } else {
+      largeBodies_.push_back(i);
+    }
+  }
+  grid_.build(gridBodies_, centers_, radii_, simulated_,
+              2.0 * maxRadius * settings_.cellSizeFactor);
+  stats_.gridBodies = gridBodies_.size();
+  stats_.largeBodies = largeBodies_.size();
+  stats_.cellSize = grid_.cellSize();
+  stats_.denseGrid = grid_.dense();
+
+  grid_.forEachPair([this](std::uint32_t a, std::uint32_t b, bool simA, bool simB) {
+    addPair(a, b, simA, simB);
+  });
+
+  // Large bodies against the grid, then against each other.
+  for (const std::uint32_t L : largeBodies_) {
+    const bool simL = simulated_[L] != 0;
+    grid_.forEachInBox(boxes_[L], [&](std::uint32_t j, bool simJ) {
+      if (simL || simJ) {
+        addPair(L, j);
+      }
+    });
+  }
+  constexpr std::size_t kBruteLarge = 256;
+  if (largeBodies_.size() <= kBruteLarge) {
+    for (std::size_t p = 0; p < largeBodies_.size(); ++p) {
+      const std::uint32_t i = largeBodies_[p];
+      for (std::size_t q = p + 1; q < largeBodies_.size(); ++q) {
+        const std::uint32_t j = largeBodies_[q];
+        if ((simulated_[i] || simulated_[j]) && boxes_[i].overlaps(boxes_[j])) {
+          addPair(i, j);
+        }
+      }
+    }
+  } else {
+    Real maxLarge = 0.0;
+    for (const std::uint32_t i : largeBodies_) {
+      maxLarge = std::max(maxLarge, radii_[i]);
+    }
+    largeGrid_.build(largeBodies_, centers_, radii_, simulated_, 2.0 * maxLarge);
+    largeGrid_.forEachPair([this](std::uint32_t a, std::uint32_t b, bool simA, bool simB) {
+      if (boxes_[a].overlaps(boxes_[b])) {
+        addPair(a, b, simA, simB);
+      }
+    });
+  }
+}
+
+void CollisionDetector::planeAndMeshPairs() {
+  for (const std::uint32_t h : halfspaces_) {
+    const collision::ShapePose& ph = poses_[h];
+    const Vec3 n = ph.rotation * std::get_if<Halfspace>(ph.shape)->normal;
+    const Vec3 absN = n.cwiseAbs();
+    for (const std::uint32_t j : simulatedBodies_) {
+      const Aabb& b = boxes_[j];
+      // Lowest point of the (margin-enlarged) box along n against the plane.
+      if (n.dot(b.center() - ph.position) - absN.dot(b.halfExtent()) <= 0.0) {
+        addPair(h, j);
+      }
+    }
+  }
+  for (const std::uint32_t m : meshes_) {
+    const Aabb& bm = boxes_[m];
+    for (const std::uint32_t j : simulatedBodies_) {
+      if (bm.overlaps(boxes_[j])) {
+        addPair(m, j);
+      }
+    }
+  }
+}
+
+void CollisionDetector::bruteForceBroadPhase(std::size_t bodyCount) {
+  for (std::size_t i = 0; i < bodyCount; ++i) {
+    for (std::size_t j = i + 1; j < bodyCount; ++j) {
+      if (simulated_[i] || simulated_[j]) {
+        addPair(static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j));
+      }
+    }
+  }
+}
+
+void CollisionDetector::sortPairs() {
+  // keys_ were packed with keyShift_ bits for B; see addPair().
+  const int bits = 2 * keyShift_;
+  radixSort(keys_, keysTmp_, bits);
+  const std::uint64_t maskB = (std::uint64_t{1} << keyShift_) - 1;
+  pairs_.resize(keys_.size());
+  for (std::size_t k = 0; k < keys_.size(); ++k) {
+    pairs_[k] = BodyPair{static_cast<std::uint32_t>(keys_[k] >> keyShift_),
+                         static_cast<std::uint32_t>(keys_[k] & maskB)};
+  }
+}
+
+void CollisionDetector::narrowPhase(const BodyStorage& bodies, ContactStorage& contacts) {
+  const auto& pos = bodies.positions();
+  const std::size_t count = pairs_.size();
+  constexpr std::size_t kPrefetch = 16;
+  for (std::size_t k = 0; k < count; ++k) {
+    const BodyPair& p = pairs_[k];
+    // B is a random body: fetch its data some pairs ahead (A advances sequentially).
+    if (k + kPrefetch < count) {
+      __builtin_prefetch(&spheres_[pairs_[k + kPrefetch].b]);
+    }
+    // Sphere-sphere pairs (the bulk of a granular packing) use compact per-body data instead of
+    // the full poses; same arithmetic as the table kernel.
+    const SphereData& sa = spheres_[p.a];
+    const SphereData& sb = spheres_[p.b];
+    if (sa.radius >= 0.0 && sb.radius >= 0.0) {
+      collision::ContactPoint c;
+      if (collision::detail::sphereContact(sa.position, sa.radius, sb.position, sb.radius,
+                                           Vec3::UnitZ(), c)) {
+        contacts.add(p.a, p.b, c.normal, c.gap, c.pointA - sa.position, c.pointB - sb.position);
+      }
+      continue;
+    }
+    const collision::ShapePose& pa = poses_[p.a];
+    const collision::ShapePose& pb = poses_[p.b];
+    const collision::PairKernel kernel =
+        collision::pairKernel(shapeType(*pa.shape), shapeType(*pb.shape));
+    if (kernel == nullptr) {
+      continue;
+    }
+    manifold_.clear();
+    kernel(pa, pb, manifold_, scratch_);
+    if (manifold_.empty()) {
+      continue;
+    }
+    // Turn points into lever arms and order them as sortCanonical() does (gap, then rA).
+    for (collision::ContactPoint& c : manifold_) {
+      c.pointA -= pos[p.a];
+      c.pointB -= pos[p.b];
+    }
+    if (manifold_.size() > 1) {
+      std::sort(manifold_.begin(), manifold_.end(),
+                [](const collision::ContactPoint& x, const collision::ContactPoint& y) {
+                  if (x.gap != y.gap) {
+                    return x.gap < y.gap;
+                  }
+                  return std::lexicographical_compare(x.pointA.data(), x.pointA.data() + 3,
+                                                      y.pointA.data(), y.pointA.data() + 3);
+                });
+    }
+    for (const collision::ContactPoint& c : manifold_) {
+      contacts.add(p.a, p.b, c.normal, c.gap, c.pointA, c.pointB);
+    }
+  }
 }
 
 }  // namespace grain

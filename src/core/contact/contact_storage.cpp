@@ -46,15 +46,24 @@ std::size_t ContactStorage::add(std::uint32_t bodyA, std::uint32_t bodyB, const 
 }
 
 void ContactStorage::sortCanonical() {
-  std::vector<std::uint32_t> order(size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+  const auto less = [&](std::size_t a, std::size_t b) {
     if (bodyA_[a] != bodyA_[b]) return bodyA_[a] < bodyA_[b];
     if (bodyB_[a] != bodyB_[b]) return bodyB_[a] < bodyB_[b];
     if (gap_[a] != gap_[b]) return gap_[a] < gap_[b];
     return std::lexicographical_compare(rA_[a].data(), rA_[a].data() + 3, rA_[b].data(),
                                         rA_[b].data() + 3);
-  });
+  };
+  // Collision detection already emits canonical order: skip the sort (and its allocations).
+  bool sorted = true;
+  for (std::size_t k = 1; k < size() && sorted; ++k) {
+    sorted = !less(k, k - 1);
+  }
+  if (sorted) {
+    return;
+  }
+  std::vector<std::uint32_t> order(size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), less);
   auto permute = [&](auto& v) {
     auto copy = v;
     for (std::size_t k = 0; k < order.size(); ++k) {

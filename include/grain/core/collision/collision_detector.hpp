@@ -1,27 +1,208 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
 #include <grain/core/bodies/body_storage.hpp>
+#include <grain/core/collision/cell_list.hpp>
+#include <grain/core/collision/mesh_bvh.hpp>
+#include <grain/core/collision/narrow_phase.hpp>
 #include <grain/core/contact/contact_storage.hpp>
+#include <grain/core/geometry/aabb.hpp>
 #include <grain/core/geometry/shapes.hpp>
 
+/// Collision detection of grain: design note
+/// =========================================
+///
+/// Output. CollisionDetector::detect() fills a ContactStorage with every contact of g_N <= 0
+/// (penetrating or exactly touching) between two bodies of which at least one is simulated.
+/// Pairs of two non-simulated (static or animated) bodies are never tested; remote bodies are
+/// treated like local ones. Per contact (all in the inertial frame I):
+///  - body A / body B: A is the smaller index if both are simulated; a static or animated
+///    partner is always A;
+///  - e_n: unit normal from A towards B;
+///  - g_N = e_n . (C_B - C_A), with C_A, C_B the contact points on the surfaces of A and B;
+///    negative when penetrating (then -g_N is the depth along e_n);
+///  - rA = C_A - r_SA, rB = C_B - r_SB (from each body position / centre of mass).
+/// Contacts are emitted in the canonical order of ContactStorage::sortCanonical() (by A, B,
+/// gap, rA), so the result does not depend on the broad phase; sortCanonical() is still called.
+///
+/// Broad phase (BroadPhase::Grid, default), O(N) per step:
+///  - Every sphere/box/capsule body gets a bounding sphere (centre of the shape, radius of the
+///    smallest sphere about it: r for spheres, |halfExtent| for boxes, length/2 + r for
+///    capsules) and a tight world AABB; both are enlarged by a relative 1e-12 so that contacts
+///    with g_N = 0 computed with rounding are never culled.
+///  - Cell list (collision::CellList) over the "grid bodies": each body is binned once, by the
+///    centre of its bounding sphere, into a uniform grid whose cell edge is the largest bounding
+///    diameter among the grid bodies (times cellSizeFactor). Overlapping bodies are then in the
+///    same or adjacent cells, and each pair is found exactly once by visiting the cell itself and
+///    13 neighbour cells (a half shell); the test is bounding sphere against bounding sphere
+///    (exact for two spheres). Items are counting-sorted by cell into compact arrays, so the
+///    pair loop streams through memory instead of jumping around by body index (bodies of a
+///    mixed pile are in random index order). The grid is dense over the occupied box, or hashed
+///    when that box is mostly empty (far-away outliers).
+///  - Cell size rule and polydispersity: sizing cells from the largest body is what keeps each
+///    pair within one cell of each other; it costs ~(r_max/r_mean)^3 bodies per cell, which for
+///    radii varying by a factor 2-3 is still a small constant (~1-3 bodies per cell in a dense
+///    packing), so the work stays O(N). To keep a few big bodies from inflating the cells, bodies
+///    whose bounding radius exceeds largeBodyRatio x the mean bounding radius of the simulated
+///    bodies are "large": they are not binned; each is tested against the grid by walking the
+///    cells under its AABB (or scanning all grid bodies when that is cheaper), and large bodies
+///    are tested against each other pairwise (or with their own cell list when there are many).
+///    Static boxes/capsules/spheres go through the same rule (small ones are binned; static-static
+///    pairs are skipped).
+///  - Static/animated halfspaces are tested against every simulated body (plane against AABB,
+///    O(N) per halfspace). Static meshes: AABB test against the mesh's world box (O(N) per mesh),
+///    then the narrow phase queries a static BVH of the mesh triangles, built once per mesh shape
+///    and cached by shape index (rebuilt if the shape's mesh data changes).
+///  - Candidate pairs (A, B) are packed into integer keys and radix-sorted (O(N)), so the narrow
+///    phase runs in canonical order and pairs cannot repeat. All buffers are members reused
+///    between steps (no heap traffic in steady state).
+/// BroadPhase::BruteForce tests all O(N^2) pairs with the narrow phase; it is the reference for
+/// tests.
+///
+/// Narrow phase: a [ShapeType][ShapeType] table of plain function pointers (collision::pairKernel);
+/// each kernel is written for one order and a template wrapper serves the swapped order by
+/// flipping the normal and exchanging the points. Sphere-sphere pairs, the bulk of a packing, are
+/// evaluated inline from compact per-body data with the same function as their table kernel
+/// (identical results). Every kernel reports only points with g_N <= 0; exact touching (g_N = 0)
+/// is a contact. Manifold rules:
+///  - sphere-sphere, sphere-box, sphere-capsule, sphere-halfspace: 1 point. A sphere centre inside
+///    a box leaves through the nearest face (g_N = -(face distance + r)); a sphere centre below a
+///    halfspace plane at height h < 0 gives g_N = h - r with the plane normal.
+///  - box-halfspace: every box corner with g_N <= 0 (4 for a box resting on a face).
+///  - box-box: separating-axis test over 15 axes (face axes preferred unless an edge axis has
+///    clearly less overlap); face case: incident face clipped against the side planes of the
+///    reference face, every clipped point with g_N <= 0 (up to 8); edge case: 1 point.
+///  - capsule-halfspace: both cap centres (up to 2). capsule-capsule: closest points; nearly
+///    parallel axes (< ~0.6 deg) add the two ends of the overlap (2 points when lying side by
+///    side).
+///  - box-capsule: closest points of the core segment and the box; if the closest box feature
+///    is a face, the segment part above that face gives up to 2 points; if the segment enters
+///    the box, a separating-axis choice over the box faces and axis x segment directions.
+///  - meshes (static, two-sided thin shells): sphere/capsule ends vs triangles (closest point on
+///    triangle), capsule segment interior vs triangle edges, capsule piercing a triangle; box vs
+///    triangle by the separating-axis test and clipping above (corners against faces, triangle
+///    vertices against box faces, edge-edge). Normals point from the triangle towards the shape.
+///    Internal-edge contacts (mesh point on an edge/vertex) are dropped when a triangle that
+///    contains that point gives a strictly closer point for the same shape feature; contacts
+///    from several triangles at one mesh point are merged into one.
 namespace grain {
+
+/// Broad-phase algorithm.
+enum class BroadPhase : std::uint8_t {
+  Grid,        ///< cell list (uniform grid), O(N) (default)
+  BruteForce,  ///< all pairs, O(N^2); reference for testing
+};
+
+/// Options of the collision detector.
+struct CollisionSettings {
+  BroadPhase broadPhase = BroadPhase::Grid;
+  /// Cell edge in units of the largest bounding diameter of the grid bodies. Values >= 1 keep
+  /// the neighbour search to adjacent cells; smaller values search a wider block of cells.
+  Real cellSizeFactor = 1.0;
+  /// Bodies with a bounding radius above largeBodyRatio x the mean bounding radius of the
+  /// simulated bodies are handled outside the grid.
+  Real largeBodyRatio = 2.0;
+};
 
 /// Counters of one detection pass.
 struct CollisionStats {
   std::size_t candidatePairs = 0;  ///< pairs handed from the broad to the narrow phase
   std::size_t contacts = 0;        ///< contacts produced
+  std::size_t gridBodies = 0;      ///< bodies binned into the cell list
+  std::size_t largeBodies = 0;     ///< sphere/box/capsule bodies handled outside the cell list
+  Real cellSize = 0.0;             ///< cell edge (m)
+  bool denseGrid = true;           ///< cells indexed densely (false: hashed)
+};
+
+/// A candidate pair (A, B) following the A/B rule of ContactStorage.
+struct BodyPair {
+  std::uint32_t a = 0;
+  std::uint32_t b = 0;
+  friend bool operator==(const BodyPair&, const BodyPair&) = default;
 };
 
 /// Finds all contacts with g_N <= 0 between pairs of bodies of which at least one is
-/// simulated (placeholder; the broad and narrow phase are defined in src/core/collision).
+/// simulated. See the design note above for algorithms and conventions.
 class CollisionDetector {
  public:
+  /// Detector with default settings (grid broad phase).
+  CollisionDetector() = default;
+  /// Detector with the given settings; throws grain::Error for invalid values.
+  explicit CollisionDetector(const CollisionSettings& settings);
+
+  /// Clears `contacts` and fills it with the contacts of the current configuration, in
+  /// canonical order. Throws grain::Error if a simulated body has a halfspace or mesh shape.
   void detect(const BodyStorage& bodies, const ShapeStore& shapes, ContactStorage& contacts);
+
+  /// Counters of the last detect() call.
   const CollisionStats& stats() const { return stats_; }
+  /// The options this detector was built with.
+  const CollisionSettings& settings() const { return settings_; }
+  /// Candidate pairs of the last detect() call, sorted by (a, b), without duplicates.
+  const std::vector<BodyPair>& candidatePairs() const { return pairs_; }
 
  private:
+  void prepare(const BodyStorage& bodies, const ShapeStore& shapes);
+  void gridBroadPhase();
+  void bruteForceBroadPhase(std::size_t bodyCount);
+  void planeAndMeshPairs();
+  void sortPairs();
+  void narrowPhase(const BodyStorage& bodies, ContactStorage& contacts);
+  const collision::MeshBvh* meshBvh(const ShapeStore& shapes, ShapeIndex shape);
+  /// Records the pair (i, j) following the A/B rule (caller guarantees one is simulated).
+  void addPair(std::uint32_t i, std::uint32_t j) {
+    addPair(i, j, simulated_[i] != 0, simulated_[j] != 0);
+  }
+  void addPair(std::uint32_t i, std::uint32_t j, bool si, bool sj) {
+    const bool iIsA = (si && sj) ? i < j : !si;
+    const std::uint64_t a = iIsA ? i : j;
+    const std::uint64_t b = iIsA ? j : i;
+    keys_.push_back((a << keyShift_) | b);
+  }
+
+  CollisionSettings settings_;
   CollisionStats stats_;
+
+  /// Compact data of the inlined sphere-sphere path; radius < 0 for other shapes.
+  struct SphereData {
+    Vec3 position;
+    Real radius;
+  };
+
+  // Per body (indexed by body index), rebuilt every call.
+  std::vector<collision::ShapePose> poses_;
+  std::vector<SphereData> spheres_;
+  std::vector<Aabb> boxes_;    ///< world AABB (not used for halfspaces)
+  std::vector<Vec3> centers_;  ///< bounding sphere centre (I)
+  std::vector<Real> radii_;    ///< bounding sphere radius (m)
+  std::vector<std::uint8_t> simulated_;
+
+  // Body lists.
+  std::vector<std::uint32_t> simulatedBodies_;
+  std::vector<std::uint32_t> candidates_;  ///< sphere/box/capsule bodies
+  std::vector<std::uint32_t> gridBodies_;
+  std::vector<std::uint32_t> largeBodies_;
+  std::vector<std::uint32_t> halfspaces_;
+  std::vector<std::uint32_t> meshes_;
+
+  collision::CellList grid_;
+  collision::CellList largeGrid_;
+
+  // Pairs.
+  int keyShift_ = 32;
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::uint64_t> keysTmp_;
+  std::vector<BodyPair> pairs_;
+
+  // Narrow phase.
+  collision::ContactManifold manifold_;
+  collision::NarrowPhaseScratch scratch_;
+  std::vector<std::shared_ptr<const collision::MeshBvh>> bvhCache_;  ///< by shape index
 };
 
 }  // namespace grain

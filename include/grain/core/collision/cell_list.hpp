@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <grain/core/geometry/aabb.hpp>
+#include <grain/core/math/types.hpp>
+
+namespace grain::collision {
+
+/// Uniform grid ("cell list") over bounding spheres, binned by centre.
+///
+/// Every item (a body's bounding sphere: centre, radius) is stored once, in the cell that holds
+/// its centre. With a cell edge c >= 2 r_max / reach, two overlapping spheres lie at most
+/// `reach` cells apart along each axis, so each pair is found by visiting, from every cell, the
+/// "half shell" of neighbour cells (13 for reach 1) plus the cell itself: every pair exactly
+/// once, no deduplication needed.
+///
+/// Items are counting-sorted by cell into contiguous arrays, so that spatially close items are
+/// close in memory (the pair loop then streams through memory instead of jumping around; this
+/// is what keeps a 10^5-body step cache-friendly). Cells are indexed densely over the occupied
+/// box when that box has at most ~16 cells per item; then each row of cells along x is one
+/// contiguous item range and the half shell is 5 such ranges (reach 1). Otherwise (far-away
+/// outliers, sparse scenes) the cell coordinates are hashed into about 2 slots per item and items
+/// are told apart by their stored cell. All buffers are reused between builds.
+class CellList {
+ public:
+  /// Builds the list. `ids[k]` is the caller's id of item k, `centers`/`radii` are indexed by
+  /// that id (m), `simulated[id]` != 0 marks simulated items. `cellSize` (m) must be positive.
+  void build(const std::vector<std::uint32_t>& ids, const std::vector<Vec3>& centers,
+             const std::vector<Real>& radii, const std::vector<std::uint8_t>& simulated,
+             Real cellSize);
+
+  /// Number of items.
+  std::size_t size() const { return hot_.size(); }
+  /// Cell edge actually used (m): the requested one, widened if needed for the reach.
+  Real cellSize() const { return cellSize_; }
+  /// True if cells are indexed densely, false if hashed.
+  bool dense() const { return dense_; }
+  /// Neighbour search reach in cells (1 when the cell edge is >= the largest diameter).
+  int reach() const { return reach_; }
+
+  /// Calls f(idA, idB, simulatedA, simulatedB) once for every pair of items whose bounding
+  /// spheres touch or overlap and of which at least one is simulated.
+  template <class F>
+  void forEachPair(F&& f) const;
+
+  /// Calls f(id, simulated) once for every item whose bounding sphere meets `box`.
+  template <class F>
+  void forEachInBox(const Aabb& box, F&& f) const;
+
+ private:
+  using Cell = std::array<std::int32_t, 3>;
+  struct Hot {
+    Vec3 center;
+    Real radius;
+  };
+  struct Cold {
+    Cell cell;
+    std::uint32_t id;
+    std::uint8_t simulated;
+  };
+
+  Cell cellOf(const Vec3& p) const;
+  std::uint64_t slotOf(const Cell& c) const;
+  bool inRange(const Cell& c) const;
+  static bool spheresTouch(const Hot& a, const Hot& b) {
+    const Real rs = a.radius + b.radius;
+    const Real dx = a.center.x() - b.center.x();
+    const Real dy = a.center.y() - b.center.y();
+    const Real dz = a.center.z() - b.center.z();
+    return dx * dx + dy * dy + dz * dz <= rs * rs;
+  }
+
+  Real cellSize_ = 1.0;
+  Real invCell_ = 1.0;
+  Real maxRadius_ = 0.0;
+  int reach_ = 1;
+  bool dense_ = true;
+  Vec3 origin_ = Vec3::Zero();
+  Cell lo_{};  ///< occupied cell range
+  Cell hi_{};
+  std::array<std::int64_t, 3> dims_{};
+  int hashShift_ = 63;
+  std::vector<Hot> hot_;  ///< items in cell order
+  std::vector<Cold> cold_;
+  std::vector<std::uint32_t> start_;  ///< per slot: first item (size slots + 1)
+  std::vector<std::uint64_t> slot_;   ///< per input item during the build
+  std::vector<Cell> cellTmp_;
+  std::vector<std::array<std::int32_t, 3>> halfShell_;  ///< neighbour offsets (hashed grids)
+  std::vector<std::array<std::int32_t, 2>> rows_;       ///< (dy, dz) of whole rows (dense grids)
+};
+
+template <class F>
+void CellList::forEachPair(F&& f) const {
+  const std::size_t n = hot_.size();
+  // Tests item a against items [b0, b1); `cell` (hashed grids) restricts b to one cell.
+  // Local pointers: the callback writes to memory, which would otherwise force reloads.
+  const Hot* const hot = hot_.data();
+  const Cold* const cold = cold_.data();
+  // Hits are collected without branching (the sphere test passes at random, which a branch
+  // would mispredict) and reported in a second, short loop.
+  constexpr std::size_t kChunk = 32;
+  std::array<std::uint32_t, kChunk> hits{};
+  auto scan = [&](std::size_t a, std::size_t b0, std::size_t b1, const Cell* cell) {
+    const Hot ha = hot[a];
+    const Cold ca = cold[a];
+    for (std::size_t c0 = b0; c0 < b1; c0 += kChunk) {
+      const std::size_t c1 = std::min(b1, c0 + kChunk);
+      std::size_t m = 0;
+      for (std::size_t b = c0; b < c1; ++b) {
+        hits[m] = static_cast<std::uint32_t>(b);
+        m += spheresTouch(ha, hot[b]) ? 1 : 0;
+      }
+      for (std::size_t k = 0; k < m; ++k) {
+        const Cold& cb = cold[hits[k]];
+        if ((ca.simulated || cb.simulated) && (cell == nullptr || cb.cell == *cell)) {
+          f(ca.id, cb.id, ca.simulated != 0, cb.simulated != 0);
+        }
+      }
+    }
+  };
+  if (dense_) {
+    // Walk the cells row by row. Cells along x are consecutive slots: the half shell is the
+    // rest of the own row (this cell's later items and cells x+1..x+reach) plus whole rows
+    // x-reach..x+reach at the (dy, dz) offsets in rows_.
+    const std::uint32_t* const start = start_.data();
+    const std::int64_t nx = dims_[0];
+    const std::int64_t ny = dims_[1];
+    const std::int64_t nz = dims_[2];
+    for (std::int64_t z = 0; z < nz; ++z) {
+      for (std::int64_t y = 0; y < ny; ++y) {
+        const std::int64_t rowBase = (z * ny + y) * nx;
+        for (std::int64_t x = 0; x < nx; ++x) {
+          const std::uint32_t i0 = start[rowBase + x];
+          const std::uint32_t i1 = start[rowBase + x + 1];
+          if (i0 == i1) {
+            continue;
+          }
+          const std::int64_t xa = std::max<std::int64_t>(x - reach_, 0);
+          const std::int64_t xb = std::min<std::int64_t>(x + reach_, nx - 1);
+          const std::uint32_t ownEnd = start[rowBase + xb + 1];
+          for (std::size_t a = i0; a < i1; ++a) {
+            scan(a, a + 1, ownEnd, nullptr);
+          }
+          for (const auto& row : rows_) {
+            const std::int64_t yy = y + row[0];
+            const std::int64_t zz = z + row[1];
+            if (yy < 0 || yy >= ny || zz >= nz) {
+              continue;
+            }
+            const std::int64_t base = (zz * ny + yy) * nx;
+            const std::uint32_t b0 = start[base + xa];
+            const std::uint32_t b1 = start[base + xb + 1];
+            if (b0 == b1) {
+              continue;
+            }
+            for (std::size_t a = i0; a < i1; ++a) {
+              scan(a, b0, b1, nullptr);
+            }
+          }
+        }
+      }
+    }
+    return;
+  }
+  // Hashed cells: groups of consecutive items of one cell (a cell may form several groups when
+  // it shares its slot with another cell); neighbours are looked up cell by cell.
+  std::size_t i = 0;
+  while (i < n) {
+    const Cell c = cold_[i].cell;
+    std::size_t groupEnd = i + 1;
+    while (groupEnd < n && cold_[groupEnd].cell == c) {
+      ++groupEnd;
+    }
+    const std::uint64_t own = slotOf(c);
+    for (std::size_t a = i; a < groupEnd; ++a) {
+      scan(a, a + 1, start_[own + 1], &c);
+    }
+    for (const auto& off : halfShell_) {
+      const Cell d{c[0] + off[0], c[1] + off[1], c[2] + off[2]};
+      if (!inRange(d)) {
+        continue;
+      }
+      const std::uint64_t sd = slotOf(d);
+      for (std::size_t a = i; a < groupEnd && start_[sd] < start_[sd + 1]; ++a) {
+        scan(a, start_[sd], start_[sd + 1], &d);
+      }
+    }
+    i = groupEnd;
+  }
+}
+
+template <class F>
+void CellList::forEachInBox(const Aabb& box, F&& f) const {
+  if (hot_.empty()) {
+    return;
+  }
+  auto meets = [&](const Hot& h) {
+    const Vec3 q = h.center.cwiseMax(box.lo).cwiseMin(box.hi);
+    return (q - h.center).squaredNorm() <= h.radius * h.radius;
+  };
+  // Items are binned by centre: widen the box by the largest radius to find their cells.
+  Aabb wide = box;
+  wide.inflate(maxRadius_);
+  const Cell a = cellOf(wide.lo);
+  const Cell b = cellOf(wide.hi);
+  Cell lo;
+  Cell hi;
+  std::int64_t cells = 1;
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = std::max(a[k], lo_[k]);
+    hi[k] = std::min(b[k], hi_[k]);
+    cells *= std::max<std::int64_t>(0, std::int64_t{hi[k]} - lo[k] + 1);
+  }
+  if (cells == 0) {
+    return;
+  }
+  if (cells > static_cast<std::int64_t>(hot_.size())) {
+    for (std::size_t k = 0; k < hot_.size(); ++k) {
+      if (meets(hot_[k])) {
+        f(cold_[k].id, cold_[k].simulated != 0);
+      }
+    }
+    return;
+  }
+  for (std::int32_t z = lo[2]; z <= hi[2]; ++z) {
+    for (std::int32_t y = lo[1]; y <= hi[1]; ++y) {
+      for (std::int32_t x = lo[0]; x <= hi[0]; ++x) {
+        const Cell c{x, y, z};
+        const std::uint64_t s = slotOf(c);
+        for (std::uint32_t k = start_[s]; k < start_[s + 1]; ++k) {
+          if ((dense_ || cold_[k].cell == c) && meets(hot_[k])) {
+            f(cold_[k].id, cold_[k].simulated != 0);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace grain::collision
