@@ -318,10 +318,10 @@ TEST_F(Convert, XdmfAndHdf5ReadBack) {
 TEST_F(Convert, GridConservesTheSolidVolume) {
   const fs::path out = dir_ / "grid.h5";
   const Exec r = convert("grid -q " + simFile().string() + " -s " + scene().string() +
-                         " -b 0:* --min -1,-1,0 --max 1.5,1.5,2 --dims 5,5,4 --samples 4 " +
+                         " -b 0:* --min -2,-2,1 --max 2,2,4 --dims 8,8,6 --samples 8 " +
                          "--last 0 -o " + out.string());
   ASSERT_EQ(r.exitCode, 0) << r.output;
-  EXPECT_EQ(h5Dims(out, "/velocity"), (std::vector<hsize_t>{1, 5, 5, 4, 3}));
+  EXPECT_EQ(h5Dims(out, "/velocity"), (std::vector<hsize_t>{1, 8, 8, 6, 3}));
   const auto frac = h5Doubles(out, "/solid_fraction");
   double v = 0.0;
   for (const double f : frac) {
@@ -335,10 +335,10 @@ TEST_F(Convert, GridConservesTheSolidVolume) {
 #endif
 
 TEST_F(Convert, AnalyzeMeasures) {
-  // Crossing of z = 0.6 downwards: sphere i crosses when z0_i - 5 t^2 = 0.6.
+  // Crossing of z = 2.2 downwards: sphere i crosses when z0_i - 5 t^2 = 2.2.
   const fs::path c = dir_ / "crossing.csv";
   const Exec r = convert("analyze crossing -q " + simFile().string() +
-                         " -b 0:* --point 0,0,0.6 --normal 0,0,-1 -o " + c.string());
+                         " -b 0:* --point 0,0,2.2 --normal 0,0,-1 -o " + c.string());
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("flow duration"), std::string::npos) << r.output;
   io::SimFileReader reader;
@@ -352,7 +352,7 @@ TEST_F(Convert, AnalyzeMeasures) {
     std::size_t expected = 0;
     for (const auto& b : s0.bodies) {
       if (bodyGroup(b.id) == 0) {
-        expected += (b.position.z() - 5.0 * row[0] * row[0] <= 0.6 + 1e-9) ? 1 : 0;
+        expected += (b.position.z() - 5.0 * row[0] * row[0] <= 2.2 + 1e-9) ? 1 : 0;
       }
     }
     EXPECT_EQ(row[2], expected) << "t = " << row[0];

@@ -57,7 +57,8 @@ void writeFile(const fs::path& f, const std::string& text) {
   std::ofstream(f) << text;
 }
 
-/// 30 spinning bodies in free flight (no contacts), warm start on, every 5th step recorded.
+/// 30 spinning bricks dropped onto a floor (they land after about 0.2 s, so restarts happen
+/// with contacts and a non-empty warm-start cache), every 5th step recorded.
 std::string scene(double endTime) {
   std::ostringstream s;
   s << R"(<?xml version="1.0"?>
@@ -84,8 +85,18 @@ std::string scene(double endTime) {
         <Material distribute="uniform" id="0"/>
         <InitialCondition type="posvel">
           <InitialPosition distribute="grid" gridSizeX="5" gridSizeY="3" distance="0.5"
-              translation="0 0 3" jitter="true" delta="0.05" seed="11"/>
+              translation="0 0 0.4" jitter="true" delta="0.05" seed="11"/>
           <InitialVelocity distribute="transrot"><Vel transDir="1 0.5 0" absTransVel="0.7" rotDir="1 2 3" absRotVel="4"/></InitialVelocity>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+    <RigidBodies name="floor" instances="1" groupId="3">
+      <Geometry><Halfspace distribute="uniform" normal="0 0 1"/></Geometry>
+      <DynamicProperties>
+        <DynamicState type="static"/>
+        <Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="transforms"><Pos><Trafo trans="0 0 0" axis="1 0 0" deg="0"/></Pos></InitialPosition>
         </InitialCondition>
       </DynamicProperties>
     </RigidBodies>
@@ -160,16 +171,24 @@ void expectRestartIsBitIdentical(const std::string& name,
   for (std::size_t k = 0; k < steps.size(); ++k) {
     EXPECT_EQ(steps[k], k + 1);
   }
-  // Closed form of the free flight of the centre of mass: r(t) = r0 + v0 t + g t^2 / 2.
-  const io::SimState s0 = rb.readState(0);
+  // The bricks have landed: the restart happened with contacts (and warm-start data).
   const io::SimState s10 = rb.readState(10);
-  const Vec3 g = 9.81 * Vec3(0, 0.2, -1).normalized();
-  for (const auto& b0 : s0.bodies) {
-    const io::SimBodyState* b1 = s10.find(b0.id);
-    ASSERT_NE(b1, nullptr);
-    const double t = s10.time;
-    EXPECT_LT((b1->position - (b0.position + b0.velocity * t + 0.5 * g * t * t)).norm(), 1e-9);
+  for (const auto& body : s10.bodies) {
+    EXPECT_GT(body.position.z(), 0.0);
+    EXPECT_LT(body.position.z(), 0.2);
   }
+  std::ifstream log(part / "SimData.dat");
+  std::string line;
+  std::string last;
+  while (std::getline(log, line)) {
+    if (!line.empty()) last = line;
+  }
+  std::istringstream fields(last);
+  std::string field;
+  std::vector<std::string> cols;
+  while (std::getline(fields, field, '\t')) cols.push_back(field);
+  ASSERT_GT(cols.size(), 13u);
+  EXPECT_GT(std::stoul(cols[13]), 0u) << "no contacts in the last step: " << last;
 }
 
 TEST(Restart, ContinuedRunIsBitIdentical) {

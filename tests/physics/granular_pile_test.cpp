@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+// Many-body checks: a granular pile settles inside its box, and all prox methods agree on the
+// (unique, frictionless) velocities of a dense packing.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "physics_fixture.hpp"
+
+namespace grain {
+namespace {
+
+using testing::addSimulated;
+using testing::addStatic;
+using testing::makeSystem;
+
+constexpr Real kHalfWidth = 0.1;
+
+/// Spheres of radius 0.008-0.012 on a jittered grid above a floor, inside four walls.
+DynamicsSystem makePile(int count, Real mu, unsigned seed) {
+  DynamicsSystem sys = makeSystem(mu, 0.0);
+  addStatic(sys, 0, Halfspace{Vec3::UnitZ()}, Vec3::Zero());
+  addStatic(sys, 1, Halfspace{-Vec3::UnitX()}, Vec3(kHalfWidth, 0, 0));
+  addStatic(sys, 2, Halfspace{Vec3::UnitX()}, Vec3(-kHalfWidth, 0, 0));
+  addStatic(sys, 3, Halfspace{-Vec3::UnitY()}, Vec3(0, kHalfWidth, 0));
+  addStatic(sys, 4, Halfspace{Vec3::UnitY()}, Vec3(0, -kHalfWidth, 0));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<Real> radius(0.008, 0.012);
+  std::uniform_real_distribution<Real> jitter(-0.002, 0.002);
+  const int perLayer = 7;
+  for (int i = 0; i < count; ++i) {
+    const int ix = i % perLayer;
+    const int iy = (i / perLayer) % perLayer;
+    const int iz = i / (perLayer * perLayer);
+    const Vec3 pos(-0.075 + 0.025 * ix + jitter(rng), -0.075 + 0.025 * iy + jitter(rng),
+                   0.02 + 0.026 * iz);
+    const Real r = radius(rng);
+    addSimulated(sys, static_cast<std::uint32_t>(i), Sphere{r}, 2500.0 * 4.18879 * r * r * r,
+                 pos);
+  }
+  return sys;
+}
+
+TEST(GranularPile, SettlesInsideItsBox) {
+  DynamicsSystem sys = makePile(300, 0.4, 7);
+  StepperSettings settings;
+  settings.deltaT = 1e-3;
+  settings.solver.alphaSorProx = 1.2;
+  settings.solver.maxIter = 300;
+  settings.solver.absTol = 1e-7;
+  settings.solver.relTol = 1e-7;
+  MoreauStepper stepper(settings);
+  StepStats last;
+  Real maxPenetration = 0.0;
+  for (int k = 0; k < 1500; ++k) {
+    last = stepper.step(sys);
+    maxPenetration = std::max(maxPenetration, last.maxPenetration);
+  }
+  const auto& b = sys.bodies;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!b.isSimulated(i)) {
+      continue;
+    }
+    const Vec3& x = b.positions()[i];
+    const Real r = b.boundingRadii()[i];
+    EXPECT_LT(std::abs(x.x()), kHalfWidth - 0.9 * r) << "body " << i;
+    EXPECT_LT(std::abs(x.y()), kHalfWidth - 0.9 * r) << "body " << i;
+    EXPECT_GT(x.z(), 0.9 * r) << "body " << i;
+    EXPECT_LT(x.z(), 0.2) << "body " << i;
+  }
+  // Settled: mean speed far below the impact speed of the fall (~1 m/s).
+  const Real totalMass = [&] {
+    Real m = 0.0;
+    for (Real mi : b.masses()) m += mi;
+    return m;
+  }();
+  const Real meanSpeed = std::sqrt(2.0 * last.kineticEnergy / totalMass);
+  EXPECT_LT(meanSpeed, 0.01);
+  EXPECT_GT(last.contacts, 300u);
+  EXPECT_LT(maxPenetration, 0.3 * 0.008);
+}
+
+TEST(GranularPile, ProxMethodsAgreeOnFrictionlessVelocities) {
+  DynamicsSystem settled = makePile(98, 0.0, 3);
+  {
+    StepperSettings settings;
+    settings.deltaT = 1e-3;
+    settings.solver.maxIter = 200;
+    MoreauStepper stepper(settings);
+    for (int k = 0; k < 400; ++k) {
+      stepper.step(settled);
+    }
+  }
+  std::vector<std::vector<Vec3>> results;
+  for (SolverMethod method : {SolverMethod::SorContact, SolverMethod::SorFull,
+                              SolverMethod::SorNormalTangential, SolverMethod::Jor}) {
+    DynamicsSystem sys = settled;
+    StepperSettings settings = testing::tightSettings(1e-3, method);
+    settings.solver.maxIter = 200000;
+    settings.solver.absTol = 1e-13;
+    settings.solver.relTol = 1e-11;
+    MoreauStepper stepper(settings);
+    const StepStats s = stepper.step(sys);
+    EXPECT_TRUE(s.converged) << toString(method);
+    EXPECT_GT(s.contacts, 50u);
+    results.push_back(sys.bodies.velocities());
+  }
+  for (std::size_t m = 1; m < results.size(); ++m) {
+    for (std::size_t i = 0; i < results[0].size(); ++i) {
+      EXPECT_NEAR((results[m][i] - results[0][i]).norm(), 0.0, 1e-7) << "method " << m << " body " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace grain
