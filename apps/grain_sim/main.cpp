@@ -3,14 +3,17 @@
 //
 //   grain-sim -s scene.xml -g OUTDIR [-m MEDIADIR]
 //
-// Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, SimData.dat}.
+// Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, EffectiveScene.xml,
+// SimData.dat}.
 // Exit codes: 0 finished, 1 runtime failure, 2 bad command line or scene, 3 stopped by a signal.
-#include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
+
+#include <boost/program_options.hpp>
 
 #include <grain/app/progress.hpp>
 #include <grain/app/run_directory.hpp>
@@ -101,10 +104,10 @@ void printSummary(const grain::io::SceneDescription& scene) {
       "absTol %g relTol %g percussionCache %d driftCorrection %d (alpha %g)\n",
       std::string(toString(s.method)).c_str(), s.alphaSorProx, s.alphaJorProx,
       std::string(toString(s.rStrategy)).c_str(), std::string(toString(s.subMethodUcf)).c_str(),
-      std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol,
-      s.relTol, s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
-  const char* mode = scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput"
-                                                                              : "every X steps";
+      std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol, s.relTol,
+      s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
+  const char* mode =
+      scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput" : "every X steps";
   std::printf("recorder   %s (X = %llu)\n", mode,
               static_cast<unsigned long long>(scene.recorder.everyXStep));
   for (const auto& w : scene.warnings) {
@@ -119,17 +122,33 @@ void printSummary(const grain::io::SceneDescription& scene) {
   }
 }
 
+void writeText(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  if (!out) {
+    throw grain::Error("cannot write " + file.string());
+  }
+}
+
 int run(const Options& opt) {
   // Everything that can fail on bad input happens before the output folder is created.
   grain::io::SceneLoadOptions loadOptions;
   loadOptions.mediaDirectory = opt.mediaDir;
-  grain::io::SceneDescription scene = grain::io::loadScene(opt.scene, loadOptions);
+  grain::io::SceneDescription scene =
+      grain::io::loadSceneFromString(grain::io::readSceneText(opt.scene), opt.scene, loadOptions);
   grain::MoreauStepper stepper(scene.stepper);
   printSummary(scene);
 
   const fs::path record = grain::app::createRecordDirectory(opt.outDir);
   gOutputCreated = true;
-  fs::copy_file(opt.scene, record / "SceneFile.xml", fs::copy_options::overwrite_existing);
+  // The scene as read, and the effective configuration beside it.
+  writeText(record / "SceneFile.xml", scene.text);
+  writeText(record / "EffectiveScene.xml", scene.effectiveXml);
+  // Printed without the file's header comment, which repeats the ignored list above.
+  const std::size_t body = scene.effectiveXml.find("<DynamicsSystem");
+  std::printf("effective configuration (also in %s):\n%s\n",
+              (record / "EffectiveScene.xml").c_str(),
+              scene.effectiveXml.substr(body == std::string::npos ? 0 : body).c_str());
 
   grain::DynamicsSystem& system = scene.system;
   grain::io::SimFileWriter sim;

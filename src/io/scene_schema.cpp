@@ -927,7 +927,25 @@ std::string_view closestName(std::string_view word, std::span<const std::string_
     return {};
   }
   const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
-  return bestDistance <= limit ? best : std::string_view();
+  if (bestDistance <= limit) {
+    return best;
+  }
+  // Else the only candidate that is a prefix of the word or has it as prefix ("homogeneous"
+  // for "homogen"), ignoring case.
+  std::string_view prefixMatch;
+  int prefixMatches = 0;
+  for (const std::string_view c : candidates) {
+    const std::size_t n = std::min(word.size(), c.size());
+    bool prefix = n >= 3;
+    for (std::size_t i = 0; prefix && i < n; ++i) {
+      prefix = lower(word[i]) == lower(c[i]);
+    }
+    if (prefix) {
+      prefixMatch = c;
+      ++prefixMatches;
+    }
+  }
+  return prefixMatches == 1 ? prefixMatch : std::string_view();
 }
 
 std::string_view toString(AttrType t) {

@@ -133,8 +133,9 @@ std::string checkValue(const AttributeSpec& spec, std::string_view text);
 bool acceptsValue(const AttributeSpec& spec, std::string_view text);
 
 /// The candidate closest to `word` (Levenshtein distance, case-insensitive), if it is close
-/// enough to be a likely misspelling (distance <= max(1, |word| / 3), or equal ignoring case);
-/// "" otherwise.
+/// enough to be a likely misspelling (distance <= max(1, |word| / 3)), else the only candidate
+/// that is a prefix of `word` or starts with it (at least 3 characters, ignoring case); ""
+/// otherwise.
 std::string_view closestName(std::string_view word, std::span<const std::string_view> candidates);
 
 /// Names for generated documentation ("real", "> 0", ...).

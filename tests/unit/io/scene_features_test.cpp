@@ -601,9 +601,11 @@ TEST(AnimatedBodies, SphereOnMovingFloorIsCarriedAlong) {
     expectVecNear(b.velocities()[ball], Vec3(2.0 / 7.0 * 0.2, 0, 0), 1e-9);
     expectVecNear(b.velocities()[belt], Vec3(0.2, 0, 0));  // the belt is not pushed back
   }
+}
 
-  // The whole stepper, once collision detection finds the contact.
+TEST(AnimatedBodies, SphereOnMovingFloorIsCarriedAlongByTheStepper) {
   SceneDescription run = load(beltScene("0.2 0 0"));
+  const std::size_t ball = *run.system.bodies.indexOf(makeBodyId(0, 0));
   MoreauStepper stepper(run.stepper);
   stepper.step(run.system);
   if (stepper.contacts().empty()) {

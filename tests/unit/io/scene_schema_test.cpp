@@ -199,6 +199,10 @@ TEST(SceneSchema, ClosestName) {
   EXPECT_EQ(closestName("distribut", names), "distribute");
   EXPECT_EQ(closestName("maxradius", names), "maxRadius");
   EXPECT_EQ(closestName("color", names), "");
+  EXPECT_EQ(closestName("distributeBodies", names), "distribute");
+  EXPECT_EQ(closestName("rad", names), "radius");
+  EXPECT_EQ(closestName("Scene", std::vector<std::string_view>{"SceneSettings", "SceneObjects"}),
+            "");  // ambiguous
   EXPECT_EQ(closestName("x", std::vector<std::string_view>{}), "");
 }
 
