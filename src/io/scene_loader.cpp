@@ -621,6 +621,36 @@ class SceneBuilder {
     return it->second.shape;
   }
 
+  /// Every id a GlobalGeomId can give is defined, with a shape the bodies may have.
+  void checkGlobalIds(const Element& g, const BodyGroup& group, const GroupShapes& shapes) const {
+    std::uint64_t first = shapes.globalId;
+    std::uint64_t last = shapes.globalId;
+    std::string range;
+    if (shapes.kind == GroupShapes::Kind::GlobalLinear) {
+      first = shapes.startId;
+      last = first + group.count - 1;
+      range = "startId .. startId + instances - 1 = ";
+    } else if (shapes.kind == GroupShapes::Kind::GlobalRandom) {
+      first = shapes.startId;
+      last = shapes.endId;
+      range = "startId .. endId = ";
+    }
+    const char* attr = shapes.kind == GroupShapes::Kind::GlobalUniform ? "id" : "startId";
+    for (std::uint64_t id = first; id <= last; ++id) {
+      const auto it = globals_.find(static_cast<std::uint32_t>(id));
+      if (it == globals_.end()) {
+        g.failAt(attr, range.empty()
+                           ? "global geometry id " + std::to_string(id) +
+                                 " is not defined in GlobalGeometries"
+                           : "global geometry ids " + range + std::to_string(first) + " .. " +
+                                 std::to_string(last) + " must be defined in GlobalGeometries; " +
+                                 std::to_string(id) + " is not");
+      }
+      checkMotionAllowsShape(g, group, it->second.element,
+                             " (global geometry " + std::to_string(id) + ")");
+    }
+  }
+
   static void checkMotionAllowsShape(const Element& g, const BodyGroup& group,
                                      std::string_view shapeElement, const std::string& what) {
     if (group.motion == BodyMotion::Simulated &&
@@ -723,6 +753,7 @@ class SceneBuilder {
                                 " < " + g.string("startId") + ")");
         }
       }
+      checkGlobalIds(g, group, shapes);
       return shapes;
     }
     checkMotionAllowsShape(g, group, g.name(), "");

@@ -543,7 +543,7 @@ using E = ElementSpec;
 
 constexpr ElementSpec kElements[] = {
     E{.name = "DynamicsSystem", .children = kRootChildren,
-      .doc = "root element; xmlns, xmlns:* and xsi:* attributes are accepted"},
+      .doc = "root element; besides the namespace declarations (the default namespace, if given, is SceneFile) and xsi:* attributes it has no attributes"},
     E{.name = "SceneSettings", .parent = "DynamicsSystem", .children = kSceneSettingsChildren,
       .doc = "simulation settings"},
     E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",

@@ -304,6 +304,11 @@ void Element::checkAttributes() const {
   const bool isRoot = node_.parent().type() == pugi::node_document;
   for (const pugi::xml_attribute a : node_.attributes()) {
     const std::string_view n = a.name();
+    if (isRoot && n == "xmlns" && std::string_view(a.value()) != schema::kNamespace) {
+      doc_->fail(doc_->lineOf(a, node_), path_,
+                 "the default namespace must be '" + std::string(schema::kNamespace) + "' (got '" +
+                     a.value() + "')");
+    }
     if (isRoot && (n == "xmlns" || n.starts_with("xmlns:") || n.starts_with("xsi:"))) {
       continue;
     }

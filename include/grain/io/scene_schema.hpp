@@ -104,6 +104,8 @@ struct ElementSpec {
   std::span<const ChildSpec> children = {};
   /// Exactly one of the children must be present (Geometry, GlobalSelectiveIds).
   bool exactlyOneChild = false;
+  /// Description. For an element with variants, that of the first variant describes the
+  /// element, those of the others their variant.
   std::string_view doc = {};
 };
 

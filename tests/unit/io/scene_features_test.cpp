@@ -243,8 +243,21 @@ TEST(GlobalGeometries, Errors) {
       loadError(scene(kGlobals,
                       bodies("line", 6, 0, R"(<GlobalGeomId distribute="linear" startId="10"/>)")))
           .first,
-      "SceneObjects/RigidBodies[name=\"line\"]/Geometry/GlobalGeomId: body (0,5) (index 5) refers "
-      "to global geometry id 15, which GlobalGeometries does not define");
+      "SceneObjects/RigidBodies[name=\"line\"]/Geometry/GlobalGeomId: global geometry ids startId "
+      ".. startId + instances - 1 = 10 .. 15 must be defined in GlobalGeometries; 15 is not");
+  EXPECT_EQ(
+      loadError(
+          scene(kGlobals,
+                bodies("r", 1, 0,
+                       R"(<GlobalGeomId distribute="random" startId="12" endId="16" seed="1"/>)")))
+          .first,
+      "SceneObjects/RigidBodies[name=\"r\"]/Geometry/GlobalGeomId: global geometry ids startId .. "
+      "endId = 12 .. 16 must be defined in GlobalGeometries; 15 is not");
+  EXPECT_EQ(loadError(scene(kGlobals,
+                            bodies("u", 1, 0, R"(<GlobalGeomId distribute="uniform" id="2"/>)")))
+                .first,
+            "SceneObjects/RigidBodies[name=\"u\"]/Geometry/GlobalGeomId: global geometry id 2 is "
+            "not defined in GlobalGeometries");
   EXPECT_EQ(loadError(scene(kGlobals, bodies("floor", 1, 0,
                                              R"(<GlobalGeomId distribute="uniform" id="1"/>)")))
                 .first,
