@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // grain-sim: serial simulation of a scene file.
 //
-//   grain-sim -s scene.xml -g OUTDIR [-m MEDIADIR]
+//   grain-sim -s scene.xml -g OUTDIR [-m MEDIADIR] [--set XPATH=VALUE ...] [--print-scene]
 //
 // Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, EffectiveScene.xml,
 // SimData.dat}.
@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <boost/program_options.hpp>
 
@@ -21,6 +22,7 @@
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/run_log.hpp>
 #include <grain/io/scene.hpp>
+#include <grain/io/scene_overrides.hpp>
 #include <grain/io/sim_file.hpp>
 #include <grain/io/version.hpp>
 
@@ -41,13 +43,16 @@ struct Options {
   fs::path scene;
   fs::path outDir = ".";
   fs::path mediaDir;
+  std::vector<std::string> overrides;  ///< --set XPATH=VALUE, in order
+  bool printScene = false;             ///< --print-scene
 };
 
 /// Parses the command line; returns false if the program should exit with `exitCode`.
 bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
   po::options_description desc(
       "grain-sim: simulate a scene file\n\n"
-      "usage: grain-sim -s SCENE.xml [-g OUTDIR] [-m MEDIADIR]\n\noptions");
+      "usage: grain-sim -s SCENE.xml [-g OUTDIR] [-m MEDIADIR] [--set XPATH=VALUE]... "
+      "[--print-scene]\n\noptions");
   // clang-format off
   desc.add_options()
       ("help,h", "print this help and exit")
@@ -58,7 +63,13 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
       ("local-path,l", po::value<std::vector<std::string>>()->multitoken(),
        "per-process folders (accepted for GRSF compatibility; serial runs use -g)")
       ("media-path,m", po::value<std::string>(),
-       "base folder of relative mesh paths (default: the scene file's folder)");
+       "base folder of relative mesh paths (default: the scene file's folder)")
+      ("set", po::value<std::vector<std::string>>()->composing(),
+       "XPATH=VALUE: set the attributes the XPath (1.0, relative to the root element) selects, "
+       "before the scene is read, e.g. 'SceneSettings/TimeStepperSettings/@endTime=0.5' or "
+       "'SceneObjects/RigidBodies[@name=\"beads\"]/@instances=5000'; repeatable; an XPath "
+       "that matches nothing is an error")
+      ("print-scene", "write the scene (after --set) to stdout and exit");
   // clang-format on
   po::variables_map vm;
   try {
@@ -89,6 +100,10 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
   if (vm.count("media-path")) {
     opt.mediaDir = vm["media-path"].as<std::string>();
   }
+  if (vm.count("set")) {
+    opt.overrides = vm["set"].as<std::vector<std::string>>();
+  }
+  opt.printScene = vm.count("print-scene") > 0;
   return true;
 }
 
@@ -134,14 +149,24 @@ int run(const Options& opt) {
   // Everything that can fail on bad input happens before the output folder is created.
   grain::io::SceneLoadOptions loadOptions;
   loadOptions.mediaDirectory = opt.mediaDir;
-  grain::io::SceneDescription scene =
-      grain::io::loadSceneFromString(grain::io::readSceneText(opt.scene), opt.scene, loadOptions);
+  std::vector<grain::io::SceneOverride> overrides;
+  for (const std::string& arg : opt.overrides) {
+    overrides.push_back(grain::io::parseSceneOverride(arg));
+  }
+  const std::string text = grain::io::applySceneOverrides(grain::io::readSceneText(opt.scene),
+                                                          opt.scene.string(), overrides);
+  if (opt.printScene) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
+  // Messages name the scene file; the lines are those of the file (overrides keep them).
+  grain::io::SceneDescription scene = grain::io::loadSceneFromString(text, opt.scene, loadOptions);
   grain::MoreauStepper stepper(scene.stepper);
   printSummary(scene);
 
   const fs::path record = grain::app::createRecordDirectory(opt.outDir);
   gOutputCreated = true;
-  // The scene as read, and the effective configuration beside it.
+  // The scene as read (after --set), and the effective configuration beside it.
   writeText(record / "SceneFile.xml", scene.text);
   writeText(record / "EffectiveScene.xml", scene.effectiveXml);
   // Printed without the file's header comment, which repeats the ignored list above.

@@ -803,6 +803,9 @@ class SceneBuilder {
       g.fail("missing required attribute 'deg' or 'rad' (required with rotAxis)");
     }
     t.rotation = quat::fromAxisAngle(g.vector3("rotAxis"), angle.value_or(0.0));
+    if (!angle) {
+      g.resolve("deg", "0");  // the effective configuration names the default rotation in full
+    }
     const std::string file = g.string("file");
     if (!meshSupportAvailable()) {
       g.failAt("file", "Mesh geometry needs Assimp, and this build of grain has no Assimp");
