@@ -660,7 +660,8 @@ constexpr ElementSpec kElements[] = {
       .variantValue = "not simulated", .attributes = kStateNotSimulated},
     E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
       .variantValue = "animated", .attributes = kStateAnimated,
-      .doc = "kinematic body; InitialVelocity is ignored for it"},
+      .doc = "kinematic body; InitialVelocity is ignored for it; like static bodies, animated "
+             "ones are not written to .sim files (their pose at time t follows from the scene)"},
     E{.name = "Mass", .parent = "DynamicProperties", .variantAttribute = "distribute", .variantValue = "uniform",
       .attributes = kMassUniform},
     E{.name = "Mass", .parent = "DynamicProperties", .variantAttribute = "distribute", .variantValue = "homogen",

@@ -442,6 +442,10 @@ std::string occurs(std::uint32_t minOccurs, std::uint32_t maxOccurs) {
 
 std::string childElement(const ChildSpec& c, std::string_view parent, std::uint32_t minOccurs,
                          std::uint32_t maxOccurs, const std::string& indent) {
+  if (c.use == ChildUse::Unsupported) {
+    throw std::logic_error("scene schema: unsupported child <" + std::string(c.name) +
+                           "> has no schema type");
+  }
   const std::string type =
       c.use == ChildUse::IgnoredGui ? std::string("GuiOnly") : typeName(c.name, parent);
   return indent + "<xs:element name=\"" + std::string(c.name) + "\" type=\"sf:" + type + "\"" +

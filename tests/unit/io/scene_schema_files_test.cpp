@@ -2,6 +2,7 @@
 // The committed schema and format reference equal the generator's output, and the schema
 // (checked with xmllint from libxml2) accepts the example scenes and rejects what the reader
 // rejects.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
