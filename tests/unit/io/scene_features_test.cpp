@@ -620,17 +620,19 @@ TEST(AnimatedBodies, SphereOnMovingFloorIsCarriedAlongByTheStepper) {
   SceneDescription run = load(beltScene("0.2 0 0"));
   const std::size_t ball = *run.system.bodies.indexOf(makeBodyId(0, 0));
   MoreauStepper stepper(run.stepper);
-  stepper.step(run.system);
-  if (stepper.contacts().empty()) {
-    GTEST_SKIP() << "collision detection finds no contacts in this build";
-  }
-  for (int s = 1; s < 50; ++s) {
+  bool anyContact = false;
+  for (int s = 0; s < 50; ++s) {
     stepper.step(run.system);
+    anyContact = anyContact || !stepper.contacts().empty();
+  }
+  if (!anyContact) {
+    GTEST_SKIP() << "collision detection finds no contacts in this build";
   }
   const BodyStorage& b = run.system.bodies;
   EXPECT_NEAR(b.velocities()[ball].x(), 2.0 / 7.0 * 0.2, 1e-6);
-  // The first step moves the ball for half a step only (r^M = r^S + dt/2 v^S with v^S = 0).
-  EXPECT_NEAR(b.positions()[ball].x(), 2.0 / 7.0 * 0.2 * 49.5 * 0.01, 1e-5);
+  // Rolling at 2/7 of the belt speed from the first step or so on (the first step moves the
+  // ball for half a step only: r^M = r^S + dt/2 v^S with v^S = 0).
+  EXPECT_NEAR(b.positions()[ball].x(), 2.0 / 7.0 * 0.2 * 49.5 * 0.01, 2.0 / 7.0 * 0.2 * 0.01);
   EXPECT_GT(b.positions()[ball].z(), 0.09);
 }
 
