@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: MIT
 // grain-sim: serial simulation of a scene file.
 //
-//   grain-sim -s scene.xml -g OUTDIR [-m MEDIADIR]
-//   grain-sim --restart OUTDIR/SimFiles/SimDataRECORD_<n>     (continue a stopped run)
+//   grain-sim -s scene.xml -g OUTDIR [-m MEDIADIR] [--set XPATH=VALUE ...] [--print-scene]
+//   grain-sim --restart OUTDIR/SimFiles/SimDataRECORD_<n> [--set XPATH=VALUE ...]
+//             (continue a stopped run, e.g. with a later endTime)
 //
-// Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, SimData.dat}.
+// Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, EffectiveScene.xml,
+// SimData.dat}.
 // Exit codes: 0 finished, 1 runtime failure, 2 bad command line or scene, 3 stopped by a signal.
-#include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
 
 #include <grain/app/progress.hpp>
 #include <grain/app/run_directory.hpp>
@@ -20,6 +25,7 @@
 #include <grain/io/restart.hpp>
 #include <grain/io/run_log.hpp>
 #include <grain/io/scene.hpp>
+#include <grain/io/scene_overrides.hpp>
 #include <grain/io/sim_file.hpp>
 #include <grain/io/version.hpp>
 
@@ -40,14 +46,18 @@ struct Options {
   fs::path scene;
   fs::path outDir = ".";
   fs::path mediaDir;
-  fs::path restart;  ///< record folder of a run to continue
+  fs::path restart;                    ///< record folder of a run to continue
+  std::vector<std::string> overrides;  ///< --set XPATH=VALUE, in order
+  bool printScene = false;             ///< --print-scene
 };
 
 /// Parses the command line; returns false if the program should exit with `exitCode`.
 bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
   po::options_description desc(
       "grain-sim: simulate a scene file\n\n"
-      "usage: grain-sim -s SCENE.xml [-g OUTDIR] [-m MEDIADIR]\n\noptions");
+      "usage: grain-sim -s SCENE.xml [-g OUTDIR] [-m MEDIADIR] [--set XPATH=VALUE]... "
+      "[--print-scene]\n"
+      "       grain-sim --restart RECORD_DIR [--set XPATH=VALUE]...\n\noptions");
   // clang-format off
   desc.add_options()
       ("help,h", "print this help and exit")
@@ -61,7 +71,13 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
        "base folder of relative mesh paths (default: the scene file's folder)")
       ("restart", po::value<std::string>(),
        "continue the run in RECORD_DIR (OUTDIR/SimFiles/SimDataRECORD_<n>) from the last "
-       "complete state of its SimState.sim, with its SceneFile.xml, appending to its files");
+       "complete state of its SimState.sim, with its SceneFile.xml, appending to its files")
+      ("set", po::value<std::vector<std::string>>()->composing(),
+       "XPATH=VALUE: set the attributes the XPath (1.0, relative to the root element) selects, "
+       "before the scene is read, e.g. 'SceneSettings/TimeStepperSettings/@endTime=0.5' or "
+       "'SceneObjects/RigidBodies[@name=\"beads\"]/@instances=5000'; repeatable; an XPath "
+       "that matches nothing is an error")
+      ("print-scene", "write the scene (after --set) to stdout and exit");
   // clang-format on
   po::variables_map vm;
   try {
@@ -82,6 +98,10 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
     exitCode = kExitOk;
     return false;
   }
+  if (vm.count("set")) {
+    opt.overrides = vm["set"].as<std::vector<std::string>>();
+  }
+  opt.printScene = vm.count("print-scene") > 0;
   if (vm.count("restart")) {
     opt.restart = vm["restart"].as<std::string>();
     if (vm.count("scene")) {
@@ -119,10 +139,10 @@ void printSummary(const grain::io::SceneDescription& scene) {
       "absTol %g relTol %g percussionCache %d driftCorrection %d (alpha %g)\n",
       std::string(toString(s.method)).c_str(), s.alphaSorProx, s.alphaJorProx,
       std::string(toString(s.rStrategy)).c_str(), std::string(toString(s.subMethodUcf)).c_str(),
-      std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol,
-      s.relTol, s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
-  const char* mode = scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput"
-                                                                              : "every X steps";
+      std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol, s.relTol,
+      s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
+  const char* mode =
+      scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput" : "every X steps";
   std::printf("recorder   %s (X = %llu)\n", mode,
               static_cast<unsigned long long>(scene.recorder.everyXStep));
   for (const auto& w : scene.warnings) {
@@ -137,11 +157,30 @@ void printSummary(const grain::io::SceneDescription& scene) {
   }
 }
 
+void writeText(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  if (!out) {
+    throw grain::Error("cannot write " + file.string());
+  }
+}
+
 int run(const Options& opt) {
   // Everything that can fail on bad input happens before the output folder is created.
   grain::io::SceneLoadOptions loadOptions;
   loadOptions.mediaDirectory = opt.mediaDir;
-  grain::io::SceneDescription scene = grain::io::loadScene(opt.scene, loadOptions);
+  std::vector<grain::io::SceneOverride> overrides;
+  for (const std::string& arg : opt.overrides) {
+    overrides.push_back(grain::io::parseSceneOverride(arg));
+  }
+  const std::string text = grain::io::applySceneOverrides(grain::io::readSceneText(opt.scene),
+                                                          opt.scene.string(), overrides);
+  if (opt.printScene) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+  }
+  // Messages name the scene file; the lines are those of the file (overrides keep them).
+  grain::io::SceneDescription scene = grain::io::loadSceneFromString(text, opt.scene, loadOptions);
   grain::MoreauStepper stepper(scene.stepper);
   printSummary(scene);
 
@@ -154,7 +193,9 @@ int run(const Options& opt) {
   if (opt.restart.empty()) {
     record = grain::app::createRecordDirectory(opt.outDir);
     gOutputCreated = true;
-    fs::copy_file(opt.scene, record / "SceneFile.xml", fs::copy_options::overwrite_existing);
+    // The scene as read (after --set), and the effective configuration beside it.
+    writeText(record / "SceneFile.xml", scene.text);
+    writeText(record / "EffectiveScene.xml", scene.effectiveXml);
     grain::io::writeRunInfo(record, opt.scene, opt.mediaDir);
     if (recording) {
       sim.open(record / "SimState.sim");
@@ -165,6 +206,11 @@ int run(const Options& opt) {
   } else {
     gOutputCreated = true;
     resume = grain::io::resumeRun(record, system, stepper, recording ? &sim : nullptr, log);
+    if (!opt.overrides.empty()) {
+      // Later restarts continue with the changed scene (e.g. a later endTime).
+      writeText(record / "SceneFile.xml", scene.text);
+      writeText(record / "EffectiveScene.xml", scene.effectiveXml);
+    }
     std::printf("restart    from state %zu at t = %.17g s (step %llu)\n", resume.stateIndex,
                 resume.time, static_cast<unsigned long long>(resume.step));
     for (const auto& m : resume.messages) {
@@ -172,6 +218,11 @@ int run(const Options& opt) {
     }
   }
   grain::io::WarmStartCheckpoint warmStart;
+  // Printed without the file's header comment, which repeats the ignored list above.
+  const std::size_t body = scene.effectiveXml.find("<DynamicsSystem");
+  std::printf("effective configuration (also in %s):\n%s\n",
+              (record / "EffectiveScene.xml").c_str(),
+              scene.effectiveXml.substr(body == std::string::npos ? 0 : body).c_str());
 
   grain::app::installStopHandlers();
   const double endTime = scene.stepper.endTime;

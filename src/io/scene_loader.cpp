@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <numbers>
 #include <set>
+#include <sstream>
 #include <utility>
 
 #include <grain/core/common/error.hpp>
@@ -11,7 +14,9 @@
 #include <grain/core/math/quaternion.hpp>
 #include <grain/io/body_random.hpp>
 #include <grain/io/mesh_loader.hpp>
+#include <grain/io/radius_distribution.hpp>
 #include <grain/io/scene.hpp>
+#include <grain/io/sim_file.hpp>
 
 #include "io/xml_reader.hpp"
 
@@ -76,6 +81,32 @@ struct GroupState {
         omegaBody(n, Vec3::Zero()) {}
 };
 
+/// A shape of GlobalGeometries.
+struct GlobalGeometry {
+  ShapeIndex shape = 0;
+  std::string element;  ///< "Sphere", "Box", ...
+  std::filesystem::path meshFile;
+  std::size_t line = 0;
+};
+
+/// How a group's bodies get their shapes.
+struct GroupShapes {
+  enum class Kind : std::uint8_t {
+    Shared,
+    RandomSphere,
+    GlobalUniform,
+    GlobalLinear,
+    GlobalRandom
+  };
+  Kind kind = Kind::Shared;
+  ShapeIndex shared = 0;
+  std::uint32_t globalId = 0;  ///< GlobalUniform
+  std::optional<RadiusDistribution> radii;
+  std::uint32_t seed = 0;
+  std::uint32_t startId = 0;
+  std::uint32_t endId = 0;
+};
+
 class SceneBuilder {
  public:
   SceneBuilder(const XmlDocument& doc, Diagnostics& diag, SceneDescription& out,
@@ -90,15 +121,36 @@ class SceneBuilder {
           "the root element must be <DynamicsSystem> (got <" + std::string(root.name()) + ">)");
     }
     const Element rootElement(doc_, diag_, root, "");
-    readSceneSettings(*rootElement.child("SceneSettings"));
+    // Every element and attribute is checked first (in document order), so that format errors
+    // are reported before any expensive work, and also in parts that are not read.
+    checkTree(rootElement);
+    const Element settings = *rootElement.child("SceneSettings");
+    readSceneSettings(settings);
     if (const auto objects = rootElement.child("SceneObjects")) {
       for (const Element& rb : objects->children("RigidBodies")) {
         readRigidBodies(rb);
       }
     }
+    // After the bodies (GRSF's "post" settings): states from a .sim file.
+    if (const auto ic = settings.child("GlobalInitialCondition")) {
+      readGlobalInitialCondition(*ic);
+    }
+    if (out_.system.time > out_.stepper.endTime) {
+      settings.child("TimeStepperSettings")
+          ->failAt("endTime", "attribute 'endTime' (" + detail::formatReal(out_.stepper.endTime) +
+                                  " s) is before the start time " +
+                                  detail::formatReal(out_.system.time) +
+                                  " s taken from GlobalInitialCondition");
+    }
   }
 
  private:
+  static void checkTree(const Element& e) {
+    for (const Element& c : e.allChildren()) {
+      checkTree(c);
+    }
+  }
+
   // ---- SceneSettings --------------------------------------------------------------------------
 
   void readSceneSettings(const Element& s) {
@@ -113,7 +165,15 @@ class SceneBuilder {
         readForceField(f);
       }
     }
-    out_.hasMpiSettings = static_cast<bool>(s.node().child("MPISettings"));
+    if (const auto globals = s.child("GlobalGeometries")) {
+      readGlobalGeometries(*globals);
+    }
+    if (const auto sel = s.child("GlobalSelectiveIds")) {
+      readSelectiveIds(*sel);
+    }
+    if (const auto mpi = s.child("MPISettings")) {
+      readMpiSettings(*mpi);
+    }
   }
 
   void readTimeStepper(const Element& e) {
@@ -122,9 +182,6 @@ class SceneBuilder {
     if (const auto ref = e.child("SimulateFromReference")) {
       if (ref->boolean("enabled")) {
         ref->failAt("enabled", "<SimulateFromReference enabled=\"true\"> is not supported yet");
-      }
-      if (ref->has("type")) {
-        (void)ref->enumeration("type");
       }
       ref->markIgnored();
     }
@@ -198,7 +255,8 @@ class SceneBuilder {
         // 1/(sps dt) that is an integer up to rounding gives that integer.
         const Real x = 1.0 / (*sps * out_.stepper.deltaT);
         const Real steps = std::floor(x * (1.0 + 1e-9));
-        r.everyXStep = steps < 1.0 ? 1 : static_cast<std::uint64_t>(steps);
+        r.everyXStep = steps < 1.0 ? 1 : static_cast<std::uint64_t>(std::min(steps, 4e9));
+        e.resolve("everyXStep", std::to_string(r.everyXStep));
       } else {
         e.fail("mode=\"everyXTimeStep\" needs attribute 'everyXStep' or 'statesPerSecond'");
       }
@@ -241,15 +299,166 @@ class SceneBuilder {
   }
 
   void readForceField(const Element& e) {
-    (void)e.enumeration("type");  // only "gravity" is implemented
-    (void)e.enumeration("applyTo");
-    GravityField g;
-    g.value = e.real("value");
-    g.direction = e.vector3("direction").normalized();
-    out_.system.externalForces.addGravity(g);
+    if (e.spec().variantValue == "gravity") {
+      GravityField g;
+      g.value = e.real("value");
+      g.direction = e.vector3("direction").normalized();
+      out_.system.externalForces.addGravity(g);
+      return;
+    }
+    SphericalPulseField f;
+    f.seed = e.integer("seed");
+    f.boostTime = e.real("boostTime");
+    f.pauseTime = e.real("pauseTime");
+    f.amplitude = e.real("amplitude");
+    f.randomOn = e.boolean("randomOn");
+    f.minPoint = e.vector3("minPoint");
+    f.maxPoint = e.vector3("maxPoint");
+    f.startTime = e.real("startTime");
+    f.endTime = e.real("endTime");
+    if (!(f.minPoint.array() <= f.maxPoint.array()).all()) {
+      e.failAt("maxPoint", "attribute 'maxPoint' must be >= minPoint in every component (got " +
+                               e.string("maxPoint") + " < " + e.string("minPoint") + ")");
+    }
+    if (f.startTime > f.endTime) {
+      e.failAt("endTime", "attribute 'endTime' must be >= startTime (got " + e.string("endTime") +
+                              " < " + e.string("startTime") + ")");
+    }
+    atElement(e, [&] { out_.system.externalForces.addSphericalPulse(f); });
+  }
+
+  // ---- GlobalGeometries, GlobalSelectiveIds, MPISettings --------------------------------------
+
+  void addGlobalGeometry(const Element& g, std::uint32_t id, ShapeIndex shape,
+                         std::filesystem::path meshFile = {}) {
+    const auto [it, inserted] = globals_.emplace(
+        id, GlobalGeometry{shape, std::string(g.name()), std::move(meshFile), g.line()});
+    if (!inserted) {
+      g.failAt("id", "global geometry id " + std::to_string(id) + " is already used on line " +
+                         std::to_string(it->second.line));
+    }
+  }
+
+  void readGlobalGeometries(const Element& e) {
+    for (const Element& child : e.allChildren()) {
+      const Element* g = &child;
+      const std::string name(g->name());
+      const std::uint32_t id = g->integer("id");
+      if (name == "Sphere" && g->spec().variantValue == "random") {
+        const RadiusDistribution radii = readRadiusDistribution(*g);
+        const std::uint32_t instances = g->integer("instances");
+        if (std::uint64_t{id} + instances - 1 > 0xffffffffull) {
+          g->failAt("instances", "ids id .. id + instances - 1 exceed the 32-bit range");
+        }
+        const std::uint32_t seed = g->integer("seed");
+        for (std::uint32_t j = 0; j < instances; ++j) {
+          const ShapeIndex shape = out_.system.shapes.add(Sphere{radii.sample(seed, j)});
+          addGlobalGeometry(*g, id + j, shape);
+        }
+        continue;
+      }
+      std::filesystem::path meshFile;
+      const Shape shape = readShape(*g, meshFile);
+      const ShapeIndex index = atElement(*g, [&] { return out_.system.shapes.add(shape); });
+      addGlobalGeometry(*g, id, index, meshFile);
+    }
+  }
+
+  void readSelectiveIds(const Element& e) {
+    SelectiveIds sel;
+    if (const auto set = e.child("Set")) {
+      sel.set = set->bodyIds("value");
+      std::sort(sel.set.begin(), sel.set.end());
+    }
+    if (const auto range = e.child("Range")) {
+      const std::vector<BodyId> ids = range->bodyIds("value");
+      if (ids[0] > ids[1]) {
+        range->failAt("value", "attribute 'value' must give the first id before the second (got " +
+                                   range->string("value") + ")");
+      }
+      sel.ranges.emplace_back(ids[0], ids[1]);
+    }
+    out_.selectiveIds = std::move(sel);
+  }
+
+  void readMpiSettings(const Element& e) {
+    MpiSettings m;
+    const Element pt = *e.child("ProcessTopology");
+    m.mode =
+        pt.spec().variantValue == "static" ? MpiSettings::Mode::Static : MpiSettings::Mode::Dynamic;
+    if (m.mode == MpiSettings::Mode::Dynamic) {
+      m.policy = pt.enumeration("policy") == "bodyLimit" ? MpiSettings::Policy::BodyLimit
+                                                         : MpiSettings::Policy::AlwaysRebuild;
+      m.policyCheckEveryXTimeStep = pt.integer("policyCheckEveryXTimeStep");
+      m.bodyLimit = pt.integer("bodyLimit");
+    }
+    m.doLocalComputations = pt.boolean("doLocalComputations");
+
+    const Element t = *pt.child("Topology");
+    MpiTopology& topo = m.topology;
+    topo.type =
+        t.spec().variantValue == "grid" ? MpiTopology::Type::Grid : MpiTopology::Type::KdTree;
+    const std::string mode = t.enumeration("buildMode");
+    topo.buildMode = mode == "AABB"          ? MpiTopology::BuildMode::Aabb
+                     : mode == "binetTensor" ? MpiTopology::BuildMode::BinetTensor
+                     : mode == "predefined"  ? MpiTopology::BuildMode::Predefined
+                                             : MpiTopology::BuildMode::Mvbb;
+    topo.minCellSize = t.real("minCellSize");
+    if (topo.type == MpiTopology::Type::Grid) {
+      topo.dimension = t.integerVector3("dimension");
+      topo.matchProcessDimToExtent = t.boolean("matchProcessDimToExtent");
+    }
+    if (topo.buildMode == MpiTopology::BuildMode::Predefined) {
+      for (const char* a : {"aligned", "minPoint", "maxPoint"}) {
+        if (!t.has(a)) {
+          t.fail(std::string("missing required attribute '") + a +
+                 "' (required with buildMode=\"predefined\")");
+        }
+      }
+      topo.aligned = t.boolean("aligned");
+      if (!topo.aligned) {
+        t.failAt("aligned",
+                 "attribute 'aligned' must be true (only axis-aligned predefined "
+                 "boxes are supported)");
+      }
+      topo.minPoint = t.vector3("minPoint");
+      topo.maxPoint = t.vector3("maxPoint");
+      if (!(topo.minPoint.array() < topo.maxPoint.array()).all()) {
+        t.failAt("maxPoint", "attribute 'maxPoint' must be > minPoint in every component (got " +
+                                 t.string("maxPoint") + " and " + t.string("minPoint") + ")");
+      }
+    } else {
+      // Only meaningful for predefined boxes: accepted, reported.
+      for (const char* a : {"aligned", "minPoint", "maxPoint"}) {
+        if (t.has(a)) {
+          diag_.ignored.push_back(t.path() + "@" + a);
+        }
+      }
+    }
+    if (const auto mp = pt.child("MassPointPrediction")) {
+      m.massPointCount = mp->integer("nPoints");
+      m.massPointDeltaT = mp->real("deltaT");
+    }
+    if (const auto of = pt.child("GlobalOutlierFilter")) {
+      m.outlierFilter = true;
+      m.outlierKnnMean = of->integer("kNNMean");
+      m.outlierStdDeviationMult = of->real("stdDeviationMult");
+      m.outlierAllowSplitAbove = of->integer("allowSplitAbove");
+    }
+    const Element solver = *e.child("InclusionSolverSettings");
+    m.splitNodeUpdateRatio = solver.integer("splitNodeUpdateRatio");
+    m.convergenceCheckRatio = solver.integer("convergenceCheckRatio");
+    m.reserveSplitNodes = solver.integer("reserveSplitNodes");
+    out_.mpi = m;
+    out_.hasMpiSettings = true;
   }
 
   // ---- SceneObjects ---------------------------------------------------------------------------
+
+  bool selected(const BodyGroup& group, std::uint32_t k) const {
+    return !group.enableSelectiveIds || !out_.selectiveIds ||
+           out_.selectiveIds->contains(group.id(k));
+  }
 
   void readRigidBodies(const Element& e) {
     BodyGroup group;
@@ -265,6 +474,7 @@ class SceneBuilder {
                " is already the largest possible");
       }
       group.groupId = anyGroup_ ? maxGroupId_ + 1 : 0;
+      e.resolve("groupId", std::to_string(group.groupId));
     }
     maxGroupId_ = anyGroup_ ? std::max(maxGroupId_, group.groupId) : group.groupId;
     anyGroup_ = true;
@@ -278,15 +488,19 @@ class SceneBuilder {
 
     const Element dynamics = *e.child("DynamicProperties");
     const Element state = *dynamics.child("DynamicState");
-    const std::string type = state.enumeration("type");
-    group.motion = type == "simulated" ? BodyMotion::Simulated : BodyMotion::Static;
+    const std::string_view type = state.spec().variantValue;
+    group.motion = type == "simulated"  ? BodyMotion::Simulated
+                   : type == "animated" ? BodyMotion::Animated
+                                        : BodyMotion::Static;
+    if (group.motion == BodyMotion::Animated) {
+      group.animatedVelocity = state.vector3("velocity");
+      group.animatedAngularVelocity = state.vector3("angularVelocity");
+    }
     const bool simulated = group.motion == BodyMotion::Simulated;
 
-    const Shape shape = readGeometry(*e.child("Geometry"), group);
+    GroupShapes shapes = readGeometry(*e.child("Geometry"), group);
     group.material = dynamics.child("Material")->integer("id");
 
-    Real mass = 0.0;
-    Vec3 inertia = Vec3::Zero();
     const auto massEl = dynamics.child("Mass");
     const auto inertiaEl = dynamics.child("InertiaTensor");
     if (simulated) {
@@ -296,15 +510,8 @@ class SceneBuilder {
       if (!inertiaEl) {
         dynamics.fail("missing required element 'InertiaTensor' (simulated bodies need one)");
       }
-      if (massEl->spec().variantValue == "uniform") {
-        mass = massEl->real("value");
-      } else {
-        const Real density = massEl->real("density");
-        mass = atElement(*massEl, [&] { return homogeneousMassProperties(shape, density).mass; });
-      }
-      inertia = atElement(*inertiaEl, [&] { return homogeneousInertia(shape, mass); });
     } else {
-      // Static bodies have no mass; GRSF's files still carry these elements.
+      // Static and animated bodies have no mass; GRSF's files still carry these elements.
       if (massEl) {
         massEl->markIgnored();
       }
@@ -312,70 +519,282 @@ class SceneBuilder {
         inertiaEl->markIgnored();
       }
     }
+    // Mass properties per shape (groups with one shape per body compute them per body).
+    std::map<ShapeIndex, std::pair<Real, Vec3>> massCache;
+    const auto massOf = [&](ShapeIndex shape) -> std::pair<Real, Vec3> {
+      if (!simulated) {
+        return {0.0, Vec3::Zero()};
+      }
+      if (const auto it = massCache.find(shape); it != massCache.end()) {
+        return it->second;
+      }
+      const Shape& s = out_.system.shapes[shape];
+      Real mass = 0.0;
+      if (massEl->spec().variantValue == "uniform") {
+        mass = massEl->real("value");
+      } else {
+        const Real density = massEl->real("density");
+        mass = atElement(*massEl, [&] { return homogeneousMassProperties(s, density).mass; });
+      }
+      const Vec3 inertia = atElement(*inertiaEl, [&] { return homogeneousInertia(s, mass); });
+      if (!shapes.radii) {
+        massCache.emplace(shape, std::make_pair(mass, inertia));
+      }
+      return {mass, inertia};
+    };
 
     GroupState init(group.count);
-    readInitialCondition(*dynamics.child("InitialCondition"), simulated, init);
+    readInitialCondition(*dynamics.child("InitialCondition"), group.motion, init);
 
     const std::uint32_t groupIndex = static_cast<std::uint32_t>(out_.groups.size());
+    bool first = true;
     for (std::uint32_t k = 0; k < group.count; ++k) {
+      if (!selected(group, k)) {
+        continue;
+      }
+      std::uint32_t globalId = 0;
+      const ShapeIndex shape = shapeOfBody(e, shapes, group, k, globalId);
+      if (first) {
+        group.shape = shape;
+        first = false;
+      }
+      const auto [mass, inertia] = massOf(shape);
       BodyDef d;
       d.id = group.id(k);
       d.motion = group.motion;
-      d.shape = group.shape;
+      d.shape = shape;
       d.material = group.material;
       d.mass = mass;
       d.inertiaBody = inertia;
       d.position = init.position[k];
       d.orientation = init.orientation[k];
-      d.velocity = init.velocity[k];
-      d.omegaBody = init.omegaBody[k];
+      if (group.motion == BodyMotion::Animated) {
+        d.velocity = group.animatedVelocity;
+        // Constant omega in I about a fixed axis is constant in K: Omega_K = A_KI omega_I.
+        d.omegaBody = d.orientation.conjugate() * group.animatedAngularVelocity;
+      } else {
+        d.velocity = init.velocity[k];
+        d.omegaBody = init.omegaBody[k];
+      }
       atElement(e, [&] { out_.system.addBody(d); });
       out_.groupOfBody.push_back(groupIndex);
+      out_.globalGeomIdOfBody.push_back(globalId);
+      ++group.loaded;
     }
     out_.groups.push_back(std::move(group));
   }
 
-  Shape readGeometry(const Element& geometry, BodyGroup& group) {
-    std::vector<Element> shapes;
-    for (const char* name : {"Sphere", "Box", "Capsule", "Halfspace", "Mesh"}) {
-      for (Element& s : geometry.children(name)) {
-        shapes.push_back(std::move(s));
+  /// Shape (and global geometry id, 0 if none) of body k of the group.
+  ShapeIndex shapeOfBody(const Element& e, GroupShapes& shapes, const BodyGroup& group,
+                         std::uint32_t k, std::uint32_t& globalId) {
+    switch (shapes.kind) {
+      case GroupShapes::Kind::Shared:
+        return shapes.shared;
+      case GroupShapes::Kind::RandomSphere:
+        return out_.system.shapes.add(Sphere{shapes.radii->sample(shapes.seed, k)});
+      case GroupShapes::Kind::GlobalUniform:
+        globalId = shapes.globalId;
+        break;
+      case GroupShapes::Kind::GlobalLinear: {
+        const std::uint64_t id = std::uint64_t{shapes.startId} + k;
+        globalId = id > 0xffffffffull ? 0 : static_cast<std::uint32_t>(id);
+        break;
+      }
+      case GroupShapes::Kind::GlobalRandom: {
+        // First output of the stream (seed, k) modulo the number of ids (bias < 2^-32).
+        BodyRandom rng(shapes.seed, k);
+        const std::uint64_t span = std::uint64_t{shapes.endId} - shapes.startId + 1;
+        globalId = static_cast<std::uint32_t>(shapes.startId + rng.next() % span);
+        break;
       }
     }
-    if (shapes.size() != 1) {
-      geometry.fail("<Geometry> needs exactly one of Sphere, Box, Capsule, Halfspace, Mesh (got " +
-                    std::to_string(shapes.size()) + ")");
+    const auto it = globals_.find(globalId);
+    const Element geom = *e.child("Geometry");
+    const Element ref = *geom.child("GlobalGeomId");
+    if (globalId == 0 || it == globals_.end()) {
+      ref.fail("body " + formatBodyId(group.id(k)) + " (index " + std::to_string(k) +
+               ") refers to global geometry id " + std::to_string(globalId) +
+               ", which GlobalGeometries does not define");
     }
-    const Element& g = shapes.front();
+    checkMotionAllowsShape(ref, group, it->second.element,
+                           " (global geometry " + std::to_string(globalId) + ")");
+    return it->second.shape;
+  }
+
+  /// Every id a GlobalGeomId can give is defined, with a shape the bodies may have.
+  void checkGlobalIds(const Element& g, const BodyGroup& group, const GroupShapes& shapes) const {
+    std::uint64_t first = shapes.globalId;
+    std::uint64_t last = shapes.globalId;
+    std::string range;
+    if (shapes.kind == GroupShapes::Kind::GlobalLinear) {
+      first = shapes.startId;
+      last = first + group.count - 1;
+      range = "startId .. startId + instances - 1 = ";
+    } else if (shapes.kind == GroupShapes::Kind::GlobalRandom) {
+      first = shapes.startId;
+      last = shapes.endId;
+      range = "startId .. endId = ";
+    }
+    const char* attr = shapes.kind == GroupShapes::Kind::GlobalUniform ? "id" : "startId";
+    for (std::uint64_t id = first; id <= last; ++id) {
+      const auto it = globals_.find(static_cast<std::uint32_t>(id));
+      if (it == globals_.end()) {
+        g.failAt(attr, range.empty()
+                           ? "global geometry id " + std::to_string(id) +
+                                 " is not defined in GlobalGeometries"
+                           : "global geometry ids " + range + std::to_string(first) + " .. " +
+                                 std::to_string(last) + " must be defined in GlobalGeometries; " +
+                                 std::to_string(id) + " is not");
+      }
+      checkMotionAllowsShape(g, group, it->second.element,
+                             " (global geometry " + std::to_string(id) + ")");
+    }
+  }
+
+  static void checkMotionAllowsShape(const Element& g, const BodyGroup& group,
+                                     std::string_view shapeElement, const std::string& what) {
+    if (group.motion == BodyMotion::Simulated &&
+        (shapeElement == "Halfspace" || shapeElement == "Mesh")) {
+      g.fail("a " + std::string(shapeElement) + what +
+             " body must be static or animated (simulated bodies need a Sphere, Box or "
+             "Capsule)");
+    }
+  }
+
+  RadiusDistribution readRadiusDistribution(const Element& g) {
+    const std::string generator = g.enumeration("generator");
+    std::vector<std::string_view> needed;
+    if (generator == "uniform") {
+      needed = {"minRadius", "maxRadius"};
+    } else if (generator == "truncated-normal") {
+      needed = {"mean", "variance", "minRadius", "maxRadius"};
+    } else {
+      needed = {"intervals", "densities"};
+    }
+    for (const std::string_view a : needed) {
+      if (!g.has(a)) {
+        g.fail("missing required attribute '" + std::string(a) + "' (required with generator=\"" +
+               generator + "\")");
+      }
+    }
+    for (const char* a : {"minRadius", "maxRadius", "mean", "variance", "intervals", "densities"}) {
+      if (g.has(a) && std::find(needed.begin(), needed.end(), a) == needed.end()) {
+        g.failAt(a, std::string("attribute '") + a + "' is not used by generator=\"" + generator +
+                        "\" (it needs " + joinNames(needed) + ")");
+      }
+    }
+    if (generator != "piecewise-const" && g.real("minRadius") > g.real("maxRadius")) {
+      g.failAt("maxRadius", "attribute 'maxRadius' must be >= minRadius (got " +
+                                g.string("maxRadius") + " < " + g.string("minRadius") + ")");
+    }
+    if (generator == "uniform") {
+      return RadiusDistribution::uniform(g.real("minRadius"), g.real("maxRadius"));
+    }
+    if (generator == "truncated-normal") {
+      return atElement(g, [&] {
+        return RadiusDistribution::truncatedNormal(g.real("mean"), g.real("variance"),
+                                                   g.real("minRadius"), g.real("maxRadius"));
+      });
+    }
+    const std::vector<Real> bounds = g.realList("intervals");
+    const std::vector<Real> densities = g.realList("densities");
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      if (!(bounds[i] < bounds[i + 1])) {
+        g.failAt("intervals",
+                 "attribute 'intervals' must be increasing (got " + g.string("intervals") + ")");
+      }
+    }
+    if (bounds.size() < 2 || densities.size() + 1 != bounds.size()) {
+      g.failAt("densities", "attribute 'densities' needs one value per interval: " +
+                                std::to_string(bounds.size() < 2 ? 1 : bounds.size() - 1) +
+                                " for " + std::to_string(bounds.size()) + " interval bounds (got " +
+                                std::to_string(densities.size()) + ")");
+    }
+    return atElement(g, [&] { return RadiusDistribution::piecewiseConstant(bounds, densities); });
+  }
+
+  static std::string joinNames(const std::vector<std::string_view>& names) {
+    std::string s;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      s += (i ? ", " : "");
+      s += names[i];
+    }
+    return s;
+  }
+
+  GroupShapes readGeometry(const Element& geometry, BodyGroup& group) {
+    std::optional<Element> found;
+    for (const char* name : {"Sphere", "Box", "Capsule", "Halfspace", "Mesh", "GlobalGeomId"}) {
+      if (auto c = geometry.child(name)) {
+        found.emplace(std::move(*c));
+      }
+    }
+    const Element& g = *found;  // Geometry has exactly one child (checked by the table)
     group.geometryElement = std::string(g.name());
-    if (group.motion == BodyMotion::Simulated && (g.name() == "Halfspace" || g.name() == "Mesh")) {
-      g.fail("a " + std::string(g.name()) +
-             " body must be static (simulated bodies need a Sphere, Box or Capsule)");
+    GroupShapes shapes;
+    if (g.name() == "GlobalGeomId") {
+      group.shapePerBody = g.spec().variantValue != "uniform";
+      if (g.spec().variantValue == "uniform") {
+        shapes.kind = GroupShapes::Kind::GlobalUniform;
+        shapes.globalId = g.integer("id");
+      } else if (g.spec().variantValue == "linear") {
+        shapes.kind = GroupShapes::Kind::GlobalLinear;
+        shapes.startId = g.integer("startId");
+        if (std::uint64_t{shapes.startId} + group.count - 1 > 0xffffffffull) {
+          g.failAt("startId", "ids startId .. startId + instances - 1 exceed the 32-bit range");
+        }
+      } else {
+        shapes.kind = GroupShapes::Kind::GlobalRandom;
+        shapes.startId = g.integer("startId");
+        shapes.endId = g.integer("endId");
+        shapes.seed = g.integer("seed");
+        if (shapes.startId > shapes.endId) {
+          g.failAt("endId", "attribute 'endId' must be >= startId (got " + g.string("endId") +
+                                " < " + g.string("startId") + ")");
+        }
+      }
+      checkGlobalIds(g, group, shapes);
+      return shapes;
     }
-    Shape shape;
+    checkMotionAllowsShape(g, group, g.name(), "");
+    if (g.name() == "Sphere" && g.spec().variantValue == "random") {
+      shapes.kind = GroupShapes::Kind::RandomSphere;
+      shapes.radii = readRadiusDistribution(g);
+      shapes.seed = g.integer("seed");
+      group.shapePerBody = true;
+      return shapes;
+    }
+    const Shape shape = readShape(g, group.meshFile);
+    shapes.shared = atElement(g, [&] { return out_.system.shapes.add(shape); });
+    return shapes;
+  }
+
+  /// A Sphere (uniform), Box, Capsule, Halfspace or Mesh element (in Geometry or
+  /// GlobalGeometries).
+  Shape readShape(const Element& g, std::filesystem::path& meshFile) {
     if (g.name() == "Sphere") {
-      shape = Sphere{g.real("radius")};
-    } else if (g.name() == "Box") {
+      return Sphere{g.real("radius")};
+    }
+    if (g.name() == "Box") {
       Box b;
       b.halfExtent = 0.5 * g.vector3("extent");
       b.center = g.vector3("center");
-      shape = b;
-    } else if (g.name() == "Capsule") {
+      return b;
+    }
+    if (g.name() == "Capsule") {
       Capsule c;
       c.axis = g.vector3("normal");
       c.radius = g.real("radius");
       c.length = g.real("length");
-      shape = c;
-    } else if (g.name() == "Halfspace") {
-      shape = Halfspace{g.vector3("normal")};
-    } else {
-      shape = readMesh(g, group);
+      return c;
     }
-    group.shape = atElement(g, [&] { return out_.system.shapes.add(shape); });
-    return shape;
+    if (g.name() == "Halfspace") {
+      return Halfspace{g.vector3("normal")};
+    }
+    return readMesh(g, meshFile);
   }
 
-  Shape readMesh(const Element& g, BodyGroup& group) {
+  Shape readMesh(const Element& g, std::filesystem::path& meshFile) {
     MeshImportTransform t;
     t.scale = g.vector3("scale");
     t.translation = g.vector3("trans");
@@ -384,6 +803,9 @@ class SceneBuilder {
       g.fail("missing required attribute 'deg' or 'rad' (required with rotAxis)");
     }
     t.rotation = quat::fromAxisAngle(g.vector3("rotAxis"), angle.value_or(0.0));
+    if (!angle) {
+      g.resolve("deg", "0");  // the effective configuration names the default rotation in full
+    }
     const std::string file = g.string("file");
     if (!meshSupportAvailable()) {
       g.failAt("file", "Mesh geometry needs Assimp, and this build of grain has no Assimp");
@@ -396,7 +818,7 @@ class SceneBuilder {
     if (!std::filesystem::is_regular_file(path, ec)) {
       g.failAt("file", "mesh file '" + file + "' not found (looked for '" + path.string() + "')");
     }
-    group.meshFile = path;
+    meshFile = path;
     try {
       return Mesh{loadTriangleMesh(path, t)};
     } catch (const grain::Error& err) {
@@ -406,7 +828,7 @@ class SceneBuilder {
 
   // ---- Initial conditions ---------------------------------------------------------------------
 
-  void readInitialCondition(const Element& ic, bool simulated, GroupState& init) {
+  void readInitialCondition(const Element& ic, BodyMotion motion, GroupState& init) {
     const Element pos = *ic.child("InitialPosition");
     const std::string_view kind = pos.spec().variantValue;
     if (kind == "linear") {
@@ -417,8 +839,8 @@ class SceneBuilder {
       readTransforms(pos, init);
     }  // "none": origin, identity
     if (const auto vel = ic.child("InitialVelocity")) {
-      if (!simulated) {
-        vel->markIgnored();  // static bodies do not move
+      if (motion != BodyMotion::Simulated) {
+        vel->markIgnored();  // static bodies do not move, animated ones as prescribed
       } else if (vel->spec().variantValue == "transrot") {
         readVelocities(*vel, init);
       }
@@ -522,28 +944,211 @@ class SceneBuilder {
     }
   }
 
+  // ---- GlobalInitialCondition -----------------------------------------------------------------
+
+  void readGlobalInitialCondition(const Element& e) {
+    InitialConditionSource src;
+    const std::string file = e.string("file");
+    src.file = std::filesystem::absolute(std::filesystem::path(file));
+    src.continueTime = e.boolean("useTimeToContinue");
+    src.readVelocities = e.boolean("readVelocities");
+    const std::string which = e.enumeration("whichState");
+    if (which == "time" && !e.has("time")) {
+      e.fail("missing required attribute 'time' (required with whichState=\"time\")");
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(src.file, ec)) {
+      e.failAt("file",
+               ".sim file '" + file + "' not found (looked for '" + src.file.string() + "')");
+    }
+    SimFileReader reader;
+    SimState state;
+    try {
+      reader.open(src.file);
+      if (reader.stateCount() == 0) {
+        e.failAt("file", ".sim file '" + src.file.string() + "' has no complete state");
+      }
+      if (which == "beg") {
+        src.stateIndex = 0;
+      } else if (which == "end") {
+        src.stateIndex = reader.stateCount() - 1;
+      } else {
+        const Real t = e.real("time");
+        const std::vector<double> times = reader.readTimes();
+        const auto it = std::find_if(times.begin(), times.end(), [&](double x) { return x >= t; });
+        if (it == times.end()) {
+          e.failAt("time", "no state of '" + src.file.string() +
+                               "' has a time >= " + e.string("time") + " s (the last is at " +
+                               detail::formatReal(times.back()) + " s)");
+        }
+        src.stateIndex = static_cast<std::size_t>(it - times.begin());
+      }
+      state = reader.readState(src.stateIndex);
+    } catch (const SceneError&) {
+      throw;
+    } catch (const grain::Error& err) {
+      e.failAt("file", err.what());
+    }
+    src.stateTime = state.time;
+
+    BodyStorage& bodies = out_.system.bodies;
+    std::vector<BodyId> missing;
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      if (!bodies.isSimulated(i)) {
+        continue;
+      }
+      const SimBodyState* b = state.find(bodies.ids()[i]);
+      if (b == nullptr) {
+        missing.push_back(bodies.ids()[i]);
+        continue;
+      }
+      bodies.positions()[i] = b->position;
+      bodies.orientations()[i] = b->orientation.normalized();
+      if (src.readVelocities) {
+        bodies.velocities()[i] = b->velocity;
+        bodies.omegasBody()[i] = b->omegaBody;
+      }
+    }
+    if (!missing.empty()) {
+      std::string list;
+      for (std::size_t j = 0; j < std::min<std::size_t>(missing.size(), 5); ++j) {
+        list += (j ? ", " : "") + formatBodyId(missing[j]);
+      }
+      if (missing.size() > 5) {
+        list += ", ...";
+      }
+      e.failAt("file", std::to_string(missing.size()) + " simulated bod" +
+                           (missing.size() == 1 ? "y is" : "ies are") + " missing from state " +
+                           std::to_string(src.stateIndex) +
+                           " (t = " + detail::formatReal(state.time) + " s) of '" +
+                           src.file.string() + "': " + list);
+    }
+    if (src.continueTime) {
+      out_.system.time = state.time;
+      // Animated bodies continue from their pose at that time.
+      for (std::size_t i = 0; i < bodies.size(); ++i) {
+        if (bodies.motions()[i] != BodyMotion::Animated) {
+          continue;
+        }
+        const Real t = state.time;
+        const Quat& q = bodies.orientations()[i];
+        const Vec3 omegaI = q * bodies.omegasBody()[i];
+        bodies.positions()[i] += t * bodies.velocities()[i];
+        const Real angle = omegaI.norm() * t;
+        if (angle > 0.0) {
+          bodies.orientations()[i] = (quat::fromAxisAngle(omegaI, angle) * q).normalized();
+        }
+      }
+    }
+    out_.initialCondition = src;
+  }
+
   const XmlDocument& doc_;
   Diagnostics& diag_;
   SceneDescription& out_;
   std::filesystem::path mediaDir_;
   std::map<std::uint32_t, std::uint64_t> nextNumber_;
+  std::map<std::uint32_t, GlobalGeometry> globals_;
   std::uint32_t maxGroupId_ = 0;
   bool anyGroup_ = false;
 };
 
+/// Copies `orig` into `copy` adding the resolved attributes (parallel walk of equal trees).
+void addResolved(pugi::xml_node orig, pugi::xml_node copy, const Diagnostics& diag) {
+  if (const auto it = diag.resolved.find(orig.internal_object()); it != diag.resolved.end()) {
+    for (const auto& [name, value] : it->second) {
+      if (!copy.attribute(name.c_str())) {
+        copy.append_attribute(name.c_str()).set_value(value.c_str());
+      }
+    }
+  }
+  for (pugi::xml_node o = orig.first_child(), c = copy.first_child(); o && c;
+       o = o.next_sibling(), c = c.next_sibling()) {
+    addResolved(o, c, diag);
+  }
+}
+
+std::string effectiveXml(const XmlDocument& doc, const Diagnostics& diag,
+                         const SceneDescription& scene) {
+  pugi::xml_document copy;
+  copy.reset(doc.document());
+  addResolved(doc.document(), copy, diag);
+  // Strip comments of the original: the header comment says what this file is.
+  std::vector<pugi::xml_node> comments;
+  for (const pugi::xpath_node& n : copy.select_nodes("//comment()")) {
+    comments.push_back(n.node());
+  }
+  for (pugi::xml_node n : comments) {
+    n.parent().remove_child(n);
+  }
+  std::string header = " Effective configuration of " + scene.file.string() +
+                       ": every attribute grain uses, with defaults and derived values filled "
+                       "in. ";
+  if (!scene.ignored.empty()) {
+    header += "\n     Accepted without effect:";
+    for (const std::string& i : scene.ignored) {
+      header += "\n       " + i;
+    }
+    header += "\n";
+  }
+  // "--" may not appear inside a comment.
+  for (std::size_t p = header.find("--"); p != std::string::npos; p = header.find("--", p)) {
+    header.replace(p, 2, "- -");
+  }
+  pugi::xml_node comment = copy.prepend_child(pugi::node_comment);
+  comment.set_value(header.c_str());
+  std::ostringstream out;
+  copy.save(out, "  ", pugi::format_indent, pugi::encoding_utf8);
+  return out.str();
+}
+
 }  // namespace
 
-SceneDescription loadScene(const std::filesystem::path& file, const SceneLoadOptions& options) {
+bool SelectiveIds::contains(BodyId id) const {
+  if (std::binary_search(set.begin(), set.end(), id)) {
+    return true;
+  }
+  return std::any_of(ranges.begin(), ranges.end(),
+                     [&](const auto& r) { return id >= r.first && id < r.second; });
+}
+
+std::string readSceneText(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw SceneError(file.string(), 0, "", "cannot open the scene file");
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    throw SceneError(file.string(), 0, "", "cannot read the scene file");
+  }
+  return text;
+}
+
+SceneDescription loadSceneFromString(std::string text, const std::filesystem::path& file,
+                                     const SceneLoadOptions& options) {
   SceneDescription out;
   out.file = file;
-  const XmlDocument doc(file, file.string());
+  out.text = text;
+  const XmlDocument doc(std::move(text), file.string());
   Diagnostics diag;
   const std::filesystem::path media =
       options.mediaDirectory.empty() ? file.parent_path() : options.mediaDirectory;
   SceneBuilder(doc, diag, out, media).build();
-  out.ignored = std::move(diag.ignored);
+  // Elements read twice report their ignored parts twice: keep the first of each.
+  std::vector<std::string> ignored;
+  for (std::string& i : diag.ignored) {
+    if (std::find(ignored.begin(), ignored.end(), i) == ignored.end()) {
+      ignored.push_back(std::move(i));
+    }
+  }
+  out.ignored = std::move(ignored);
   out.warnings = std::move(diag.warnings);
+  out.effectiveXml = effectiveXml(doc, diag, out);
   return out;
+}
+
+SceneDescription loadScene(const std::filesystem::path& file, const SceneLoadOptions& options) {
+  return loadSceneFromString(readSceneText(file), file, options);
 }
 
 }  // namespace grain::io

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <cctype>
+#include <vector>
 
 #include <grain/io/scene_schema.hpp>
 
@@ -9,413 +11,742 @@ namespace grain::io::schema {
 
 namespace {
 
-// clang-format off
 using A = AttributeSpec;
 using C = ChildSpec;
 using T = AttrType;
 using U = AttrUse;
 using B = Bound;
+using SV = std::string_view;
 
-// Each attribute: {name, type, use, default, bound, values, unsupported values, doc}.
+// Shorthands for the table: required, optional (with default), ignored; enumerations.
+constexpr A req(SV name, T type, B bound = B::None, SV unit = {}, SV doc = {}) {
+  return A{name, type, U::Required, {}, bound, {}, {}, unit, doc};
+}
+constexpr A opt(SV name, T type, SV def, B bound = B::None, SV unit = {}, SV doc = {}) {
+  return A{name, type, U::Optional, def, bound, {}, {}, unit, doc};
+}
+constexpr A ign(SV name, T type, B bound = B::None, SV doc = {}) {
+  return A{name, type, U::Ignored, {}, bound, {}, {}, {}, doc};
+}
+constexpr A reqEnum(SV name, SV values, SV unsupported = {}, SV doc = {}) {
+  return A{name, T::Enumeration, U::Required, {}, B::None, values, unsupported, {}, doc};
+}
+constexpr A optEnum(SV name, SV values, SV def, SV unsupported = {}, SV doc = {}) {
+  return A{name, T::Enumeration, U::Optional, def, B::None, values, unsupported, {}, doc};
+}
+constexpr A ignEnum(SV name, SV values, SV doc = {}) {
+  return A{name, T::Enumeration, U::Ignored, {}, B::None, values, {}, {}, doc};
+}
+
+constexpr C child(SV name, std::uint32_t minOccurs = 0, std::uint32_t maxOccurs = 1) {
+  return C{name, minOccurs, maxOccurs, ChildUse::Parse};
+}
+constexpr C gui(SV name) {
+  return C{name, 0, 1, ChildUse::IgnoredGui};
+}
+
+// clang-format off
 
 // ---- Root -------------------------------------------------------------------------------------
 
-constexpr C kRootChildren[] = {
-    {"SceneSettings", 1, 1, ChildUse::Parse},
-    {"SceneObjects", 0, 1, ChildUse::Parse},
-};
+constexpr C kRootChildren[] = {child("SceneSettings", 1, 1), child("SceneObjects")};
 
 // ---- SceneSettings ----------------------------------------------------------------------------
 
 constexpr C kSceneSettingsChildren[] = {
-    {"Visualization", 0, 1, ChildUse::IgnoredGui},
-    {"RecorderSettings", 1, 1, ChildUse::Parse},
-    {"TimeStepperSettings", 1, 1, ChildUse::Parse},
-    {"ContactParameterMap", 0, 1, ChildUse::Parse},
-    {"GlobalGeometries", 0, 1, ChildUse::Unsupported},
-    {"ExternalForces", 0, 1, ChildUse::Parse},
-    {"GlobalInitialCondition", 0, 1, ChildUse::Unsupported},
-    {"GlobalSelectiveIds", 0, 1, ChildUse::Unsupported},
-    {"MPISettings", 0, 1, ChildUse::ReadLater},
+    gui("Visualization"),
+    child("RecorderSettings", 1, 1),
+    child("TimeStepperSettings", 1, 1),
+    child("ContactParameterMap"),
+    child("GlobalGeometries"),
+    child("ExternalForces"),
+    child("GlobalInitialCondition"),
+    child("GlobalSelectiveIds"),
+    child("MPISettings"),
 };
 
-constexpr std::string_view kRecorderModes = "everyTimeStep|everyXTimeStep|noOutput";
+constexpr SV kRecorderModes = "everyTimeStep|everyXTimeStep|noOutput";
 
 constexpr A kRecorderEveryStep[] = {
-    {"mode", T::Enumeration, U::Required, {}, B::None, kRecorderModes, {},
-     "everyTimeStep: write the initial state and every step's end state"},
-    {"everyXStep", T::Integer, U::Ignored, {}, B::AtLeastOne, {}, {}, "only for everyXTimeStep"},
-    {"statesPerSecond", T::Real, U::Ignored, {}, B::Positive, {}, {}, "only for everyXTimeStep"},
+    reqEnum("mode", kRecorderModes, {}, "everyTimeStep: write the initial state and every step's end state"),
+    ign("everyXStep", T::Integer, B::AtLeastOne, "only for everyXTimeStep"),
+    ign("statesPerSecond", T::Real, B::Positive, "only for everyXTimeStep"),
 };
 constexpr A kRecorderEveryX[] = {
-    {"mode", T::Enumeration, U::Required, {}, B::None, kRecorderModes, {},
-     "everyXTimeStep: write the initial state and the state after every step k with "
-     "k % everyXStep == 0"},
-    {"everyXStep", T::Integer, U::Optional, {}, B::AtLeastOne, {}, {},
-     "steps between written states; takes precedence over statesPerSecond; one of the two is "
-     "required"},
-    {"statesPerSecond", T::Real, U::Optional, {}, B::Positive, {}, {},
-     "written states per simulated second (1/s): everyXStep = max(1, floor(1/(statesPerSecond "
-     "deltaT)))"},
+    reqEnum("mode", kRecorderModes, {},
+            "everyXTimeStep: write the initial state and the state after every step k with k % everyXStep == 0"),
+    opt("everyXStep", T::Integer, {}, B::AtLeastOne, {},
+        "steps between written states; takes precedence over statesPerSecond; one of the two is required"),
+    opt("statesPerSecond", T::Real, {}, B::Positive, "1/s",
+        "written states per simulated second: everyXStep = max(1, floor(1/(statesPerSecond deltaT)))"),
 };
 constexpr A kRecorderNoOutput[] = {
-    {"mode", T::Enumeration, U::Required, {}, B::None, kRecorderModes, {},
-     "noOutput: no .sim file"},
-    {"everyXStep", T::Integer, U::Ignored, {}, B::AtLeastOne, {}, {}, "only for everyXTimeStep"},
-    {"statesPerSecond", T::Real, U::Ignored, {}, B::Positive, {}, {}, "only for everyXTimeStep"},
+    reqEnum("mode", kRecorderModes, {}, "noOutput: no .sim file"),
+    ign("everyXStep", T::Integer, B::AtLeastOne, "only for everyXTimeStep"),
+    ign("statesPerSecond", T::Real, B::Positive, "only for everyXTimeStep"),
 };
 
 constexpr A kTimeStepper[] = {
-    {"deltaT", T::Real, U::Required, {}, B::Positive, {}, {}, "time step (s)"},
-    {"endTime", T::Real, U::Required, {}, B::NonNegative, {}, {}, "end of the simulation (s)"},
+    req("deltaT", T::Real, B::Positive, "s", "time step"),
+    req("endTime", T::Real, B::NonNegative, "s", "end of the simulation (absolute time)"),
 };
 constexpr C kTimeStepperChildren[] = {
-    {"InclusionSolverSettings", 1, 1, ChildUse::Parse},
-    {"SimulateFromReference", 0, 1, ChildUse::Parse},
+    child("InclusionSolverSettings", 1, 1),
+    child("SimulateFromReference"),
 };
 
 constexpr A kSimulateFromReference[] = {
-    {"enabled", T::Boolean, U::Required, {}, B::None, {}, {},
-     "only enabled=\"false\" is supported yet"},
-    {"type", T::Enumeration, U::Optional, {}, B::None, "continue|useStates", {}, {}},
-    {"file", T::String, U::Optional, {}, B::None, {}, {}, {}},
+    req("enabled", T::Boolean, B::None, {}, "only enabled=\"false\" is supported yet"),
+    optEnum("type", "continue|useStates", {}, {}, "unused while enabled is false"),
+    opt("file", T::String, {}, B::None, {}, "unused while enabled is false"),
 };
 
 constexpr A kInclusionSolver[] = {
-    {"method", T::Enumeration, U::Required, {}, B::None,
-     "SOR|SORContact|SORFull|SORNormalTangential|JOR", {}, "iteration scheme; SOR = SORContact"},
-    {"useGPU", T::Boolean, U::Required, {}, B::None, {}, {},
-     "grain has no GPU solver: true gives a warning and solves on the CPU"},
-    {"useGPUID", T::Integer, U::Optional, "0", B::None, {}, {}, "GPU device (unused)"},
-    {"alphaJORProx", T::Real, U::Required, {}, B::OpenZeroTwo, {}, {}, "JOR relaxation"},
-    {"alphaSORProx", T::Real, U::Required, {}, B::OpenZeroTwo, {}, {}, "SOR relaxation"},
-    {"matrixRStrategy", T::Enumeration, U::Optional, "max", B::None, "max|sum", "sum2",
-     "how the prox metric R is taken from the Delassus block"},
-    {"subMethodUCF", T::Enumeration, U::Optional, "AC", B::None, "AC|DS", {},
-     "AC: Alart-Curnier (R+ and disk); DS: De Saxce cone"},
-    {"convergenceMethod", T::Enumeration, U::Optional, "InVelocity", B::None,
-     "InLambda|InVelocity|InVelocityLocal|InEnergyVelocity", "InEnergyLocalMix", {}},
-    {"minIter", T::Integer, U::Optional, "0", B::None, {}, {}, "minimum number of sweeps"},
-    {"maxIter", T::Integer, U::Required, {}, B::AtLeastOne, {}, {}, "maximum number of sweeps"},
-    {"absTol", T::Real, U::Required, {}, B::NonNegative, {}, {}, "absolute tolerance"},
-    {"relTol", T::Real, U::Required, {}, B::NonNegative, {}, {}, "relative tolerance"},
-    {"computeResidual", T::Boolean, U::Optional, "false", B::None, {}, {}, {}},
-    {"computeTotalOverlap", T::Boolean, U::Optional, "false", B::None, {}, {},
-     "per-body sum of penetrations (m)"},
-    {"usePercussionCache", T::Boolean, U::Optional, "false", B::None, {}, {},
-     "warm start from the previous step"},
-    {"reserveContacts", T::Integer, U::Optional, "1000", B::None, {}, {}, {}},
-    {"isFiniteCheck", T::Boolean, U::Optional, "false", B::None, {}, {}, {}},
-    {"driftCorrectionGap", T::Boolean, U::Optional, "false", B::None, {}, {}, {}},
-    {"driftCorrectionGapAlpha", T::Real, U::Optional, "0.2", B::UnitInterval, {}, {},
-     "required when driftCorrectionGap is true"},
+    reqEnum("method", "SOR|SORContact|SORFull|SORNormalTangential|JOR", {},
+            "iteration scheme; SOR = SORContact"),
+    req("useGPU", T::Boolean, B::None, {}, "grain has no GPU solver: true gives a warning and solves on the CPU"),
+    opt("useGPUID", T::Integer, "0", B::None, {}, "GPU device (unused)"),
+    req("alphaJORProx", T::Real, B::OpenZeroTwo, {}, "JOR relaxation factor"),
+    req("alphaSORProx", T::Real, B::OpenZeroTwo, {}, "SOR relaxation factor: R_N = alpha/G_nn, R_T = alpha/max(G_tt)"),
+    optEnum("matrixRStrategy", "max|sum", "max", "sum2", "how the prox metric R is taken from the Delassus block"),
+    optEnum("subMethodUCF", "AC|DS", "AC", {}, "AC: Alart-Curnier (R+ and disk); DS: De Saxce cone"),
+    optEnum("convergenceMethod", "InLambda|InVelocity|InVelocityLocal|InEnergyVelocity", "InVelocity",
+            "InEnergyLocalMix", "quantity compared between sweeps"),
+    opt("minIter", T::Integer, "0", B::None, {}, "minimum number of sweeps (<= maxIter)"),
+    req("maxIter", T::Integer, B::AtLeastOne, {}, "maximum number of sweeps"),
+    req("absTol", T::Real, B::NonNegative, {}, "absolute tolerance: converged if |new - old| <= |old| relTol + absTol"),
+    req("relTol", T::Real, B::NonNegative, {}, "relative tolerance"),
+    opt("computeResidual", T::Boolean, "false", B::None, {}, "keep checking every body after convergence"),
+    opt("computeTotalOverlap", T::Boolean, "false", B::None, {}, "per-body sum of penetrations (m)"),
+    opt("usePercussionCache", T::Boolean, "false", B::None, {}, "warm start from the previous step"),
+    opt("reserveContacts", T::Integer, "1000", B::None, {}, "contacts to reserve memory for"),
+    opt("isFiniteCheck", T::Boolean, "false", B::None, {}, "check velocities for NaN/inf after each solve"),
+    opt("driftCorrectionGap", T::Boolean, "false", B::None, {}, "push penetrating contacts apart"),
+    opt("driftCorrectionGapAlpha", T::Real, "0.2", B::UnitInterval, {},
+        "fraction of the penetration removed per step; required when driftCorrectionGap is true"),
 };
 
 // ---- ContactParameterMap ----------------------------------------------------------------------
 
 constexpr C kContactMapChildren[] = {
-    {"ContactParameterStandard", 0, 1, ChildUse::Parse},
-    {"ContactParameter", 0, kUnbounded, ChildUse::Parse},
+    child("ContactParameterStandard"),
+    child("ContactParameter", 0, kUnbounded),
 };
 
-constexpr std::string_view kContactTypes = "UCF|UCFD";
-constexpr std::string_view kContactTypesLater = "UCFDD";
-constexpr std::string_view kUcfDoc = "UCF: unilateral contact, Coulomb friction, Newton impacts";
-constexpr std::string_view kUcfdDoc = "UCFD: UCF with inverse dampings";
+constexpr SV kContactTypes = "UCF|UCFD";
+constexpr SV kContactTypesLater = "UCFDD";
+constexpr SV kUcfDoc = "UCF: unilateral contact, Coulomb friction, Newton impacts";
+constexpr SV kUcfdDoc = "UCFD: UCF with inverse dampings";
 
 constexpr A kStandardUcf[] = {
-    {"type", T::Enumeration, U::Required, {}, B::None, kContactTypes, kContactTypesLater, kUcfDoc},
-    {"mu", T::Real, U::Required, {}, B::NonNegative, {}, {}, "Coulomb friction coefficient"},
-    {"epsilonN", T::Real, U::Required, {}, B::UnitInterval, {}, {}, "normal restitution"},
-    {"epsilonT", T::Real, U::Required, {}, B::UnitInterval, {}, {}, "tangential restitution"},
-    {"invDampingN", T::Real, U::Ignored, {}, B::NonNegative, {}, {}, "only for UCFD"},
-    {"invDampingT", T::Real, U::Ignored, {}, B::NonNegative, {}, {}, "only for UCFD"},
+    reqEnum("type", kContactTypes, kContactTypesLater, kUcfDoc),
+    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
+    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
+    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
+    ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
+    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
 };
 constexpr A kStandardUcfd[] = {
-    {"type", T::Enumeration, U::Required, {}, B::None, kContactTypes, kContactTypesLater, kUcfdDoc},
-    {"mu", T::Real, U::Required, {}, B::NonNegative, {}, {}, "Coulomb friction coefficient"},
-    {"epsilonN", T::Real, U::Required, {}, B::UnitInterval, {}, {}, "normal restitution"},
-    {"epsilonT", T::Real, U::Required, {}, B::UnitInterval, {}, {}, "tangential restitution"},
-    {"invDampingN", T::Real, U::Required, {}, B::NonNegative, {}, {}, "normal (s/kg)"},
-    {"invDampingT", T::Real, U::Required, {}, B::NonNegative, {}, {}, "tangential (s/kg)"},
+    reqEnum("type", kContactTypes, kContactTypesLater, kUcfdDoc),
+    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
+    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
+    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
+    req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
+    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
 };
 constexpr A kPairUcf[] = {
-    {"materialId1", T::Integer, U::Required, {}, B::None, {}, {}, {}},
-    {"materialId2", T::Integer, U::Required, {}, B::None, {}, {}, {}},
-    {"type", T::Enumeration, U::Required, {}, B::None, kContactTypes, kContactTypesLater, kUcfDoc},
-    {"mu", T::Real, U::Required, {}, B::NonNegative, {}, {}, "Coulomb friction coefficient"},
-    {"epsilonN", T::Real, U::Required, {}, B::UnitInterval, {}, {}, "normal restitution"},
-    {"epsilonT", T::Real, U::Required, {}, B::UnitInterval, {}, {}, "tangential restitution"},
-    {"invDampingN", T::Real, U::Ignored, {}, B::NonNegative, {}, {}, "only for UCFD"},
-    {"invDampingT", T::Real, U::Ignored, {}, B::NonNegative, {}, {}, "only for UCFD"},
+    req("materialId1", T::Integer, B::None, {}, "first material"),
+    req("materialId2", T::Integer, B::None, {}, "second material"),
+    reqEnum("type", kContactTypes, kContactTypesLater, kUcfDoc),
+    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
+    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
+    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
+    ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
+    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
 };
 constexpr A kPairUcfd[] = {
-    {"materialId1", T::Integer, U::Required, {}, B::None, {}, {}, {}},
-    {"materialId2", T::Integer, U::Required, {}, B::None, {}, {}, {}},
-    {"type", T::Enumeration, U::Required, {}, B::None, kContactTypes, kContactTypesLater, kUcfdDoc},
-    {"mu", T::Real, U::Required, {}, B::NonNegative, {}, {}, "Coulomb friction coefficient"},
-    {"epsilonN", T::Real, U::Required, {}, B::UnitInterval, {}, {}, "normal restitution"},
-    {"epsilonT", T::Real, U::Required, {}, B::UnitInterval, {}, {}, "tangential restitution"},
-    {"invDampingN", T::Real, U::Required, {}, B::NonNegative, {}, {}, "normal (s/kg)"},
-    {"invDampingT", T::Real, U::Required, {}, B::NonNegative, {}, {}, "tangential (s/kg)"},
+    req("materialId1", T::Integer, B::None, {}, "first material"),
+    req("materialId2", T::Integer, B::None, {}, "second material"),
+    reqEnum("type", kContactTypes, kContactTypesLater, kUcfdDoc),
+    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
+    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
+    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
+    req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
+    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
 };
+
+// ---- Geometries (shared by Geometry and GlobalGeometries) -------------------------------------
+
+constexpr C kGlobalGeometriesChildren[] = {
+    child("Sphere", 0, kUnbounded), child("Box", 0, kUnbounded), child("Capsule", 0, kUnbounded),
+    child("Halfspace", 0, kUnbounded), child("Mesh", 0, kUnbounded),
+};
+
+constexpr SV kSphereKinds = "uniform|random";
+constexpr SV kGenerators = "uniform|truncated-normal|piecewise-const";
+constexpr SV kGlobalIdDoc = "global geometry id (>= 1; 0 means a body's own geometry)";
+
+#define GRAIN_SPHERE_RANDOM_ATTRIBUTES                                                              \
+  reqEnum("generator", kGenerators, {},                                                             \
+          "radius distribution; radii are drawn per body index k from the counter stream (seed, k)"), \
+  req("seed", T::Integer, B::None, {}, "random seed"),                                              \
+  opt("minRadius", T::Real, {}, B::Positive, "m",                                                   \
+      "smallest radius (uniform, truncated-normal; required there, <= maxRadius)"),                 \
+  opt("maxRadius", T::Real, {}, B::Positive, "m", "largest radius (uniform, truncated-normal)"),   \
+  opt("mean", T::Real, {}, B::Positive, "m", "mean of the untruncated normal (truncated-normal)"),  \
+  opt("variance", T::Real, {}, B::Positive, "m",                                                    \
+      "standard deviation sigma of the untruncated normal (truncated-normal; the name is GRSF's, "  \
+      "the value is used as sigma as GRSF does)"),                                                  \
+  opt("intervals", T::RealList, {}, B::Positive, "m",                                               \
+      "n+1 increasing interval bounds (piecewise-const)"),                                          \
+  opt("densities", T::RealList, {}, B::NonNegative, "1/m",                                          \
+      "n probability densities, one per interval, not all 0 (piecewise-const); interval i is "      \
+      "chosen with weight densities[i] (intervals[i+1] - intervals[i])")
+
+constexpr A kSphereUniform[] = {
+    reqEnum("distribute", kSphereKinds, {}, "uniform: every body the same radius"),
+    req("radius", T::Real, B::Positive, "m", "radius"),
+};
+constexpr A kSphereRandom[] = {
+    reqEnum("distribute", kSphereKinds, {}, "random: radius drawn per body"),
+    GRAIN_SPHERE_RANDOM_ATTRIBUTES,
+};
+constexpr A kGlobalSphereUniform[] = {
+    reqEnum("distribute", kSphereKinds, {}, "uniform: one sphere"),
+    req("id", T::Integer, B::AtLeastOne, {}, kGlobalIdDoc),
+    req("radius", T::Real, B::Positive, "m", "radius"),
+};
+constexpr A kGlobalSphereRandom[] = {
+    reqEnum("distribute", kSphereKinds, {}, "random: `instances` spheres with random radii"),
+    req("id", T::Integer, B::AtLeastOne, {}, "id of the first sphere; sphere j (0-based) gets id + j"),
+    opt("instances", T::Integer, "1", B::AtLeastOne, {}, "number of spheres"),
+    GRAIN_SPHERE_RANDOM_ATTRIBUTES,
+};
+#undef GRAIN_SPHERE_RANDOM_ATTRIBUTES
+
+constexpr A kBoxUniform[] = {
+    reqEnum("distribute", "uniform"),
+    req("extent", T::Vector3, B::PositiveVector, "m", "full edge lengths along the body axes"),
+    opt("center", T::Vector3, "0 0 0", B::None, "m", "box centre in the body frame (simulated boxes: 0 0 0)"),
+};
+constexpr A kGlobalBox[] = {
+    reqEnum("distribute", "uniform"),
+    req("id", T::Integer, B::AtLeastOne, {}, kGlobalIdDoc),
+    req("extent", T::Vector3, B::PositiveVector, "m", "full edge lengths along the body axes"),
+    opt("center", T::Vector3, "0 0 0", B::None, "m", "box centre in the body frame (simulated boxes: 0 0 0)"),
+};
+constexpr A kCapsuleUniform[] = {
+    reqEnum("distribute", "uniform"),
+    req("normal", T::Vector3, B::NonZeroVector, {}, "axis in the body frame"),
+    req("radius", T::Real, B::Positive, "m", "radius"),
+    req("length", T::Real, B::Positive, "m", "distance of the cap centres"),
+    ign("position", T::Vector3, B::None, "the capsule is centred at the body"),
+};
+constexpr A kGlobalCapsule[] = {
+    reqEnum("distribute", "uniform"),
+    req("id", T::Integer, B::AtLeastOne, {}, kGlobalIdDoc),
+    req("normal", T::Vector3, B::NonZeroVector, {}, "axis in the body frame"),
+    req("radius", T::Real, B::Positive, "m", "radius"),
+    req("length", T::Real, B::Positive, "m", "distance of the cap centres"),
+    ign("position", T::Vector3, B::None, "the capsule is centred at the body"),
+};
+constexpr A kHalfspaceUniform[] = {
+    reqEnum("distribute", "uniform"),
+    req("normal", T::Vector3, B::NonZeroVector, {}, "outward normal in the body frame"),
+    ign("position", T::Vector3, B::None, "the plane passes through the body position"),
+};
+constexpr A kGlobalHalfspace[] = {
+    reqEnum("distribute", "uniform"),
+    req("id", T::Integer, B::AtLeastOne, {}, kGlobalIdDoc),
+    req("normal", T::Vector3, B::NonZeroVector, {}, "outward normal in the body frame"),
+    ign("position", T::Vector3, B::None, "the plane passes through the body position"),
+};
+
+#define GRAIN_MESH_ATTRIBUTES                                                                       \
+  req("file", T::String, B::None, {},                                                               \
+      "mesh file (any format Assimp reads); relative paths are resolved against the media "         \
+      "directory (-m, default: the scene file's folder)"),                                          \
+  opt("scale", T::Vector3, "1 1 1", B::NonZeroComponents, {}, "per-axis scale applied first"),      \
+  opt("rotAxis", T::Vector3, "1 0 0", B::NonZeroVector, {},                                         \
+      "rotation axis applied after scaling; when given, deg or rad is required"),                   \
+  opt("deg", T::Real, {}, B::None, "deg", "rotation angle"),                                        \
+  opt("rad", T::Real, {}, B::None, "rad", "rotation angle (instead of deg)"),                       \
+  opt("trans", T::Vector3, "0 0 0", B::None, "m", "translation applied last (body frame)"),         \
+  ign("name", T::String), ign("writeToLog", T::Boolean), ign("useInstance", T::String),             \
+  ign("rotationAxis", T::String), ign("angleDegree", T::String), ign("translation", T::String)
+
+constexpr A kMeshUniform[] = {
+    reqEnum("distribute", "uniform"),
+    GRAIN_MESH_ATTRIBUTES,
+};
+constexpr A kGlobalMesh[] = {
+    reqEnum("distribute", "uniform"),
+    req("id", T::Integer, B::AtLeastOne, {}, kGlobalIdDoc),
+    GRAIN_MESH_ATTRIBUTES,
+};
+#undef GRAIN_MESH_ATTRIBUTES
 
 // ---- ExternalForces ---------------------------------------------------------------------------
 
-constexpr C kExternalForcesChildren[] = {
-    {"ForceField", 0, kUnbounded, ChildUse::Parse},
-};
+constexpr C kExternalForcesChildren[] = {child("ForceField", 0, kUnbounded)};
+constexpr SV kForceTypes = "gravity|spatialspherical-timerandom";
 constexpr A kGravity[] = {
-    {"type", T::Enumeration, U::Required, {}, B::None, "gravity", "spatialspherical-timerandom",
-     {}},
-    {"applyTo", T::Enumeration, U::Optional, "all", B::None, "all|All|ALL", {},
-     "bodies the field acts on"},
-    {"value", T::Real, U::Required, {}, B::NonNegative, {}, {}, "acceleration (m/s^2)"},
-    {"direction", T::Vector3, U::Required, {}, B::NonZeroVector, {}, {},
-     "direction in the inertial frame (normalised)"},
+    reqEnum("type", kForceTypes, {}, "gravity: uniform acceleration of every simulated body"),
+    optEnum("applyTo", "all|All|ALL", "all", {}, "bodies the field acts on"),
+    req("value", T::Real, B::NonNegative, "m/s^2", "acceleration"),
+    req("direction", T::Vector3, B::NonZeroVector, {}, "direction in the inertial frame (normalised)"),
+};
+constexpr A kSphericalPulse[] = {
+    reqEnum("type", kForceTypes, {},
+            "spatialspherical-timerandom: radial pushes of force amplitude from a centre point"),
+    optEnum("applyTo", "all|All|ALL", "all", {}, "bodies the field acts on"),
+    req("seed", T::Integer, B::None, {}, "seed of the random centres"),
+    req("boostTime", T::Real, B::Positive, "s", "length of a push phase"),
+    req("pauseTime", T::Real, B::NonNegative, "s", "length of the pause after each push"),
+    req("amplitude", T::Real, B::NonNegative, "N", "force on each simulated body, along centre -> body"),
+    req("randomOn", T::Boolean, B::None, {},
+        "true: a new random centre in [minPoint, maxPoint] for every cycle after the first; false: "
+        "the centre is minPoint"),
+    req("minPoint", T::Vector3, B::None, "m", "corner of the box of centres (inertial frame)"),
+    req("maxPoint", T::Vector3, B::None, "m", "opposite corner (>= minPoint in every component)"),
+    req("startTime", T::Real, B::NonNegative, "s", "the field acts from startTime"),
+    req("endTime", T::Real, B::NonNegative, "s", "to endTime (>= startTime)"),
+};
+
+// ---- GlobalInitialCondition, GlobalSelectiveIds -----------------------------------------------
+
+constexpr A kGlobalInitialCondition[] = {
+    req("file", T::String, B::None, {},
+        ".sim file; a relative path is taken relative to the current working directory"),
+    reqEnum("whichState", "beg|end|time", {}, "first state, last state, or the first state with t >= time"),
+    opt("time", T::Real, {}, B::NonNegative, "s", "required with whichState=\"time\""),
+    req("useTimeToContinue", T::Boolean, B::None, {},
+        "true: the simulation starts at the state's time (animated bodies are placed at their pose "
+        "of that time); false: at t = 0"),
+    opt("readVelocities", T::Boolean, "true", B::None, {},
+        "false: keep the velocities of InitialCondition, read only positions and orientations"),
+};
+
+constexpr C kSelectiveIdsChildren[] = {child("Set"), child("Range")};
+constexpr A kSelectiveSet[] = {
+    req("value", T::BodyIdList, B::None, {}, "ids \"group,number\" of the bodies to load"),
+};
+constexpr A kSelectiveRange[] = {
+    req("value", T::BodyIdRange, B::None, {},
+        "\"g1,n1 g2,n2\": bodies with id in [(g1,n1), (g2,n2)) (ids ordered as group * 2^32 + number)"),
+};
+
+// ---- MPISettings ------------------------------------------------------------------------------
+
+constexpr C kMpiChildren[] = {child("ProcessTopology", 1, 1), child("InclusionSolverSettings", 1, 1)};
+
+constexpr SV kTopologyModes = "static|dynamic";
+constexpr SV kPolicies = "alwaysRebuild|bodyLimit";
+constexpr A kProcessTopologyStatic[] = {
+    reqEnum("mode", kTopologyModes, {}, "static: the decomposition is built once"),
+    ignEnum("policy", kPolicies, "only for mode=\"dynamic\""),
+    ign("policyCheckEveryXTimeStep", T::Integer, B::AtLeastOne, "only for mode=\"dynamic\""),
+    ign("bodyLimit", T::Integer, B::AtLeastOne, "only for mode=\"dynamic\""),
+    opt("doLocalComputations", T::Boolean, "true", B::None, {}, "compute per-process contact work locally"),
+};
+constexpr A kProcessTopologyDynamic[] = {
+    reqEnum("mode", kTopologyModes, {}, "dynamic: the decomposition is rebuilt during the run"),
+    reqEnum("policy", kPolicies, {}, "alwaysRebuild: at every check; bodyLimit: when a process has more than bodyLimit bodies"),
+    opt("policyCheckEveryXTimeStep", T::Integer, "10", B::AtLeastOne, {}, "steps between rebuild checks"),
+    opt("bodyLimit", T::Integer, "500", B::AtLeastOne, {}, "body count that triggers a rebuild (policy bodyLimit)"),
+    opt("doLocalComputations", T::Boolean, "true", B::None, {}, "compute per-process contact work locally"),
+};
+constexpr C kProcessTopologyChildren[] = {
+    child("Topology", 1, 1), child("MassPointPrediction"), child("GlobalOutlierFilter"), gui("Visualization"),
+};
+
+constexpr SV kTopologyTypes = "grid|kdTree";
+constexpr SV kBuildModes = "MVBB|AABB|binetTensor|predefined";
+constexpr A kTopologyGrid[] = {
+    reqEnum("type", kTopologyTypes, {}, "grid: a Cartesian grid of process cells"),
+    optEnum("buildMode", kBuildModes, "MVBB", {},
+            "bounding box of the grid: minimal volume box, axis-aligned box, box of the inertia "
+            "(Binet) tensor, or minPoint/maxPoint"),
+    req("minCellSize", T::Real, B::Positive, "m", "smallest cell edge"),
+    req("dimension", T::IntegerVector3, B::AtLeastOne, {}, "cells along x, y, z (product = number of processes)"),
+    opt("matchProcessDimToExtent", T::Boolean, "true", B::None, {}, "reorder dimension to the box's extents"),
+    opt("aligned", T::Boolean, {}, B::None, {}, "buildMode=\"predefined\": must be true (axis-aligned box)"),
+    opt("minPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": lower corner (required there)"),
+    opt("maxPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": upper corner (> minPoint)"),
+    ign("minGridSize", T::Real, B::Positive, "not read"),
+};
+constexpr A kTopologyKdTree[] = {
+    reqEnum("type", kTopologyTypes, {}, "kdTree: median-split kd-tree with one leaf per process"),
+    optEnum("buildMode", kBuildModes, "MVBB", {},
+            "bounding box of the root cell: minimal volume box, axis-aligned box, box of the inertia "
+            "(Binet) tensor, or minPoint/maxPoint"),
+    req("minCellSize", T::Real, B::Positive, "m", "smallest cell edge"),
+    ign("dimension", T::IntegerVector3, B::AtLeastOne, "only for type=\"grid\""),
+    ign("matchProcessDimToExtent", T::Boolean, B::None, "only for type=\"grid\""),
+    opt("aligned", T::Boolean, {}, B::None, {}, "buildMode=\"predefined\": must be true (axis-aligned box)"),
+    opt("minPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": lower corner (required there)"),
+    opt("maxPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": upper corner (> minPoint)"),
+    ign("minGridSize", T::Real, B::Positive, "not read"),
+};
+constexpr A kMassPointPrediction[] = {
+    opt("nPoints", T::Integer, "5", B::AtLeastOne, {}, "predicted points per body"),
+    opt("deltaT", T::Real, "0.1", B::Positive, "s", "time between predicted points (ballistic r + v t + g t^2/2)"),
+};
+constexpr A kGlobalOutlierFilter[] = {
+    opt("kNNMean", T::Integer, "20", B::AtLeastOne, {}, "neighbours in the mean distance of a point"),
+    opt("stdDeviationMult", T::Real, "4", B::Positive, {}, "points farther than mean + stdDeviationMult sigma are outliers"),
+    opt("allowSplitAbove", T::Integer, "10", B::AtLeastOne, {}, "points needed to split a cell"),
+};
+constexpr A kMpiSolver[] = {
+    req("splitNodeUpdateRatio", T::Integer, B::AtLeastOne, {}, "sweeps between averaging the velocities of split bodies"),
+    req("convergenceCheckRatio", T::Integer, B::AtLeastOne, {}, "velocity exchanges between global convergence checks"),
+    opt("reserveSplitNodes", T::Integer, "2000", B::None, {}, "split bodies to reserve memory for"),
 };
 
 // ---- SceneObjects -----------------------------------------------------------------------------
 
-constexpr C kSceneObjectsChildren[] = {
-    {"RigidBodies", 0, kUnbounded, ChildUse::Parse},
-    {"GlobalSelectiveIds", 0, 1, ChildUse::Unsupported},
-};
+constexpr C kSceneObjectsChildren[] = {child("RigidBodies", 0, kUnbounded)};
 
 constexpr A kRigidBodies[] = {
-    {"name", T::String, U::Optional, "", B::None, {}, {}, "group name"},
-    {"instances", T::Integer, U::Required, {}, B::AtLeastOne, {}, {}, "number of bodies"},
-    {"groupId", T::Integer, U::Optional, {}, B::None, {}, {},
-     "default: 0 for the first group, else the largest groupId so far + 1; body numbers continue "
-     "across RigidBodies with the same groupId"},
-    {"enableSelectiveIds", T::Boolean, U::Optional, "false", B::None, {}, {},
-     "group takes part in selective loading (distributed runs)"},
+    opt("name", T::String, "", B::None, {}, "group name"),
+    req("instances", T::Integer, B::AtLeastOne, {}, "number of bodies"),
+    opt("groupId", T::Integer, {}, B::None, {},
+        "default: 0 for the first group, else the largest groupId so far + 1; body numbers continue "
+        "across RigidBodies with the same groupId"),
+    opt("enableSelectiveIds", T::Boolean, "false", B::None, {},
+        "with GlobalSelectiveIds: load only the selected bodies of this group"),
 };
 constexpr C kRigidBodiesChildren[] = {
-    {"Geometry", 1, 1, ChildUse::Parse},
-    {"DynamicProperties", 1, 1, ChildUse::Parse},
-    {"Visualization", 0, 1, ChildUse::IgnoredGui},
+    child("Geometry", 1, 1), child("DynamicProperties", 1, 1), gui("Visualization"),
 };
 
 constexpr C kGeometryChildren[] = {
-    {"Sphere", 0, 1, ChildUse::Parse},
-    {"Box", 0, 1, ChildUse::Parse},
-    {"Capsule", 0, 1, ChildUse::Parse},
-    {"Halfspace", 0, 1, ChildUse::Parse},
-    {"Mesh", 0, 1, ChildUse::Parse},
-    {"GlobalGeomId", 0, 1, ChildUse::Unsupported},
+    child("Sphere"), child("Box"), child("Capsule"), child("Halfspace"), child("Mesh"), child("GlobalGeomId"),
 };
 
-constexpr A kSphereUniform[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, "uniform", "random", {}},
-    {"radius", T::Real, U::Required, {}, B::Positive, {}, {}, "radius (m)"},
+constexpr SV kGeomIdKinds = "uniform|linear|random";
+constexpr A kGeomIdUniform[] = {
+    reqEnum("distribute", kGeomIdKinds, {}, "uniform: every body the same global geometry"),
+    req("id", T::Integer, B::AtLeastOne, {}, "global geometry id"),
 };
-constexpr A kBoxUniform[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, "uniform", {}, {}},
-    {"extent", T::Vector3, U::Required, {}, B::PositiveVector, {}, {},
-     "full edge lengths along the body axes (m)"},
-    {"center", T::Vector3, U::Optional, "0 0 0", B::None, {}, {},
-     "box centre in the body frame (m)"},
+constexpr A kGeomIdLinear[] = {
+    reqEnum("distribute", kGeomIdKinds, {}, "linear: body k of the group gets startId + k"),
+    req("startId", T::Integer, B::AtLeastOne, {}, "global geometry id of the group's first body"),
+    ign("id", T::Integer, B::AtLeastOne, "not read"),
 };
-constexpr A kCapsuleUniform[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, "uniform", {}, {}},
-    {"normal", T::Vector3, U::Required, {}, B::NonZeroVector, {}, {}, "axis in the body frame"},
-    {"radius", T::Real, U::Required, {}, B::Positive, {}, {}, "radius (m)"},
-    {"length", T::Real, U::Required, {}, B::Positive, {}, {}, "distance of the cap centres (m)"},
-    {"position", T::Vector3, U::Ignored, {}, B::None, {}, {}, "the capsule is centred at the body"},
-};
-constexpr A kHalfspaceUniform[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, "uniform", {}, {}},
-    {"normal", T::Vector3, U::Required, {}, B::NonZeroVector, {}, {},
-     "outward normal in the body frame"},
-    {"position", T::Vector3, U::Ignored, {}, B::None, {}, {},
-     "the plane passes through the body position"},
-};
-constexpr A kMeshUniform[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, "uniform", {}, {}},
-    {"file", T::String, U::Required, {}, B::None, {}, {},
-     "mesh file; relative paths are resolved against the media directory"},
-    {"scale", T::Vector3, U::Optional, "1 1 1", B::NonZeroComponents, {}, {},
-     "per-axis scale applied first"},
-    {"rotAxis", T::Vector3, U::Optional, "1 0 0", B::NonZeroVector, {}, {},
-     "rotation applied after scaling; when given, deg or rad is required"},
-    {"deg", T::Real, U::Optional, {}, B::None, {}, {}, "rotation angle (degrees)"},
-    {"rad", T::Real, U::Optional, {}, B::None, {}, {}, "rotation angle (radians)"},
-    {"trans", T::Vector3, U::Optional, "0 0 0", B::None, {}, {},
-     "translation applied last (m, body frame)"},
-    {"name", T::String, U::Ignored, {}, B::None, {}, {}, {}},
-    {"writeToLog", T::Boolean, U::Ignored, {}, B::None, {}, {}, {}},
-    {"useInstance", T::String, U::Ignored, {}, B::None, {}, {}, {}},
-    {"rotationAxis", T::String, U::Ignored, {}, B::None, {}, {}, {}},
-    {"angleDegree", T::String, U::Ignored, {}, B::None, {}, {}, {}},
-    {"translation", T::String, U::Ignored, {}, B::None, {}, {}, {}},
+constexpr A kGeomIdRandom[] = {
+    reqEnum("distribute", kGeomIdKinds, {},
+            "random: body k gets a uniformly drawn id in [startId, endId] from the counter stream (seed, k)"),
+    req("startId", T::Integer, B::AtLeastOne, {}, "smallest id"),
+    req("endId", T::Integer, B::AtLeastOne, {}, "largest id (>= startId)"),
+    req("seed", T::Integer, B::None, {}, "random seed"),
+    ign("id", T::Integer, B::AtLeastOne, "not read"),
 };
 
 constexpr C kDynamicPropertiesChildren[] = {
-    {"DynamicState", 1, 1, ChildUse::Parse},
-    {"Mass", 0, 1, ChildUse::Parse},
-    {"InertiaTensor", 0, 1, ChildUse::Parse},
-    {"Material", 1, 1, ChildUse::Parse},
-    {"InitialCondition", 1, 1, ChildUse::Parse},
+    child("DynamicState", 1, 1), child("Mass"), child("InertiaTensor"), child("Material", 1, 1),
+    child("InitialCondition", 1, 1),
 };
-constexpr A kDynamicState[] = {
-    {"type", T::Enumeration, U::Required, {}, B::None, "simulated|static|not simulated",
-     "animated", "static and \"not simulated\" are the same"},
+constexpr SV kStates = "simulated|static|not simulated|animated";
+constexpr A kStateSimulated[] = {reqEnum("type", kStates, {}, "simulated: moved by the dynamics")};
+constexpr A kStateStatic[] = {reqEnum("type", kStates, {}, "static: never moves (infinite mass)")};
+constexpr A kStateNotSimulated[] = {reqEnum("type", kStates, {}, "the same as static")};
+constexpr A kStateAnimated[] = {
+    reqEnum("type", kStates, {},
+            "animated: infinite mass, moved with a prescribed constant velocity (rotating drums, "
+            "moving blades, belts); contacts see its velocity"),
+    opt("velocity", T::Vector3, "0 0 0", B::None, "m/s",
+        "velocity of the body's reference point (inertial frame): r(t) = r(0) + velocity t"),
+    opt("angularVelocity", T::Vector3, "0 0 0", B::None, "rad/s",
+        "angular velocity about the reference point (inertial frame): the body turns about the "
+        "fixed axis angularVelocity by |angularVelocity| t"),
 };
+
 constexpr A kMassUniform[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, "uniform|homogen", {}, {}},
-    {"value", T::Real, U::Required, {}, B::Positive, {}, {}, "mass of each body (kg)"},
+    reqEnum("distribute", "uniform|homogen", {}, "uniform: the same mass for every body"),
+    req("value", T::Real, B::Positive, "kg", "mass of each body"),
 };
 constexpr A kMassHomogen[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, "uniform|homogen", {}, {}},
-    {"density", T::Real, U::Required, {}, B::Positive, {}, {}, "density (kg/m^3)"},
+    reqEnum("distribute", "uniform|homogen", {}, "homogen: mass from the density and the body's volume"),
+    req("density", T::Real, B::Positive, "kg/m^3", "density"),
 };
 constexpr A kInertiaHomogen[] = {
-    {"type", T::Enumeration, U::Required, {}, B::None, "homogen", {},
-     "principal inertia of the homogeneous solid of the body's mass"},
+    reqEnum("type", "homogen", {}, "principal inertia of the homogeneous solid of the body's mass"),
 };
 constexpr A kMaterialUniform[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, "uniform", {}, {}},
-    {"id", T::Integer, U::Required, {}, B::None, {}, {}, "material id (contact parameters)"},
+    reqEnum("distribute", "uniform"),
+    req("id", T::Integer, B::None, {}, "material id (contact parameters)"),
 };
 
-constexpr A kInitialConditionPosVel[] = {
-    {"type", T::Enumeration, U::Required, {}, B::None, "posvel", "file", {}},
-};
-constexpr C kInitialConditionChildren[] = {
-    {"InitialPosition", 1, 1, ChildUse::Parse},
-    {"InitialVelocity", 0, 1, ChildUse::Parse},
-};
+constexpr A kInitialConditionPosVel[] = {reqEnum("type", "posvel", "file")};
+constexpr C kInitialConditionChildren[] = {child("InitialPosition", 1, 1), child("InitialVelocity")};
 
-constexpr std::string_view kPositionKinds = "linear|grid|transforms|none";
+constexpr SV kPositionKinds = "linear|grid|transforms|none";
+constexpr SV kPositionKindsLater = "generalized";
 constexpr A kPositionLinear[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, kPositionKinds, "generalized", {}},
-    {"position", T::Vector3, U::Required, {}, B::None, {}, {}, "first body (m)"},
-    {"direction", T::Vector3, U::Required, {}, B::NonZeroVector, {}, {}, "line direction"},
-    {"distance", T::Real, U::Required, {}, B::NonNegative, {}, {}, "spacing (m)"},
-    {"jitter", T::Boolean, U::Required, {}, B::None, {}, {},
-     "add delta times a random unit vector perpendicular to direction"},
-    {"delta", T::Real, U::Required, {}, B::NonNegative, {}, {}, "jitter length (m)"},
-    {"seed", T::Integer, U::Optional, "5", B::None, {}, {}, "jitter seed"},
+    reqEnum("distribute", kPositionKinds, kPositionKindsLater, "linear: body k at position + k distance direction"),
+    req("position", T::Vector3, B::None, "m", "first body"),
+    req("direction", T::Vector3, B::NonZeroVector, {}, "line direction"),
+    req("distance", T::Real, B::NonNegative, "m", "spacing"),
+    req("jitter", T::Boolean, B::None, {}, "add delta times a random unit vector perpendicular to direction"),
+    req("delta", T::Real, B::NonNegative, "m", "jitter length"),
+    opt("seed", T::Integer, "5", B::None, {}, "jitter seed"),
 };
 constexpr A kPositionGrid[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, kPositionKinds, "generalized", {}},
-    {"translation", T::Vector3, U::Required, {}, B::None, {}, {}, "grid origin (m)"},
-    {"gridSizeX", T::Integer, U::Required, {}, B::AtLeastOne, {}, {}, "bodies along x"},
-    {"gridSizeY", T::Integer, U::Required, {}, B::AtLeastOne, {}, {}, "bodies along y"},
-    {"distance", T::Real, U::Required, {}, B::NonNegative, {}, {}, "spacing (m)"},
-    {"jitter", T::Boolean, U::Required, {}, B::None, {}, {},
-     "add delta times a random unit vector"},
-    {"delta", T::Real, U::Required, {}, B::NonNegative, {}, {}, "jitter length (m)"},
-    {"seed", T::Integer, U::Optional, "5", B::None, {}, {}, "jitter seed"},
-    {"dirZ", T::Vector3, U::Optional, "0 0 1", B::NonZeroVector, {}, {},
-     "stacking direction of the grid"},
-    {"dirX", T::Vector3, U::Optional, "1 0 0", B::NonZeroVector, {}, {},
-     "fastest-running grid direction (made orthogonal to dirZ)"},
+    reqEnum("distribute", kPositionKinds, kPositionKindsLater,
+            "grid: x fastest, then y, stacked along z, centred in x and y"),
+    req("translation", T::Vector3, B::None, "m", "grid origin"),
+    req("gridSizeX", T::Integer, B::AtLeastOne, {}, "bodies along x"),
+    req("gridSizeY", T::Integer, B::AtLeastOne, {}, "bodies along y"),
+    req("distance", T::Real, B::NonNegative, "m", "spacing"),
+    req("jitter", T::Boolean, B::None, {}, "add delta times a random unit vector"),
+    req("delta", T::Real, B::NonNegative, "m", "jitter length"),
+    opt("seed", T::Integer, "5", B::None, {}, "jitter seed"),
+    opt("dirZ", T::Vector3, "0 0 1", B::NonZeroVector, {}, "stacking direction of the grid"),
+    opt("dirX", T::Vector3, "1 0 0", B::NonZeroVector, {}, "fastest-running grid direction (made orthogonal to dirZ)"),
 };
 constexpr A kPositionTransforms[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, kPositionKinds, "generalized", {}},
+    reqEnum("distribute", kPositionKinds, kPositionKindsLater, "transforms: one Pos per body"),
 };
-constexpr C kPositionTransformsChildren[] = {
-    {"Pos", 1, kUnbounded, ChildUse::Parse},
-};
+constexpr C kPositionTransformsChildren[] = {child("Pos", 1, kUnbounded)};
 constexpr A kPositionNone[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, kPositionKinds, "generalized",
-     "every body at the origin with identity orientation"},
+    reqEnum("distribute", kPositionKinds, kPositionKindsLater, "none: every body at the origin with identity orientation"),
 };
-constexpr C kPosChildren[] = {
-    {"Trafo", 1, kUnbounded, ChildUse::Parse},
-};
+constexpr C kPosChildren[] = {child("Trafo", 1, kUnbounded)};
 constexpr A kTrafo[] = {
-    {"trans", T::Vector3, U::Required, {}, B::None, {}, {},
-     "translation in the current frame: r += q trans"},
-    {"axis", T::Vector3, U::Required, {}, B::NonZeroVector, {}, {},
-     "rotation axis in the current frame: q = q q(axis, angle)"},
-    {"deg", T::Real, U::Optional, {}, B::None, {}, {}, "angle (degrees); exactly one of deg, rad"},
-    {"rad", T::Real, U::Optional, {}, B::None, {}, {}, "angle (radians)"},
+    req("trans", T::Vector3, B::None, "m", "translation in the current frame: r += q trans"),
+    req("axis", T::Vector3, B::NonZeroVector, {}, "rotation axis in the current frame: q = q q(axis, angle)"),
+    opt("deg", T::Real, {}, B::None, "deg", "angle; exactly one of deg, rad"),
+    opt("rad", T::Real, {}, B::None, "rad", "angle"),
 };
 
+constexpr SV kVelocityKinds = "transrot|none";
 constexpr A kVelocityTransRot[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, "transrot|none", "generalized", {}},
+    reqEnum("distribute", kVelocityKinds, "generalized", "transrot: one Vel per body"),
 };
-constexpr C kVelocityTransRotChildren[] = {
-    {"Vel", 1, kUnbounded, ChildUse::Parse},
-};
+constexpr C kVelocityTransRotChildren[] = {child("Vel", 1, kUnbounded)};
 constexpr A kVelocityNone[] = {
-    {"distribute", T::Enumeration, U::Required, {}, B::None, "transrot|none", "generalized",
-     "all bodies at rest"},
+    reqEnum("distribute", kVelocityKinds, "generalized", "none: all bodies at rest"),
 };
 constexpr A kVel[] = {
-    {"transDir", T::Vector3, U::Required, {}, B::NonZeroVector, {}, {},
-     "direction of v_S (inertial frame)"},
-    {"absTransVel", T::Real, U::Required, {}, B::None, {}, {}, "|v_S| (m/s)"},
-    {"rotDir", T::Vector3, U::Required, {}, B::NonZeroVector, {}, {},
-     "direction of the angular velocity (body frame)"},
-    {"absRotVel", T::Real, U::Required, {}, B::None, {}, {}, "|omega| (rad/s)"},
+    req("transDir", T::Vector3, B::NonZeroVector, {}, "direction of v_S (inertial frame)"),
+    req("absTransVel", T::Real, B::None, "m/s", "|v_S|"),
+    req("rotDir", T::Vector3, B::NonZeroVector, {}, "direction of the angular velocity (body frame)"),
+    req("absRotVel", T::Real, B::None, "rad/s", "|omega|"),
 };
 
 // ---- The table --------------------------------------------------------------------------------
-// Specifications of the same element name must be adjacent (elementsNamed returns a span).
-// Each element: {name, discriminating attribute, its value, implemented, attributes, children,
-// doc}.
+// Specifications of the same element name must be adjacent, and among them those of the same
+// parent (elementsNamed and elementsIn return spans).
+
+using E = ElementSpec;
 
 constexpr ElementSpec kElements[] = {
-    {"DynamicsSystem", {}, {}, true, {}, kRootChildren,
-     "root; xmlns, xmlns:* and xsi:* attributes are accepted"},
-    {"SceneSettings", {}, {}, true, {}, kSceneSettingsChildren, {}},
-    {"RecorderSettings", "mode", "everyTimeStep", true, kRecorderEveryStep, {}, {}},
-    {"RecorderSettings", "mode", "everyXTimeStep", true, kRecorderEveryX, {}, {}},
-    {"RecorderSettings", "mode", "noOutput", true, kRecorderNoOutput, {}, {}},
-    {"TimeStepperSettings", {}, {}, true, kTimeStepper, kTimeStepperChildren, {}},
-    {"SimulateFromReference", {}, {}, true, kSimulateFromReference, {}, {}},
-    {"InclusionSolverSettings", {}, {}, true, kInclusionSolver, {}, {}},
-    {"ContactParameterMap", {}, {}, true, {}, kContactMapChildren,
-     "without it, or without ContactParameterStandard, the standard law is UCF mu=0.3 "
-     "epsilonN=0.5 epsilonT=0.5"},
-    {"ContactParameterStandard", "type", "UCF", true, kStandardUcf, {}, {}},
-    {"ContactParameterStandard", "type", "UCFD", true, kStandardUcfd, {}, {}},
-    {"ContactParameterStandard", "type", "UCFDD", false, {}, {}, {}},
-    {"ContactParameter", "type", "UCF", true, kPairUcf, {}, "materials form an unordered pair"},
-    {"ContactParameter", "type", "UCFD", true, kPairUcfd, {}, "materials form an unordered pair"},
-    {"ContactParameter", "type", "UCFDD", false, {}, {}, {}},
-    {"ExternalForces", {}, {}, true, {}, kExternalForcesChildren, {}},
-    {"ForceField", "type", "gravity", true, kGravity, {}, {}},
-    {"ForceField", "type", "spatialspherical-timerandom", false, {}, {}, {}},
-    {"SceneObjects", {}, {}, true, {}, kSceneObjectsChildren, {}},
-    {"RigidBodies", {}, {}, true, kRigidBodies, kRigidBodiesChildren, {}},
-    {"Geometry", {}, {}, true, {}, kGeometryChildren, "exactly one child"},
-    {"Sphere", "distribute", "uniform", true, kSphereUniform, {}, {}},
-    {"Sphere", "distribute", "random", false, {}, {}, {}},
-    {"Box", "distribute", "uniform", true, kBoxUniform, {}, {}},
-    {"Capsule", "distribute", "uniform", true, kCapsuleUniform, {}, {}},
-    {"Halfspace", "distribute", "uniform", true, kHalfspaceUniform, {}, {}},
-    {"Mesh", "distribute", "uniform", true, kMeshUniform, {},
-     "static bodies only; vertices v -> R(rotAxis, angle) (scale * v) + trans"},
-    {"DynamicProperties", {}, {}, true, {}, kDynamicPropertiesChildren,
-     "Mass and InertiaTensor are required for simulated bodies and ignored for static ones"},
-    {"DynamicState", {}, {}, true, kDynamicState, {}, {}},
-    {"Mass", "distribute", "uniform", true, kMassUniform, {}, {}},
-    {"Mass", "distribute", "homogen", true, kMassHomogen, {}, {}},
-    {"InertiaTensor", "type", "homogen", true, kInertiaHomogen, {}, {}},
-    {"Material", "distribute", "uniform", true, kMaterialUniform, {}, {}},
-    {"InitialCondition", "type", "posvel", true, kInitialConditionPosVel,
-     kInitialConditionChildren, "InitialVelocity is ignored for static bodies"},
-    {"InitialCondition", "type", "file", false, {}, {}, {}},
-    {"InitialPosition", "distribute", "linear", true, kPositionLinear, {}, {}},
-    {"InitialPosition", "distribute", "grid", true, kPositionGrid, {}, {}},
-    {"InitialPosition", "distribute", "transforms", true, kPositionTransforms,
-     kPositionTransformsChildren, "body k takes Pos k; the last Pos repeats"},
-    {"InitialPosition", "distribute", "none", true, kPositionNone, {}, {}},
-    {"InitialPosition", "distribute", "generalized", false, {}, {}, {}},
-    {"Pos", {}, {}, true, {}, kPosChildren, "Trafo elements composed left to right"},
-    {"Trafo", {}, {}, true, kTrafo, {}, {}},
-    {"InitialVelocity", "distribute", "transrot", true, kVelocityTransRot,
-     kVelocityTransRotChildren, "body k takes Vel k; the last Vel repeats"},
-    {"InitialVelocity", "distribute", "none", true, kVelocityNone, {}, {}},
-    {"InitialVelocity", "distribute", "generalized", false, {}, {}, {}},
-    {"Vel", {}, {}, true, kVel, {}, {}},
+    E{.name = "DynamicsSystem", .children = kRootChildren,
+      .doc = "root element; besides the namespace declarations (the default namespace, if given, is SceneFile) and xsi:* attributes it has no attributes"},
+    E{.name = "SceneSettings", .parent = "DynamicsSystem", .children = kSceneSettingsChildren,
+      .doc = "simulation settings"},
+    E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
+      .variantValue = "everyTimeStep", .attributes = kRecorderEveryStep, .doc = "what is written to the .sim file"},
+    E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
+      .variantValue = "everyXTimeStep", .attributes = kRecorderEveryX},
+    E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
+      .variantValue = "noOutput", .attributes = kRecorderNoOutput},
+    E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = kTimeStepper,
+      .children = kTimeStepperChildren, .doc = "Moreau midpoint time stepping"},
+    E{.name = "SimulateFromReference", .parent = "TimeStepperSettings", .attributes = kSimulateFromReference,
+      .doc = "replaying reference states; only the disabled form is accepted"},
+    E{.name = "InclusionSolverSettings", .parent = "TimeStepperSettings", .attributes = kInclusionSolver,
+      .doc = "the prox contact solver"},
+    E{.name = "InclusionSolverSettings", .parent = "MPISettings", .attributes = kMpiSolver,
+      .doc = "contact solver settings of distributed runs"},
+    E{.name = "ContactParameterMap", .parent = "SceneSettings", .children = kContactMapChildren,
+      .doc = "contact laws per material pair; without it, or without ContactParameterStandard, the "
+             "standard law is UCF mu=0.3 epsilonN=0.5 epsilonT=0.5"},
+    E{.name = "ContactParameterStandard", .parent = "ContactParameterMap", .variantAttribute = "type",
+      .variantValue = "UCF", .attributes = kStandardUcf, .doc = "law of material pairs without their own ContactParameter"},
+    E{.name = "ContactParameterStandard", .parent = "ContactParameterMap", .variantAttribute = "type",
+      .variantValue = "UCFD", .attributes = kStandardUcfd},
+    E{.name = "ContactParameterStandard", .parent = "ContactParameterMap", .variantAttribute = "type",
+      .variantValue = "UCFDD", .implemented = false},
+    E{.name = "ContactParameter", .parent = "ContactParameterMap", .variantAttribute = "type",
+      .variantValue = "UCF", .attributes = kPairUcf, .doc = "law of one unordered material pair"},
+    E{.name = "ContactParameter", .parent = "ContactParameterMap", .variantAttribute = "type",
+      .variantValue = "UCFD", .attributes = kPairUcfd},
+    E{.name = "ContactParameter", .parent = "ContactParameterMap", .variantAttribute = "type",
+      .variantValue = "UCFDD", .implemented = false},
+    E{.name = "GlobalGeometries", .parent = "SceneSettings", .children = kGlobalGeometriesChildren,
+      .doc = "shapes with ids, used by GlobalGeomId; ids are unique and >= 1"},
+    E{.name = "ExternalForces", .parent = "SceneSettings", .children = kExternalForcesChildren,
+      .doc = "force fields on simulated bodies, evaluated at the step midpoint"},
+    E{.name = "ForceField", .parent = "ExternalForces", .variantAttribute = "type", .variantValue = "gravity",
+      .attributes = kGravity},
+    E{.name = "ForceField", .parent = "ExternalForces", .variantAttribute = "type",
+      .variantValue = "spatialspherical-timerandom", .attributes = kSphericalPulse,
+      .doc = "with period T = boostTime + pauseTime and s = (t - startTime) mod T, the field is on "
+             "for startTime <= t <= endTime and s <= boostTime; cycle c = floor((t - startTime)/T) "
+             "uses the centre minPoint for c = 0 (or without randomOn), else minPoint + (maxPoint - "
+             "minPoint) * (u0, u1, u2) from the counter stream (seed, c)"},
+    E{.name = "GlobalInitialCondition", .parent = "SceneSettings", .attributes = kGlobalInitialCondition,
+      .doc = "initial states of the simulated bodies from a .sim file (overrides InitialCondition); "
+             "every simulated body of the scene must be in the chosen state"},
+    E{.name = "GlobalSelectiveIds", .parent = "SceneSettings", .children = kSelectiveIdsChildren,
+      .exactlyOneChild = true,
+      .doc = "load only some bodies of the groups with enableSelectiveIds=\"true\"; exactly one of Set, Range"},
+    E{.name = "Set", .parent = "GlobalSelectiveIds", .attributes = kSelectiveSet},
+    E{.name = "Range", .parent = "GlobalSelectiveIds", .attributes = kSelectiveRange},
+    E{.name = "MPISettings", .parent = "SceneSettings", .children = kMpiChildren,
+      .doc = "domain decomposition of distributed runs (read and checked by every run, used by the MPI front end)"},
+    E{.name = "ProcessTopology", .parent = "MPISettings", .variantAttribute = "mode", .variantValue = "static",
+      .attributes = kProcessTopologyStatic, .children = kProcessTopologyChildren},
+    E{.name = "ProcessTopology", .parent = "MPISettings", .variantAttribute = "mode", .variantValue = "dynamic",
+      .attributes = kProcessTopologyDynamic, .children = kProcessTopologyChildren},
+    E{.name = "Topology", .parent = "ProcessTopology", .variantAttribute = "type", .variantValue = "grid",
+      .attributes = kTopologyGrid},
+    E{.name = "Topology", .parent = "ProcessTopology", .variantAttribute = "type", .variantValue = "kdTree",
+      .attributes = kTopologyKdTree},
+    E{.name = "MassPointPrediction", .parent = "ProcessTopology", .attributes = kMassPointPrediction,
+      .doc = "predicted body positions the decomposition is built from (defaults when absent)"},
+    E{.name = "GlobalOutlierFilter", .parent = "ProcessTopology", .attributes = kGlobalOutlierFilter,
+      .doc = "k-nearest-neighbour filter of far-away points before building the decomposition"},
+    E{.name = "SceneObjects", .parent = "DynamicsSystem", .children = kSceneObjectsChildren,
+      .doc = "the bodies"},
+    E{.name = "RigidBodies", .parent = "SceneObjects", .attributes = kRigidBodies, .children = kRigidBodiesChildren,
+      .doc = "a group of `instances` bodies with ids (groupId, number)"},
+    E{.name = "Geometry", .parent = "RigidBodies", .children = kGeometryChildren, .exactlyOneChild = true,
+      .doc = "the shape of the group's bodies: exactly one child"},
+    E{.name = "Sphere", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kGlobalSphereUniform},
+    E{.name = "Sphere", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "random",
+      .attributes = kGlobalSphereRandom,
+      .doc = "the radius of sphere j is drawn from the counter stream (seed, j)"},
+    E{.name = "Sphere", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kSphereUniform},
+    E{.name = "Sphere", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "random",
+      .attributes = kSphereRandom,
+      .doc = "generator uniform needs minRadius, maxRadius; truncated-normal needs mean, variance, "
+             "minRadius, maxRadius; piecewise-const needs intervals, densities; other generator "
+             "attributes are errors"},
+    E{.name = "Box", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kGlobalBox},
+    E{.name = "Box", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kBoxUniform},
+    E{.name = "Capsule", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kGlobalCapsule},
+    E{.name = "Capsule", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kCapsuleUniform},
+    E{.name = "Halfspace", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kGlobalHalfspace},
+    E{.name = "Halfspace", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kHalfspaceUniform, .doc = "static or animated bodies only"},
+    E{.name = "Mesh", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kGlobalMesh},
+    E{.name = "Mesh", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kMeshUniform,
+      .doc = "static or animated bodies only; vertices v -> R(rotAxis, angle) (scale * v) + trans"},
+    E{.name = "GlobalGeomId", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kGeomIdUniform, .doc = "a shape of GlobalGeometries"},
+    E{.name = "GlobalGeomId", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "linear",
+      .attributes = kGeomIdLinear},
+    E{.name = "GlobalGeomId", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "random",
+      .attributes = kGeomIdRandom},
+    E{.name = "DynamicProperties", .parent = "RigidBodies", .children = kDynamicPropertiesChildren,
+      .doc = "Mass and InertiaTensor are required for simulated bodies and ignored for static and animated ones"},
+    E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
+      .variantValue = "simulated", .attributes = kStateSimulated},
+    E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
+      .variantValue = "static", .attributes = kStateStatic},
+    E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
+      .variantValue = "not simulated", .attributes = kStateNotSimulated},
+    E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
+      .variantValue = "animated", .attributes = kStateAnimated,
+      .doc = "kinematic body; InitialVelocity is ignored for it; like static bodies, animated "
+             "ones are not written to .sim files (their pose at time t follows from the scene)"},
+    E{.name = "Mass", .parent = "DynamicProperties", .variantAttribute = "distribute", .variantValue = "uniform",
+      .attributes = kMassUniform},
+    E{.name = "Mass", .parent = "DynamicProperties", .variantAttribute = "distribute", .variantValue = "homogen",
+      .attributes = kMassHomogen},
+    E{.name = "InertiaTensor", .parent = "DynamicProperties", .variantAttribute = "type", .variantValue = "homogen",
+      .attributes = kInertiaHomogen},
+    E{.name = "Material", .parent = "DynamicProperties", .variantAttribute = "distribute",
+      .variantValue = "uniform", .attributes = kMaterialUniform},
+    E{.name = "InitialCondition", .parent = "DynamicProperties", .variantAttribute = "type",
+      .variantValue = "posvel", .attributes = kInitialConditionPosVel, .children = kInitialConditionChildren,
+      .doc = "InitialVelocity is ignored for static and animated bodies"},
+    E{.name = "InitialCondition", .parent = "DynamicProperties", .variantAttribute = "type",
+      .variantValue = "file", .implemented = false},
+    E{.name = "InitialPosition", .parent = "InitialCondition", .variantAttribute = "distribute",
+      .variantValue = "linear", .attributes = kPositionLinear},
+    E{.name = "InitialPosition", .parent = "InitialCondition", .variantAttribute = "distribute",
+      .variantValue = "grid", .attributes = kPositionGrid},
+    E{.name = "InitialPosition", .parent = "InitialCondition", .variantAttribute = "distribute",
+      .variantValue = "transforms", .attributes = kPositionTransforms, .children = kPositionTransformsChildren,
+      .doc = "body k takes Pos k; the last Pos repeats"},
+    E{.name = "InitialPosition", .parent = "InitialCondition", .variantAttribute = "distribute",
+      .variantValue = "none", .attributes = kPositionNone},
+    E{.name = "InitialPosition", .parent = "InitialCondition", .variantAttribute = "distribute",
+      .variantValue = "generalized", .implemented = false},
+    E{.name = "Pos", .parent = "InitialPosition", .children = kPosChildren,
+      .doc = "Trafo elements composed left to right"},
+    E{.name = "Trafo", .parent = "Pos", .attributes = kTrafo},
+    E{.name = "InitialVelocity", .parent = "InitialCondition", .variantAttribute = "distribute",
+      .variantValue = "transrot", .attributes = kVelocityTransRot, .children = kVelocityTransRotChildren,
+      .doc = "body k takes Vel k; the last Vel repeats"},
+    E{.name = "InitialVelocity", .parent = "InitialCondition", .variantAttribute = "distribute",
+      .variantValue = "none", .attributes = kVelocityNone},
+    E{.name = "InitialVelocity", .parent = "InitialCondition", .variantAttribute = "distribute",
+      .variantValue = "generalized", .implemented = false},
+    E{.name = "Vel", .parent = "InitialVelocity", .attributes = kVel},
 };
 // clang-format on
+
+std::vector<std::string_view> splitBar(std::string_view s) {
+  std::vector<std::string_view> parts;
+  while (!s.empty()) {
+    const auto bar = s.find('|');
+    parts.push_back(s.substr(0, bar));
+    if (bar == std::string_view::npos) {
+      break;
+    }
+    s.remove_prefix(bar + 1);
+  }
+  return parts;
+}
+
+bool containsValue(std::string_view barList, std::string_view value) {
+  const auto parts = splitBar(barList);
+  return std::find(parts.begin(), parts.end(), value) != parts.end();
+}
+
+bool withinBound(Bound b, double v) {
+  switch (b) {
+    case Bound::Positive:
+      return v > 0.0;
+    case Bound::NonNegative:
+      return v >= 0.0;
+    case Bound::UnitInterval:
+      return v >= 0.0 && v <= 1.0;
+    case Bound::OpenZeroTwo:
+      return v > 0.0 && v < 2.0;
+    case Bound::AtLeastOne:
+      return v >= 1.0;
+    default:
+      return true;
+  }
+}
+
+std::string inQuotes(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
+
+std::string trimmed(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) {
+    return {};
+  }
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(b, e - b + 1));
+}
 
 }  // namespace
 
@@ -433,6 +764,17 @@ std::span<const ElementSpec> elementsNamed(std::string_view name) {
   return {first, last};
 }
 
+std::span<const ElementSpec> elementsIn(std::string_view name, std::string_view parent) {
+  const auto named = elementsNamed(name);
+  const auto first = std::find_if(named.begin(), named.end(),
+                                  [&](const ElementSpec& e) { return e.parent == parent; });
+  auto last = first;
+  while (last != named.end() && last->parent == parent) {
+    ++last;
+  }
+  return {first, last};
+}
+
 const AttributeSpec* findAttribute(const ElementSpec& spec, std::string_view name) {
   for (const AttributeSpec& a : spec.attributes) {
     if (a.name == name) {
@@ -442,68 +784,169 @@ const AttributeSpec* findAttribute(const ElementSpec& spec, std::string_view nam
   return nullptr;
 }
 
-bool acceptsValue(const AttributeSpec& spec, std::string_view text) {
-  const auto inRange = [&](double v) {
-    switch (spec.bound) {
-      case Bound::Positive:
-        return v > 0.0;
-      case Bound::NonNegative:
-        return v >= 0.0;
-      case Bound::UnitInterval:
-        return v >= 0.0 && v <= 1.0;
-      case Bound::OpenZeroTwo:
-        return v > 0.0 && v < 2.0;
-      case Bound::AtLeastOne:
-        return v >= 1.0;
-      default:
-        return true;
-    }
+std::string checkValue(const AttributeSpec& spec, std::string_view rawText) {
+  const std::string text = trimmed(rawText);
+  const std::string what = "attribute " + inQuotes(spec.name);
+  if (const auto p = text.find("${"); p != std::string::npos) {
+    const auto e = text.find('}', p);
+    const std::string placeholder =
+        text.substr(p, e == std::string::npos ? std::string::npos : e - p + 1);
+    return what + " contains the unfilled placeholder " + inQuotes(placeholder) +
+           " (replace it in the file or with grain-sim --set)";
+  }
+  const auto boundError = [&](std::string_view suffix) {
+    return what + " must be " + std::string(toString(spec.bound)) + std::string(suffix) + " (got " +
+           text + ")";
   };
   switch (spec.type) {
     case AttrType::Real: {
       const auto v = detail::parseReal(text);
-      return v && inRange(*v);
+      if (!v) {
+        return what + " must be a number (got " + inQuotes(text) + ")";
+      }
+      return withinBound(spec.bound, *v) ? std::string() : boundError("");
     }
     case AttrType::Integer: {
       const auto v = detail::parseUnsigned(text);
-      return v && inRange(static_cast<double>(*v));
+      if (!v) {
+        return what + " must be a non-negative integer (got " + inQuotes(text) + ")";
+      }
+      return withinBound(spec.bound, static_cast<double>(*v)) ? std::string() : boundError("");
     }
     case AttrType::Boolean:
-      return detail::parseBoolean(text).has_value();
+      return detail::parseBoolean(text)
+                 ? std::string()
+                 : what + " must be true, false, 1 or 0 (got " + inQuotes(text) + ")";
     case AttrType::Vector3: {
       const auto v = detail::parseVector3(text);
       if (!v) {
-        return false;
+        return what + " must be three numbers (got " + inQuotes(text) + ")";
       }
-      switch (spec.bound) {
-        case Bound::NonZeroVector:
-          return v->norm() > 0.0;
-        case Bound::PositiveVector:
-          return (v->array() > 0.0).all();
-        case Bound::NonZeroComponents:
-          return (v->array() != 0.0).all();
-        default:
-          return true;
+      bool ok = true;
+      if (spec.bound == Bound::NonZeroVector) {
+        ok = v->norm() > 0.0;
+      } else if (spec.bound == Bound::PositiveVector) {
+        ok = (v->array() > 0.0).all();
+      } else if (spec.bound == Bound::NonZeroComponents) {
+        ok = (v->array() != 0.0).all();
       }
+      return ok ? std::string() : boundError("");
+    }
+    case AttrType::IntegerVector3: {
+      const auto v = detail::parseUnsignedVector3(text);
+      if (!v) {
+        return what + " must be three non-negative integers (got " + inQuotes(text) + ")";
+      }
+      for (const std::uint32_t x : *v) {
+        if (!withinBound(spec.bound, static_cast<double>(x))) {
+          return boundError(" in every component");
+        }
+      }
+      return {};
+    }
+    case AttrType::RealList: {
+      const auto v = detail::parseRealList(text);
+      if (!v) {
+        return what + " must be a list of numbers (got " + inQuotes(text) + ")";
+      }
+      for (const double x : *v) {
+        if (!withinBound(spec.bound, x)) {
+          return boundError(" in every entry");
+        }
+      }
+      return {};
+    }
+    case AttrType::BodyIdList:
+      return detail::parseBodyIdList(text)
+                 ? std::string()
+                 : what + " must be a list of body ids 'group,number' (got " + inQuotes(text) + ")";
+    case AttrType::BodyIdRange: {
+      const auto v = detail::parseBodyIdList(text);
+      if (!v || v->size() != 2) {
+        return what + " must be two body ids 'group,number' (got " + inQuotes(text) + ")";
+      }
+      return {};
     }
     case AttrType::Enumeration: {
-      std::string_view values = spec.values;
-      while (!values.empty()) {
-        const auto bar = values.find('|');
-        if (values.substr(0, bar) == text) {
-          return true;
-        }
-        if (bar == std::string_view::npos) {
-          break;
-        }
-        values.remove_prefix(bar + 1);
+      if (containsValue(spec.values, text)) {
+        return {};
       }
-      return false;
+      if (containsValue(spec.unsupportedValues, text)) {
+        return "value " + inQuotes(text) + " of " + what + " is not supported yet";
+      }
+      const auto values = splitBar(spec.values);
+      std::string list;
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        list += (i ? ", " : "");
+        list += values[i];
+      }
+      std::string msg = what + " has unknown value " + inQuotes(text);
+      if (const auto near = closestName(text, values); !near.empty()) {
+        msg += "; did you mean " + inQuotes(near) + "?";
+      }
+      return msg + " (expected one of: " + list + ")";
     }
     case AttrType::String:
-      return true;
+      return {};
   }
-  return false;
+  return what + " has an unknown type";
+}
+
+bool acceptsValue(const AttributeSpec& spec, std::string_view text) {
+  return checkValue(spec, text).empty();
+}
+
+std::string_view closestName(std::string_view word, std::span<const std::string_view> candidates) {
+  const auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  std::string_view best;
+  std::size_t bestDistance = std::string_view::npos;
+  std::vector<std::size_t> prev, cur;
+  for (const std::string_view c : candidates) {
+    // Levenshtein distance, case-insensitive.
+    prev.resize(c.size() + 1);
+    cur.resize(c.size() + 1);
+    for (std::size_t j = 0; j <= c.size(); ++j) {
+      prev[j] = j;
+    }
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      cur[0] = i;
+      for (std::size_t j = 1; j <= c.size(); ++j) {
+        const std::size_t subst = prev[j - 1] + (lower(word[i - 1]) == lower(c[j - 1]) ? 0 : 1);
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+      }
+      std::swap(prev, cur);
+    }
+    const std::size_t d = prev[c.size()];
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = c;
+    }
+  }
+  if (best.empty()) {
+    return {};
+  }
+  const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
+  if (bestDistance <= limit) {
+    return best;
+  }
+  // Else the only candidate that is a prefix of the word or has it as prefix ("homogeneous"
+  // for "homogen"), ignoring case.
+  std::string_view prefixMatch;
+  int prefixMatches = 0;
+  for (const std::string_view c : candidates) {
+    const std::size_t n = std::min(word.size(), c.size());
+    bool prefix = n >= 3;
+    for (std::size_t i = 0; prefix && i < n; ++i) {
+      prefix = lower(word[i]) == lower(c[i]);
+    }
+    if (prefix) {
+      prefixMatch = c;
+      ++prefixMatches;
+    }
+  }
+  return prefixMatches == 1 ? prefixMatch : std::string_view();
 }
 
 std::string_view toString(AttrType t) {
@@ -516,6 +959,14 @@ std::string_view toString(AttrType t) {
       return "boolean";
     case AttrType::Vector3:
       return "vector3";
+    case AttrType::IntegerVector3:
+      return "integer vector3";
+    case AttrType::RealList:
+      return "real list";
+    case AttrType::BodyIdList:
+      return "body id list";
+    case AttrType::BodyIdRange:
+      return "body id range";
     case AttrType::Enumeration:
       return "enumeration";
     case AttrType::String:

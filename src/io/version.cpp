@@ -3,6 +3,8 @@
 
 namespace grain {
 
-std::string_view versionString() { return "0.1.0"; }
+std::string_view versionString() {
+  return "0.1.0";
+}
 
 }  // namespace grain

@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 namespace grain::io::detail {
@@ -24,25 +22,6 @@ std::string_view trim(std::string_view s) {
     s.remove_suffix(1);
   }
   return s;
-}
-
-/// Splits "a|b|c" into its parts.
-std::vector<std::string_view> splitBar(std::string_view s) {
-  std::vector<std::string_view> parts;
-  while (!s.empty()) {
-    const auto bar = s.find('|');
-    parts.push_back(s.substr(0, bar));
-    if (bar == std::string_view::npos) {
-      break;
-    }
-    s.remove_prefix(bar + 1);
-  }
-  return parts;
-}
-
-bool contains(std::string_view barList, std::string_view value) {
-  const auto parts = splitBar(barList);
-  return std::find(parts.begin(), parts.end(), value) != parts.end();
 }
 
 std::string joinComma(const std::vector<std::string_view>& parts) {
@@ -130,18 +109,88 @@ std::optional<bool> parseBoolean(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+/// Splits at whitespace.
+std::vector<std::string_view> words(std::string_view text) {
+  std::vector<std::string_view> out;
+  text = trim(text);
+  while (!text.empty()) {
+    std::size_t end = 0;
+    while (end < text.size() && !isSpace(text[end])) {
+      ++end;
+    }
+    out.push_back(text.substr(0, end));
+    text = trim(text.substr(end));
+  }
+  return out;
+}
+}  // namespace
+
+std::optional<std::array<std::uint32_t, 3>> parseUnsignedVector3(std::string_view text) {
+  const auto w = words(text);
+  if (w.size() != 3) {
+    return std::nullopt;
+  }
+  std::array<std::uint32_t, 3> v{};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto x = parseUnsigned(w[i]);
+    if (!x) {
+      return std::nullopt;
+    }
+    v[i] = *x;
+  }
+  return v;
+}
+
+std::optional<std::vector<Real>> parseRealList(std::string_view text) {
+  const auto w = words(text);
+  if (w.empty()) {
+    return std::nullopt;
+  }
+  std::vector<Real> v;
+  for (const std::string_view x : w) {
+    const auto r = parseReal(x);
+    if (!r) {
+      return std::nullopt;
+    }
+    v.push_back(*r);
+  }
+  return v;
+}
+
+std::optional<std::vector<BodyId>> parseBodyIdList(std::string_view text) {
+  const auto w = words(text);
+  if (w.empty()) {
+    return std::nullopt;
+  }
+  std::vector<BodyId> v;
+  for (const std::string_view x : w) {
+    const auto comma = x.find(',');
+    if (comma == std::string_view::npos) {
+      return std::nullopt;
+    }
+    const auto g = parseUnsigned(x.substr(0, comma));
+    const auto n = parseUnsigned(x.substr(comma + 1));
+    // parseUnsigned trims; inside one word there is no whitespace, so "1, 2" is two words.
+    if (!g || !n || x.substr(0, comma).empty() || x.substr(comma + 1).empty()) {
+      return std::nullopt;
+    }
+    v.push_back(makeBodyId(*g, *n));
+  }
+  return v;
+}
+
+std::string formatReal(Real v) {
+  char buf[32];
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, ptr) : std::to_string(v);
+}
+
 // ---- XmlDocument ------------------------------------------------------------------------------
 
-XmlDocument::XmlDocument(const std::filesystem::path& file, std::string displayName)
+XmlDocument::XmlDocument(std::string text, std::string displayName)
     : displayName_(std::move(displayName)) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    throw SceneError(displayName_, 0, "", "cannot open the scene file");
-  }
-  buffer_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    throw SceneError(displayName_, 0, "", "cannot read the scene file");
-  }
+  buffer_.assign(text.begin(), text.end());
   lineStarts_.push_back(0);
   for (std::size_t i = 0; i < buffer_.size(); ++i) {
     if (buffer_[i] == '\n') {
@@ -191,11 +240,19 @@ void XmlDocument::fail(std::size_t line, const std::string& path,
 
 // ---- Element ----------------------------------------------------------------------------------
 
+namespace {
+std::string didYouMean(std::string_view word, const std::vector<std::string_view>& candidates) {
+  const std::string_view near = schema::closestName(word, candidates);
+  return near.empty() ? std::string() : "; did you mean " + inQuotes(near) + "?";
+}
+}  // namespace
+
 Element::Element(const XmlDocument& doc, Diagnostics& diag, pugi::xml_node node, std::string path)
     : doc_(&doc), diag_(&diag), node_(node), path_(std::move(path)), spec_(nullptr) {
-  const auto specs = schema::elementsNamed(node.name());
+  const std::string_view parentName = node.parent().name();
+  const auto specs = schema::elementsIn(node.name(), parentName);
   if (specs.empty()) {
-    fail("element '" + std::string(node.name()) + "' is not part of the format");
+    fail("element '" + std::string(node.name()) + "' is not part of the format here");
   }
   const schema::ElementSpec& first = specs.front();
   if (first.variantAttribute.empty()) {
@@ -221,6 +278,13 @@ Element::Element(const XmlDocument& doc, Diagnostics& diag, pugi::xml_node node,
       }
     }
     if (spec_ == nullptr) {
+      if (const auto* d = schema::findAttribute(first, first.variantAttribute)) {
+        // The attribute's own check gives the message (placeholder, did you mean, ...).
+        const std::string msg = schema::checkValue(*d, value);
+        if (!msg.empty()) {
+          failAt(first.variantAttribute, msg);
+        }
+      }
       failAt(first.variantAttribute, "attribute " + inQuotes(first.variantAttribute) +
                                          " has unknown value " + inQuotes(value) +
                                          " (expected one of: " + joinComma(known) + ")");
@@ -228,12 +292,23 @@ Element::Element(const XmlDocument& doc, Diagnostics& diag, pugi::xml_node node,
   }
   checkAttributes();
   checkChildren();
+  for (const schema::AttributeSpec& a : spec_->attributes) {
+    if (a.use == schema::AttrUse::Optional && !a.defaultValue.empty() &&
+        !node_.attribute(std::string(a.name).c_str())) {
+      resolve(a.name, std::string(a.defaultValue));
+    }
+  }
 }
 
 void Element::checkAttributes() const {
   const bool isRoot = node_.parent().type() == pugi::node_document;
   for (const pugi::xml_attribute a : node_.attributes()) {
     const std::string_view n = a.name();
+    if (isRoot && n == "xmlns" && std::string_view(a.value()) != schema::kNamespace) {
+      doc_->fail(doc_->lineOf(a, node_), path_,
+                 "the default namespace must be '" + std::string(schema::kNamespace) + "' (got '" +
+                     a.value() + "')");
+    }
     if (isRoot && (n == "xmlns" || n.starts_with("xmlns:") || n.starts_with("xsi:"))) {
       continue;
     }
@@ -243,9 +318,31 @@ void Element::checkAttributes() const {
       for (const schema::AttributeSpec& as : spec_->attributes) {
         allowed.push_back(as.name);
       }
-      std::string msg = "attribute " + inQuotes(n) + " is not part of the format";
+      // An attribute of another variant of this element?
+      std::string otherVariants;
+      if (!spec_->variantAttribute.empty()) {
+        for (const schema::ElementSpec& v : schema::elementsIn(spec_->name, spec_->parent)) {
+          if (&v != spec_ && schema::findAttribute(v, n) != nullptr) {
+            otherVariants += (otherVariants.empty() ? "" : " or ") +
+                             std::string(v.variantAttribute) + "=\"" + std::string(v.variantValue) +
+                             "\"";
+          }
+        }
+      }
+      std::string msg;
+      if (!otherVariants.empty()) {
+        msg = "attribute " + inQuotes(n) + " is not allowed with " +
+              std::string(spec_->variantAttribute) + "=\"" + std::string(spec_->variantValue) +
+              "\" (it belongs to " + otherVariants + ")";
+      } else {
+        msg = "attribute " + inQuotes(n) + " is not part of the format" + didYouMean(n, allowed);
+      }
       msg += allowed.empty() ? " (this element has no attributes)"
                              : " (allowed: " + joinComma(allowed) + ")";
+      doc_->fail(doc_->lineOf(a, node_), path_, msg);
+    }
+    const std::string msg = schema::checkValue(*s, a.value());
+    if (!msg.empty()) {
       doc_->fail(doc_->lineOf(a, node_), path_, msg);
     }
     if (s->use == schema::AttrUse::Ignored) {
@@ -256,6 +353,11 @@ void Element::checkAttributes() const {
 
 void Element::checkChildren() const {
   std::vector<std::uint32_t> counts(spec_->children.size(), 0);
+  std::vector<std::string_view> allowed;
+  for (const schema::ChildSpec& cs : spec_->children) {
+    allowed.push_back(cs.name);
+  }
+  std::size_t parsedChildren = 0;
   for (const pugi::xml_node c : node_.children()) {
     if (c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata) {
       doc_->fail(doc_->lineOf(c), path_,
@@ -269,11 +371,16 @@ void Element::checkChildren() const {
     const auto it = std::find_if(spec_->children.begin(), spec_->children.end(),
                                  [&](const schema::ChildSpec& cs) { return cs.name == n; });
     if (it == spec_->children.end()) {
-      std::vector<std::string_view> allowed;
-      for (const schema::ChildSpec& cs : spec_->children) {
-        allowed.push_back(cs.name);
+      std::string msg;
+      const auto elsewhere = schema::elementsNamed(n);
+      if (!elsewhere.empty() && !didYouMean(n, allowed).empty()) {
+        msg = "element " + inQuotes(n) + " is not part of the format here" + didYouMean(n, allowed);
+      } else if (!elsewhere.empty()) {
+        msg = "element " + inQuotes(n) + " is not allowed in <" + std::string(spec_->name) +
+              "> (it belongs in <" + std::string(elsewhere.front().parent) + ">)";
+      } else {
+        msg = "element " + inQuotes(n) + " is not part of the format here" + didYouMean(n, allowed);
       }
-      std::string msg = "element " + inQuotes(n) + " is not part of the format here";
       msg += allowed.empty() ? " (<" + std::string(spec_->name) + "> has no child elements)"
                              : " (allowed: " + joinComma(allowed) + ")";
       doc_->fail(doc_->lineOf(c), childPath(c), msg);
@@ -284,6 +391,11 @@ void Element::checkChildren() const {
                  "element " + inQuotes(n) + " may appear at most " + std::to_string(it->maxOccurs) +
                      " time(s) in <" + std::string(spec_->name) + ">");
     }
+    if (it->use == schema::ChildUse::IgnoredGui) {
+      diag_->ignored.push_back(childPath(c));
+      continue;
+    }
+    ++parsedChildren;
     if (it->use == schema::ChildUse::Unsupported) {
       const bool empty = !c.first_attribute() && !c.find_child([](pugi::xml_node x) {
         return x.type() == pugi::node_element || x.type() == pugi::node_pcdata;
@@ -299,6 +411,16 @@ void Element::checkChildren() const {
     if (counts[k] < spec_->children[k].minOccurs) {
       fail("missing required element " + inQuotes(spec_->children[k].name));
     }
+  }
+  if (spec_->exactlyOneChild && parsedChildren != 1) {
+    std::vector<std::string_view> parsed;
+    for (const schema::ChildSpec& cs : spec_->children) {
+      if (cs.use == schema::ChildUse::Parse) {
+        parsed.push_back(cs.name);
+      }
+    }
+    fail("<" + std::string(spec_->name) + "> needs exactly one of " + joinComma(parsed) + " (got " +
+         std::to_string(parsedChildren) + ")");
   }
 }
 
@@ -360,23 +482,14 @@ namespace {
                          std::string(element) + "> has no default; use the optional getter");
 }
 
-bool withinBound(schema::Bound b, Real v) {
-  switch (b) {
-    case schema::Bound::Positive:
-      return v > 0.0;
-    case schema::Bound::NonNegative:
-      return v >= 0.0;
-    case schema::Bound::UnitInterval:
-      return v >= 0.0 && v <= 1.0;
-    case schema::Bound::OpenZeroTwo:
-      return v > 0.0 && v < 2.0;
-    case schema::Bound::AtLeastOne:
-      return v >= 1.0;
-    default:
-      return true;
-  }
+[[noreturn]] void badTable(std::string_view element, std::string_view attr) {
+  throw std::logic_error("scene reader: value of attribute '" + std::string(attr) + "' of <" +
+                         std::string(element) + "> does not parse as its table type");
 }
 }  // namespace
+
+// Values present in the file were checked by checkAttributes, defaults by the table tests; the
+// getters only convert.
 
 std::optional<Real> Element::optionalReal(std::string_view attr) const {
   const auto t = text(attr);
@@ -385,12 +498,7 @@ std::optional<Real> Element::optionalReal(std::string_view attr) const {
   }
   const auto v = parseReal(*t);
   if (!v) {
-    failAt(attr, "attribute " + inQuotes(attr) + " must be a number (got " + inQuotes(*t) + ")");
-  }
-  const schema::Bound b = attrSpec(attr).bound;
-  if (!withinBound(b, *v)) {
-    failAt(attr, "attribute " + inQuotes(attr) + " must be " + std::string(schema::toString(b)) +
-                     " (got " + *t + ")");
+    badTable(spec_->name, attr);
   }
   return v;
 }
@@ -410,13 +518,7 @@ std::optional<std::uint32_t> Element::optionalInteger(std::string_view attr) con
   }
   const auto v = parseUnsigned(*t);
   if (!v) {
-    failAt(attr, "attribute " + inQuotes(attr) + " must be a non-negative integer (got " +
-                     inQuotes(*t) + ")");
-  }
-  const schema::Bound b = attrSpec(attr).bound;
-  if (!withinBound(b, static_cast<Real>(*v))) {
-    failAt(attr, "attribute " + inQuotes(attr) + " must be " + std::string(schema::toString(b)) +
-                     " (got " + *t + ")");
+    badTable(spec_->name, attr);
   }
   return v;
 }
@@ -436,8 +538,7 @@ bool Element::boolean(std::string_view attr) const {
   }
   const auto v = parseBoolean(*t);
   if (!v) {
-    failAt(attr, "attribute " + inQuotes(attr) + " must be true, false, 1 or 0 (got " +
-                     inQuotes(*t) + ")");
+    badTable(spec_->name, attr);
   }
   return *v;
 }
@@ -449,21 +550,7 @@ Vec3 Element::vector3(std::string_view attr) const {
   }
   const auto v = parseVector3(*t);
   if (!v) {
-    failAt(attr,
-           "attribute " + inQuotes(attr) + " must be three numbers (got " + inQuotes(*t) + ")");
-  }
-  const schema::Bound b = attrSpec(attr).bound;
-  bool ok = true;
-  if (b == schema::Bound::NonZeroVector) {
-    ok = v->norm() > 0.0;
-  } else if (b == schema::Bound::PositiveVector) {
-    ok = (v->array() > 0.0).all();
-  } else if (b == schema::Bound::NonZeroComponents) {
-    ok = (v->array() != 0.0).all();
-  }
-  if (!ok) {
-    failAt(attr, "attribute " + inQuotes(attr) + " must be " + std::string(schema::toString(b)) +
-                     " (got " + *t + ")");
+    badTable(spec_->name, attr);
   }
   return *v;
 }
@@ -481,16 +568,57 @@ std::string Element::enumeration(std::string_view attr) const {
   if (!t) {
     noDefault(spec_->name, attr);
   }
-  const schema::AttributeSpec& s = attrSpec(attr);
-  if (contains(s.values, *t)) {
-    return *t;
+  return *t;
+}
+
+std::vector<Real> Element::realList(std::string_view attr) const {
+  const auto t = text(attr);
+  if (!t) {
+    noDefault(spec_->name, attr);
   }
-  if (contains(s.unsupportedValues, *t)) {
-    failAt(attr,
-           "value " + inQuotes(*t) + " of attribute " + inQuotes(attr) + " is not supported yet");
+  auto v = parseRealList(*t);
+  if (!v) {
+    badTable(spec_->name, attr);
   }
-  failAt(attr, "attribute " + inQuotes(attr) + " has unknown value " + inQuotes(*t) +
-                   " (expected one of: " + joinComma(splitBar(s.values)) + ")");
+  return std::move(*v);
+}
+
+std::array<std::uint32_t, 3> Element::integerVector3(std::string_view attr) const {
+  const auto t = text(attr);
+  if (!t) {
+    noDefault(spec_->name, attr);
+  }
+  const auto v = parseUnsignedVector3(*t);
+  if (!v) {
+    badTable(spec_->name, attr);
+  }
+  return *v;
+}
+
+std::vector<BodyId> Element::bodyIds(std::string_view attr) const {
+  const auto t = text(attr);
+  if (!t) {
+    noDefault(spec_->name, attr);
+  }
+  auto v = parseBodyIdList(*t);
+  if (!v) {
+    badTable(spec_->name, attr);
+  }
+  return std::move(*v);
+}
+
+void Element::resolve(std::string_view attr, std::string value) const {
+  if (node_.attribute(std::string(attr).c_str())) {
+    return;
+  }
+  auto& list = diag_->resolved[node_.internal_object()];
+  for (auto& [name, v] : list) {
+    if (name == attr) {
+      v = std::move(value);
+      return;
+    }
+  }
+  list.emplace_back(std::string(attr), std::move(value));
 }
 
 std::vector<Element> Element::children(std::string_view childName) const {
@@ -498,6 +626,21 @@ std::vector<Element> Element::children(std::string_view childName) const {
   const std::string name(childName);  // the range below keeps a pointer to it
   for (const pugi::xml_node c : node_.children(name.c_str())) {
     out.emplace_back(*doc_, *diag_, c, childPath(c));
+  }
+  return out;
+}
+
+std::vector<Element> Element::allChildren() const {
+  std::vector<Element> out;
+  for (const pugi::xml_node c : node_.children()) {
+    if (c.type() != pugi::node_element) {
+      continue;
+    }
+    const auto it = std::find_if(spec_->children.begin(), spec_->children.end(),
+                                 [&](const schema::ChildSpec& cs) { return cs.name == c.name(); });
+    if (it != spec_->children.end() && it->use == schema::ChildUse::Parse) {
+      out.emplace_back(*doc_, *diag_, c, childPath(c));
+    }
   }
   return out;
 }

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <grain/core/bodies/body_id.hpp>
@@ -47,22 +49,84 @@ struct SolverExtras {
   bool computeResidual = false;  ///< computeResidual
 };
 
-/// One <RigidBodies> element: `count` bodies with ids makeBodyId(groupId, firstNumber + k).
+/// One <RigidBodies> element: `count` bodies with ids makeBodyId(groupId, firstNumber + k)
+/// (k = 0 .. count-1, the body index within the group; with selective loading only some of them
+/// are built).
 struct BodyGroup {
   std::string name;  ///< name attribute ("" if absent)
   std::uint32_t groupId = 0;
   std::uint32_t firstNumber = 0;  ///< body number of the first body (numbers continue across
                                   ///< RigidBodies with the same groupId)
-  std::uint32_t count = 0;
+  std::uint32_t count = 0;        ///< instances
+  std::uint32_t loaded = 0;       ///< bodies built (count unless selective loading applies)
   BodyMotion motion = BodyMotion::Simulated;
-  ShapeIndex shape = 0;            ///< shape shared by the group's bodies
-  std::string geometryElement;     ///< "Sphere", "Box", "Capsule", "Halfspace" or "Mesh"
+  /// Prescribed velocity (m/s) and angular velocity (rad/s) of animated bodies, inertial frame.
+  Vec3 animatedVelocity = Vec3::Zero();
+  Vec3 animatedAngularVelocity = Vec3::Zero();
+  ShapeIndex shape = 0;  ///< shape of the group's bodies (of the first loaded body if per body)
+  /// true: the bodies have their own shapes (random spheres, GlobalGeomId linear or random).
+  bool shapePerBody = false;
+  /// "Sphere", "Box", "Capsule", "Halfspace", "Mesh" or "GlobalGeomId".
+  std::string geometryElement;
   std::filesystem::path meshFile;  ///< resolved mesh file (Mesh only)
   MaterialId material = 0;
   bool enableSelectiveIds = false;
   std::size_t line = 0;  ///< line of the <RigidBodies> element
   /// Id of the k-th body of the group.
   BodyId id(std::uint32_t k) const { return makeBodyId(groupId, firstNumber + k); }
+};
+
+/// GlobalSelectiveIds: the bodies that groups with enableSelectiveIds="true" load.
+struct SelectiveIds {
+  std::vector<BodyId> set;                        ///< <Set value="g,n ...">
+  std::vector<std::pair<BodyId, BodyId>> ranges;  ///< <Range>: [first, second)
+  /// Whether the id is selected (in the set or in a range).
+  bool contains(BodyId id) const;
+};
+
+/// Where the initial states came from when the scene has a GlobalInitialCondition.
+struct InitialConditionSource {
+  std::filesystem::path file;  ///< the .sim file as opened
+  std::size_t stateIndex = 0;  ///< 0-based state in the file
+  double stateTime = 0.0;      ///< its time (s)
+  bool continueTime = false;   ///< useTimeToContinue: the run starts at stateTime
+  bool readVelocities = true;
+};
+
+/// MPISettings/ProcessTopology/Topology.
+struct MpiTopology {
+  enum class Type : std::uint8_t { Grid, KdTree };
+  enum class BuildMode : std::uint8_t { Mvbb, Aabb, BinetTensor, Predefined };
+  Type type = Type::Grid;
+  BuildMode buildMode = BuildMode::Mvbb;
+  Real minCellSize = 1e-3;                          ///< m
+  std::array<std::uint32_t, 3> dimension{1, 1, 1};  ///< grid cells along x, y, z (grid only)
+  bool matchProcessDimToExtent = true;              ///< grid only
+  bool aligned = true;                              ///< predefined only
+  Vec3 minPoint = Vec3::Zero();                     ///< predefined only (m)
+  Vec3 maxPoint = Vec3::Zero();                     ///< predefined only (m)
+};
+
+/// MPISettings of a scene: the domain decomposition of distributed runs. Read and validated by
+/// every run; used by the MPI front end.
+struct MpiSettings {
+  enum class Mode : std::uint8_t { Static, Dynamic };
+  enum class Policy : std::uint8_t { AlwaysRebuild, BodyLimit };
+  Mode mode = Mode::Dynamic;
+  Policy policy = Policy::AlwaysRebuild;         ///< dynamic mode only
+  std::uint32_t policyCheckEveryXTimeStep = 10;  ///< dynamic mode only
+  std::uint32_t bodyLimit = 500;                 ///< policy bodyLimit only
+  bool doLocalComputations = true;
+  MpiTopology topology;
+  std::uint32_t massPointCount = 5;  ///< MassPointPrediction nPoints
+  Real massPointDeltaT = 0.1;        ///< MassPointPrediction deltaT (s)
+  bool outlierFilter = false;        ///< GlobalOutlierFilter given
+  std::uint32_t outlierKnnMean = 20;
+  Real outlierStdDeviationMult = 4.0;
+  std::uint32_t outlierAllowSplitAbove = 10;
+  std::uint32_t splitNodeUpdateRatio = 1;  ///< InclusionSolverSettings of MPISettings
+  std::uint32_t convergenceCheckRatio = 1;
+  std::uint32_t reserveSplitNodes = 2000;
 };
 
 /// Everything a scene file describes.
@@ -84,6 +148,21 @@ struct SceneDescription {
   std::vector<std::string> warnings;
   /// The scene has an <MPISettings> element (read by the distributed front end).
   bool hasMpiSettings = false;
+  /// The MPISettings, if the scene has them.
+  std::optional<MpiSettings> mpi;
+  /// GlobalSelectiveIds, if given.
+  std::optional<SelectiveIds> selectiveIds;
+  /// Set if the initial states were read from a .sim file (GlobalInitialCondition).
+  std::optional<InitialConditionSource> initialCondition;
+  /// Per body (same order as system.bodies at load time): its global geometry id, 0 if the
+  /// body has its own geometry.
+  std::vector<std::uint32_t> globalGeomIdOfBody;
+  /// The scene text that was read (after command-line overrides).
+  std::string text;
+  /// The effective configuration: the scene as XML with every attribute grain uses, defaults
+  /// and derived values (groupId, everyXStep) filled in, and a leading comment listing what was
+  /// ignored. grain-sim prints it and writes it beside the output.
+  std::string effectiveXml;
 
   /// The group of a body id, or nullptr.
   const BodyGroup* groupOf(BodyId id) const;
@@ -96,8 +175,18 @@ struct SceneLoadOptions {
 };
 
 /// Reads a scene file and builds the system. Throws SceneError ("file:line: path: message")
-/// for malformed XML, unknown elements or attributes, missing required ones, impossible values
+/// for malformed XML, unknown elements or attributes (with the closest valid name), missing
+/// required ones, impossible values, unfilled `${...}` placeholders, missing mesh or .sim files
 /// and elements that grain does not support yet.
 SceneDescription loadScene(const std::filesystem::path& file, const SceneLoadOptions& options = {});
+
+/// As loadScene, for scene text held in memory (e.g. after command-line overrides). `file` is
+/// the name used in messages and SceneDescription::file, and its folder is the default media
+/// directory.
+SceneDescription loadSceneFromString(std::string text, const std::filesystem::path& file,
+                                     const SceneLoadOptions& options = {});
+
+/// The content of a scene file; throws SceneError "FILE: cannot open the scene file".
+std::string readSceneText(const std::filesystem::path& file);
 
 }  // namespace grain::io

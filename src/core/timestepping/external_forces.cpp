@@ -6,6 +6,44 @@
 
 namespace grain {
 
+namespace {
+
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  std::uint64_t z = x + kGolden;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+bool SphericalPulseField::active(Real t) const {
+  if (t < startTime || t > endTime) {
+    return false;
+  }
+  const Real period = boostTime + pauseTime;
+  return std::fmod(t - startTime, period) <= boostTime;
+}
+
+Vec3 SphericalPulseField::centre(Real t) const {
+  if (!randomOn || t < startTime) {
+    return minPoint;
+  }
+  const Real cycle = std::floor((t - startTime) / (boostTime + pauseTime));
+  if (cycle < 1.0) {
+    return minPoint;
+  }
+  const std::uint64_t state = splitmix64(splitmix64(seed) + static_cast<std::uint64_t>(cycle));
+  Vec3 u;
+  for (int n = 0; n < 3; ++n) {
+    const std::uint64_t x = splitmix64(state + static_cast<std::uint64_t>(n) * kGolden);
+    u[n] = static_cast<Real>(x >> 11) * 0x1.0p-53;
+  }
+  return minPoint + (maxPoint - minPoint).cwiseProduct(u);
+}
+
 void ExternalForces::addGravity(const GravityField& g) {
   GRAIN_REQUIRE(std::isfinite(g.value) && g.value >= 0.0, "gravity value must be >= 0");
   GRAIN_REQUIRE(g.direction.allFinite() && g.direction.norm() > 0.0,
@@ -19,6 +57,42 @@ Vec3 ExternalForces::gravityAcceleration() const {
     a += g.acceleration();
   }
   return a;
+}
+
+void ExternalForces::addSphericalPulse(const SphericalPulseField& f) {
+  GRAIN_REQUIRE(std::isfinite(f.boostTime) && f.boostTime > 0.0, "boostTime must be > 0");
+  GRAIN_REQUIRE(std::isfinite(f.pauseTime) && f.pauseTime >= 0.0, "pauseTime must be >= 0");
+  GRAIN_REQUIRE(std::isfinite(f.startTime) && std::isfinite(f.endTime) && f.startTime <= f.endTime,
+                "startTime must be <= endTime");
+  GRAIN_REQUIRE(std::isfinite(f.amplitude) && f.amplitude >= 0.0, "amplitude must be >= 0");
+  GRAIN_REQUIRE(f.minPoint.allFinite() && f.maxPoint.allFinite() &&
+                    (f.minPoint.array() <= f.maxPoint.array()).all(),
+                "minPoint must be <= maxPoint in every component");
+  pulses_.push_back(f);
+}
+
+void ExternalForces::addBodyForces(Real t, const BodyStorage& bodies,
+                                   std::span<Vec3> forces) const {
+  GRAIN_REQUIRE(forces.size() == bodies.size(), "one force per body expected");
+  const auto& r = bodies.positions();
+  const auto& motion = bodies.motions();
+  const std::size_t n = bodies.size();
+  for (const SphericalPulseField& f : pulses_) {
+    if (!f.active(t) || f.amplitude == 0.0) {
+      continue;
+    }
+    const Vec3 c = f.centre(t);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (motion[i] != BodyMotion::Simulated) {
+        continue;
+      }
+      const Vec3 d = r[i] - c;
+      const Real len = d.norm();
+      if (len > 0.0) {
+        forces[i] += (f.amplitude / len) * d;
+      }
+    }
+  }
 }
 
 }  // namespace grain

@@ -100,14 +100,22 @@ StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange
   }
   timer.lap(Stage::ContactGraph);
 
-  // h at (q^M, u^S, t^M): gravity and the gyroscopic term -Omega x (Theta Omega) (eq. 8.7).
-  // The free velocity u^S + M^-1 h dt is the solver's starting point.
+  // h at (q^M, u^S, t^M): gravity, the per-body external forces and the gyroscopic term
+  // -Omega x (Theta Omega) (eq. 8.7). The free velocity u^S + M^-1 h dt is the solver's
+  // starting point. Per-body forces are gathered into bodyForce_ first (one pass per field),
+  // so this loop stays free of indirect calls.
   {
     velocityStart_.assign(bodies.velocities().begin(), bodies.velocities().end());
     omegaBodyStart_.assign(bodies.omegasBody().begin(), bodies.omegasBody().end());
     const Vec3 g = system.externalForces.gravityAcceleration();
+    const bool withBodyForces = system.externalForces.hasBodyForces();
+    if (withBodyForces) {
+      bodyForce_.assign(n, Vec3::Zero());
+      system.externalForces.addBodyForces(system.time + halfDt, bodies, bodyForce_);
+    }
     auto& v = bodies.velocities();
     auto& w = bodies.omegasBody();
+    const auto& invMass = bodies.invMasses();
     const auto& inertia = bodies.inertiasBody();
     const auto& invInertia = bodies.invInertiasBody();
     for (std::size_t i = 0; i < n; ++i) {
@@ -115,14 +123,17 @@ StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange
         continue;
       }
       v[i] += dt * g;
+      if (withBodyForces) {
+        v[i] += (dt * invMass[i]) * bodyForce_[i];
+      }
       const Vec3 gyro = -w[i].cross(inertia[i].cwiseProduct(w[i]));
       w[i] += dt * invInertia[i].cwiseProduct(gyro);
     }
   }
 
   // 3. Contact problem (eq. 8.8) for u^E.
-  const ContactProblem problem{contacts_, graph_, system.contactParameters, velocityStart_,
-                              omegaBodyStart_, dt};
+  const ContactProblem problem{contacts_,      graph_,          system.contactParameters,
+                               velocityStart_, omegaBodyStart_, dt};
   const SolverStats solverStats = solver_.solve(bodies, problem, &exchange);
   stats.iterations = solverStats.iterations;
   stats.converged = solverStats.converged;

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <set>
 
 #include <gtest/gtest.h>
 
 #include <grain/core/geometry/mass_properties.hpp>
 #include <grain/io/body_random.hpp>
+#include <grain/io/radius_distribution.hpp>
 #include <grain/io/scene.hpp>
+#include <grain/io/sim_file.hpp>
 
 #include "io_test_util.hpp"
 
@@ -133,7 +136,7 @@ TEST_F(FullScene, GroupsAndIdsContinueAcrossEqualGroupId) {
   EXPECT_EQ(g[4].groupId, 7u);
   EXPECT_EQ(g[4].motion, BodyMotion::Static);
   EXPECT_EQ(g[2].geometryElement, "Box");
-  EXPECT_EQ(g[0].line, 33u);
+  EXPECT_EQ(g[0].line, 34u);
 
   const BodyStorage& b = scene().system.bodies;
   ASSERT_EQ(b.size(), 19u);
@@ -241,7 +244,33 @@ TEST_F(FullScene, IgnoredAttributesAreReported) {
       contains(ig,
                "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties/InitialCondition/"
                "InitialVelocity"));
-  EXPECT_EQ(ig.size(), 5u);
+  EXPECT_TRUE(contains(ig, "SceneSettings/Visualization"));
+  EXPECT_TRUE(contains(ig, "SceneObjects/RigidBodies[name=\"grid\"]/Visualization"));
+  EXPECT_TRUE(contains(ig, "SceneSettings/MPISettings/ProcessTopology/Topology@minGridSize"));
+  std::string all;
+  for (const auto& i : ig) {
+    all += i + "\n";
+  }
+  EXPECT_EQ(ig.size(), 8u) << all;
+}
+
+TEST_F(FullScene, MpiSettingsWithDefaults) {
+  ASSERT_TRUE(scene().mpi.has_value());
+  const MpiSettings& m = *scene().mpi;
+  EXPECT_TRUE(scene().hasMpiSettings);
+  EXPECT_EQ(m.mode, MpiSettings::Mode::Static);
+  EXPECT_TRUE(m.doLocalComputations);
+  EXPECT_EQ(m.topology.type, MpiTopology::Type::Grid);
+  EXPECT_EQ(m.topology.buildMode, MpiTopology::BuildMode::Mvbb);
+  EXPECT_EQ(m.topology.dimension, (std::array<std::uint32_t, 3>{2, 1, 1}));
+  EXPECT_TRUE(m.topology.matchProcessDimToExtent);
+  EXPECT_EQ(m.topology.minCellSize, 0.1);
+  EXPECT_EQ(m.massPointCount, 5u);
+  EXPECT_EQ(m.massPointDeltaT, 0.1);
+  EXPECT_FALSE(m.outlierFilter);
+  EXPECT_EQ(m.splitNodeUpdateRatio, 2u);
+  EXPECT_EQ(m.convergenceCheckRatio, 3u);
+  EXPECT_EQ(m.reserveSplitNodes, 2000u);
 }
 
 TEST_F(FullScene, HalfspaceNormalIsNormalised) {
@@ -315,63 +344,81 @@ std::filesystem::path grsfScenes() {
                  << " (set GRAIN_SHARED_DIR to the directory holding data/grsf-scenes)"; \
   }
 
-TEST(GrsfScenes, FunnelStopsAtGlobalGeometries) {
+TEST(GrsfScenes, FunnelLoadsUnchanged) {
   GRAIN_REQUIRE_SHARED_DATA();
-  const auto file = grsfScenes() / "funnel.xml";
-  try {
-    loadScene(file);
-    FAIL() << "expected an error";
-  } catch (const SceneError& e) {
-    EXPECT_EQ(std::string(e.what()), file.string() +
-                                         ":43: SceneSettings/GlobalGeometries: element "
-                                         "'GlobalGeometries' is not supported yet");
+  if (!meshSupportAvailable()) {
+    GTEST_SKIP() << "no mesh support in this build";
   }
-}
-
-TEST(GrsfScenes, FunnelLoadsWithOwnGeometryInsteadOfGlobalOnes) {
-  GRAIN_REQUIRE_SHARED_DATA();
-  std::string text = test::readText(grsfScenes() / "funnel.xml");
-  text = test::replaceOnce(text, "<GlobalGeometries>", "<!--");
-  text = test::replaceOnce(text, "</GlobalGeometries>", "-->");
-  text = test::replaceOnce(
-      text,
-      "<GlobalGeomId distribute=\"random\" id=\"1\" seed=\"1\" startId = \"1\" endId=\"10\" />",
-      "<Sphere distribute=\"uniform\" radius=\"0.0075\"/>");
-  TempDir dir;
-  test::writeText(dir / "funnel.xml", text);
+  const auto file = grsfScenes() / "funnel.xml";
   SceneLoadOptions opt;
   opt.mediaDirectory = grsfScenes();
-  if (!meshSupportAvailable()) {
-    try {
-      loadScene(dir / "funnel.xml", opt);
-      FAIL() << "expected an error";
-    } catch (const SceneError& e) {
-      EXPECT_EQ(e.line(), test::lineOf(text, "file=\"models/FunnelRound.obj\""));
-    }
-    return;
-  }
-  const SceneDescription d = loadScene(dir / "funnel.xml", opt);
+  const SceneDescription d = loadScene(file, opt);
   EXPECT_EQ(d.system.bodies.size(), 708u);
   EXPECT_EQ(d.system.bodies.simulatedCount(), 700u);
   EXPECT_EQ(d.stepper.deltaT, 0.002);
   EXPECT_EQ(d.stepper.solver.maxIter, 104u);
   EXPECT_EQ(d.recorder.mode, RecorderMode::EveryTimeStep);
-  EXPECT_TRUE(d.hasMpiSettings);
   // Grid 10 x 10, distance 0.03, centred, jitter 0.005.
   EXPECT_NEAR((positionOf(d, makeBodyId(0, 0)) - Vec3(-0.135, -0.135, 0.8)).norm(), 0.005, 1e-12);
   EXPECT_NEAR((positionOf(d, makeBodyId(0, 699)) - Vec3(0.135, 0.135, 0.98)).norm(), 0.005, 1e-12);
   expectVecNear(d.system.bodies.velocities()[5], Vec3(0, 0, -1));
   expectVecNear(positionOf(d, makeBodyId(6, 1)), Vec3(0, 0, 0.1));
   EXPECT_EQ(d.groups.back().name, "capsule");
+
+  // GlobalGeometries: 10 random spheres (ids 1..10, uniform radii in [0.005, 0.01], seed 5);
+  // the balls take a random one of them (seed 1).
+  const RadiusDistribution radii = RadiusDistribution::uniform(0.005, 0.01);
+  std::set<std::uint32_t> used;
+  for (std::uint32_t k = 0; k < 700; ++k) {
+    const std::size_t i = indexOf(d, makeBodyId(0, k));
+    const std::uint32_t gid = d.globalGeomIdOfBody[i];
+    ASSERT_GE(gid, 1u);
+    ASSERT_LE(gid, 10u);
+    used.insert(gid);
+    BodyRandom rng(1, k);
+    EXPECT_EQ(gid, 1 + rng.next() % 10);
+    const Shape& s = d.system.shapes[d.system.bodies.shapes()[i]];
+    ASSERT_TRUE(std::holds_alternative<Sphere>(s));
+    EXPECT_EQ(std::get<Sphere>(s).radius, radii.sample(5, gid - 1));
+    EXPECT_EQ(d.system.bodies.masses()[i], 1.0);
+    const Real r = std::get<Sphere>(s).radius;
+    expectVecNear(d.system.bodies.inertiasBody()[i], Vec3::Constant(0.4 * r * r), 1e-18);
+  }
+  EXPECT_EQ(used.size(), 10u);
+  EXPECT_EQ(d.groups[0].geometryElement, "GlobalGeomId");
+  EXPECT_TRUE(d.groups[0].shapePerBody);
+
+  ASSERT_TRUE(d.mpi.has_value());
+  const MpiSettings& m = *d.mpi;
+  EXPECT_EQ(m.mode, MpiSettings::Mode::Dynamic);
+  EXPECT_EQ(m.policy, MpiSettings::Policy::AlwaysRebuild);
+  EXPECT_EQ(m.policyCheckEveryXTimeStep, 200u);
+  EXPECT_EQ(m.bodyLimit, 5000u);
+  EXPECT_EQ(m.topology.type, MpiTopology::Type::Grid);
+  EXPECT_EQ(m.topology.buildMode, MpiTopology::BuildMode::Aabb);
+  EXPECT_EQ(m.topology.dimension, (std::array<std::uint32_t, 3>{2, 2, 1}));
+  EXPECT_EQ(m.topology.minCellSize, 0.1);
+  EXPECT_EQ(m.massPointCount, 2u);
+  EXPECT_EQ(m.massPointDeltaT, 0.002);
+  EXPECT_EQ(m.reserveSplitNodes, 0u);
+
   EXPECT_TRUE(contains(d.ignored, "SceneSettings/RecorderSettings@statesPerSecond"));
   EXPECT_TRUE(
       contains(d.ignored, "SceneObjects/RigidBodies[name=\"funnel\"]/Geometry/Mesh@useInstance"));
   EXPECT_TRUE(
       contains(d.ignored, "SceneSettings/ContactParameterMap/ContactParameter[1]@invDampingT"));
+  EXPECT_TRUE(contains(d.ignored, "SceneSettings/Visualization"));
+  EXPECT_TRUE(contains(d.ignored, "SceneObjects/RigidBodies[name=\"balls\"]/Visualization"));
+  EXPECT_TRUE(contains(d.ignored, "SceneSettings/MPISettings/ProcessTopology/Visualization"));
+  EXPECT_TRUE(
+      contains(d.ignored, "SceneSettings/MPISettings/ProcessTopology/Topology@minGridSize"));
+  EXPECT_TRUE(contains(d.ignored, "SceneSettings/MPISettings/ProcessTopology/Topology@minPoint"));
+  EXPECT_TRUE(
+      contains(d.ignored, "SceneObjects/RigidBodies[name=\"balls\"]/Geometry/GlobalGeomId@id"));
   EXPECT_TRUE(d.warnings.empty());
 }
 
-TEST(GrsfScenes, AvalancheStopsAtGlobalInitialCondition) {
+TEST(GrsfScenes, AvalanchePlaceholderIsNamed) {
   GRAIN_REQUIRE_SHARED_DATA();
   const auto file = grsfScenes() / "avalanche1M-study.xml";
   try {
@@ -380,32 +427,58 @@ TEST(GrsfScenes, AvalancheStopsAtGlobalInitialCondition) {
   } catch (const SceneError& e) {
     EXPECT_EQ(std::string(e.what()),
               file.string() +
-                  ":71: SceneSettings/GlobalInitialCondition: element 'GlobalInitialCondition' "
-                  "is not supported yet");
+                  ":71: SceneSettings/GlobalInitialCondition: attribute 'file' contains the "
+                  "unfilled placeholder '${RigidBodySim:firstInitialCondSimFile}' (replace it in "
+                  "the file or with grain-sim --set)");
   }
 }
 
-TEST(GrsfScenes, AvalancheLoadsWithoutInitialConditionFileAndRandomRadii) {
-  GRAIN_REQUIRE_SHARED_DATA();
+/// The avalanche study scene with `beads` beads and the placeholder replaced by `simFile`.
+std::string reducedAvalanche(std::uint32_t beads, const std::filesystem::path& simFile) {
   std::string text = test::readText(grsfScenes() / "avalanche1M-study.xml");
-  text = test::replaceOnce(text, "<GlobalInitialCondition", "<!--");
-  text = test::replaceOnce(text, "readVelocities=\"false\"/>", "-->");
-  text = test::replaceOnce(text, "instances=\"1000000\"", "instances=\"2000\"");
-  text = test::replaceOnce(text, "distribute=\"random\" generator=\"piecewise-const\"",
-                           "distribute=\"uniform\" radius=\"0.9e-3\" ");
-  text = test::replaceOnce(text, "intervals=\"0.59e-3 0.7e-3 0.85e-3 1e-3 1.18e-3\"", "");
-  text = test::replaceOnce(text, "densities=\"1.3681 1.9913 0.29116 0.03956\" seed=\"5\"", "");
-  TempDir dir;
-  test::writeText(dir / "avalanche.xml", text);
-  SceneLoadOptions opt;
-  opt.mediaDirectory = grsfScenes();
+  text = test::replaceOnce(text, "${RigidBodySim:firstInitialCondSimFile}", simFile.string());
+  text = test::replaceOnce(text, "instances=\"1000000\"",
+                           "instances=\"" + std::to_string(beads) + "\"");
+  return text;
+}
+
+/// A .sim file with one state at time t: bead k at (k, 2k, 3k) mm, velocity (0, 0, -k).
+void writeBeadStates(const std::filesystem::path& file, std::uint32_t beads, double t,
+                     std::uint32_t skip = 0xffffffffu) {
+  BodyStorage b;
+  for (std::uint32_t k = 0; k < beads; ++k) {
+    if (k == skip) {
+      continue;
+    }
+    BodyDef d;
+    d.id = makeBodyId(0, k);
+    d.mass = 1.0;
+    d.inertiaBody = Vec3::Ones();
+    d.position = 1e-3 * Vec3(k, 2.0 * k, 3.0 * k);
+    d.velocity = Vec3(0.0, 0.0, -static_cast<Real>(k));
+    b.add(d, 1.0);
+  }
+  SimFileWriter w;
+  w.open(file);
+  w.writeHeader(b);
+  w.writeState(t, b);
+}
+
+TEST(GrsfScenes, AvalancheLoadsWithInitialConditionFromSimFile) {
+  GRAIN_REQUIRE_SHARED_DATA();
   if (!meshSupportAvailable()) {
     GTEST_SKIP() << "no mesh support in this build";
   }
+  TempDir dir;
+  constexpr std::uint32_t kBeads = 2000;
+  writeBeadStates(dir / "initial.sim", kBeads, 0.25);
+  test::writeText(dir / "avalanche.xml", reducedAvalanche(kBeads, dir / "initial.sim"));
+  SceneLoadOptions opt;
+  opt.mediaDirectory = grsfScenes();
   const SceneDescription d = loadScene(dir / "avalanche.xml", opt);
   EXPECT_EQ(d.recorder.everyXStep, 10u);
   EXPECT_EQ(d.stepper.solver.minIter, 1000u);
-  EXPECT_EQ(d.system.bodies.simulatedCount(), 2000u);
+  EXPECT_EQ(d.system.bodies.simulatedCount(), kBeads);
   // Two floors and three trees share groupId 2: numbers 0..4; side walls in group 3.
   const BodyGroup* middle = d.groupOf(makeBodyId(2, 2));
   ASSERT_NE(middle, nullptr);
@@ -418,13 +491,62 @@ TEST(GrsfScenes, AvalancheLoadsWithoutInitialConditionFileAndRandomRadii) {
   expectVecNear(positionOf(d, makeBodyId(2, 2)),
                 Vec3(-0.296 + local.x() * c + local.z() * s, 0.004, -local.x() * s + local.z() * c),
                 1e-15);
-  // Beads: dirZ = x, dirX = z; bead 0 at (0.01, cy, 0.071 - cx) up to the 1e-4 jitter.
-  const Real cx = 0.5 * 59 * 2.36e-3, cy = 0.5 * 79 * 2.36e-3;
-  EXPECT_NEAR((positionOf(d, makeBodyId(0, 0)) - Vec3(0.01, cy, 0.071 - cx)).norm(), 1e-4, 1e-12);
-  const Real mass = 565959097.49 * 4.0 / 3.0 * kPi * std::pow(0.9e-3, 3);
-  EXPECT_NEAR(d.system.bodies.masses()[0], mass, 1e-12 * mass);
+  // Positions from the .sim file (whichState="end"), velocities not read (readVelocities false),
+  // time not continued (useTimeToContinue false).
+  ASSERT_TRUE(d.initialCondition.has_value());
+  EXPECT_EQ(d.initialCondition->stateTime, 0.25);
+  EXPECT_FALSE(d.initialCondition->readVelocities);
+  EXPECT_EQ(d.system.time, 0.0);
+  for (const std::uint32_t k : {0u, 1u, 1234u, kBeads - 1}) {
+    const std::size_t i = indexOf(d, makeBodyId(0, k));
+    expectVecNear(d.system.bodies.positions()[i], 1e-3 * Vec3(k, 2.0 * k, 3.0 * k), 1e-15);
+    expectVecNear(d.system.bodies.velocities()[i], Vec3::Zero());
+  }
+  // Random radii: piecewise constant density, drawn per bead index with seed 5; homogeneous mass.
+  const RadiusDistribution radii = RadiusDistribution::piecewiseConstant(
+      {0.59e-3, 0.7e-3, 0.85e-3, 1e-3, 1.18e-3}, {1.3681, 1.9913, 0.29116, 0.03956});
+  Real mean = 0.0;
+  for (std::uint32_t k = 0; k < kBeads; ++k) {
+    const std::size_t i = indexOf(d, makeBodyId(0, k));
+    const Real r = std::get<Sphere>(d.system.shapes[d.system.bodies.shapes()[i]]).radius;
+    ASSERT_EQ(r, radii.sample(5, k));
+    ASSERT_GE(r, 0.59e-3);
+    ASSERT_LT(r, 1.18e-3);
+    const Real mass = 565959097.49 * 4.0 / 3.0 * kPi * r * r * r;
+    ASSERT_NEAR(d.system.bodies.masses()[i], mass, 1e-12 * mass);
+    mean += r / kBeads;
+  }
+  EXPECT_NEAR(mean, radii.mean(), 4e-6);  // sample mean of 2000 radii (sd ~ 1e-4 / sqrt(2000))
   const Vec3 g = Vec3(-0.5, 0, -0.866025404).normalized() * 9.81;
   expectVecNear(d.system.externalForces.gravityAcceleration(), g, 1e-12);
+  ASSERT_TRUE(d.mpi.has_value());
+  EXPECT_EQ(d.mpi->topology.type, MpiTopology::Type::KdTree);
+  EXPECT_TRUE(d.mpi->outlierFilter);
+  EXPECT_EQ(d.mpi->outlierKnnMean, 20u);
+  EXPECT_EQ(d.mpi->outlierStdDeviationMult, 3.0);
+  EXPECT_EQ(d.mpi->outlierAllowSplitAbove, 10u);
+  EXPECT_TRUE(contains(d.ignored, "SceneSettings/MPISettings/ProcessTopology/Topology@dimension"));
+}
+
+TEST(GrsfScenes, AvalancheBeadMissingFromSimFileIsAnError) {
+  GRAIN_REQUIRE_SHARED_DATA();
+  if (!meshSupportAvailable()) {
+    GTEST_SKIP() << "no mesh support in this build";
+  }
+  TempDir dir;
+  writeBeadStates(dir / "initial.sim", 50, 0.25, 17);
+  const std::string text = reducedAvalanche(50, dir / "initial.sim");
+  test::writeText(dir / "avalanche.xml", text);
+  SceneLoadOptions opt;
+  opt.mediaDirectory = grsfScenes();
+  try {
+    loadScene(dir / "avalanche.xml", opt);
+    FAIL() << "expected an error";
+  } catch (const SceneError& e) {
+    EXPECT_EQ(e.line(), 71u);
+    EXPECT_EQ(e.message(), "1 simulated body is missing from state 0 (t = 0.25 s) of '" +
+                               (dir / "initial.sim").string() + "': (0,17)");
+  }
 }
 
 // ---- errors -----------------------------------------------------------------------------------
@@ -560,10 +682,10 @@ const BadCase kBadCases[] = {
    "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/Mass: attribute 'distribute' has unknown value 'random' (expected one of: uniform, homogen)"},
   {"MalformedXml", "</Geometry>", "</Geometri>", 21,
    "malformed XML: Start-end tags mismatch"},
-  {"UnsupportedElement", "</ExternalForces>", "</ExternalForces><GlobalGeometries><Sphere distribute=\"uniform\" radius=\"1\" id=\"1\"/></GlobalGeometries>", 15,
-   "SceneSettings/GlobalGeometries: element 'GlobalGeometries' is not supported yet"},
-  {"UnsupportedVariant", "<Sphere distribute=\"uniform\"", "<Sphere distribute=\"random\"", 20,
-   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Sphere: <Sphere distribute=\"random\"> is not supported yet"},
+  {"UnsupportedElement", "<InclusionSolverSettings", "<SimulateFromReference enabled=\"true\"/><InclusionSolverSettings", 6,
+   "SceneSettings/TimeStepperSettings/SimulateFromReference: <SimulateFromReference enabled=\"true\"> is not supported yet"},
+  {"UnsupportedVariant", "<InitialCondition type=\"posvel\">\n          <InitialPosition distribute=\"grid\"", "<InitialCondition type=\"file\">\n          <InitialPosition distribute=\"grid\"", 27,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/InitialCondition: <InitialCondition type=\"file\"> is not supported yet"},
   {"UnsupportedEnumValue", "method=\"SORContact\"", "method=\"SORContact\" matrixRStrategy=\"sum2\"", 6,
    "SceneSettings/TimeStepperSettings/InclusionSolverSettings: value 'sum2' of attribute 'matrixRStrategy' is not supported yet"},
   {"BadBoolean", "jitter=\"false\"", "jitter=\"maybe\"", 29,
@@ -577,7 +699,7 @@ const BadCase kBadCases[] = {
   {"MinIterAboveMaxIter", "maxIter=\"100\"", "maxIter=\"100\" minIter=\"200\"", 7,
    "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'minIter' must be <= maxIter (got 200 > 100)"},
   {"SimulatedHalfspace", "<DynamicState type=\"static\"/>", "<DynamicState type=\"simulated\"/>", 38,
-   "SceneObjects/RigidBodies[name=\"floor\"]/Geometry/Halfspace: a Halfspace body must be static (simulated bodies need a Sphere, Box or Capsule)"},
+   "SceneObjects/RigidBodies[name=\"floor\"]/Geometry/Halfspace: a Halfspace body must be static or animated (simulated bodies need a Sphere, Box or Capsule)"},
   {"UnknownRecorderMode", "mode=\"everyXTimeStep\"", "mode=\"sometimes\"", 4,
    "SceneSettings/RecorderSettings: attribute 'mode' has unknown value 'sometimes' (expected one of: everyTimeStep, everyXTimeStep, noOutput)"},
   {"EveryXWithoutRate", " statesPerSecond=\"100\"", "", 4,
@@ -597,19 +719,45 @@ const BadCase kBadCases[] = {
   {"DriftCorrectionWithoutAlpha", "useGPU=\"false\"", "useGPU=\"false\" driftCorrectionGap=\"true\"", 6,
    "SceneSettings/TimeStepperSettings/InclusionSolverSettings: missing required attribute 'driftCorrectionGapAlpha' (required when driftCorrectionGap is true)"},
   {"TwoGeometries", "radius=\"0.01\"/>", "radius=\"0.01\"/><Box distribute=\"uniform\" extent=\"1 1 1\"/>", 19,
-   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry: <Geometry> needs exactly one of Sphere, Box, Capsule, Halfspace, Mesh (got 2)"},
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry: <Geometry> needs exactly one of Sphere, Box, Capsule, Halfspace, Mesh, GlobalGeomId (got 2)"},
   {"BoxExtentZero", "<Sphere distribute=\"uniform\" radius=\"0.01\"/>", "<Box distribute=\"uniform\" extent=\"1 0 1\"/>", 20,
    "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Box: attribute 'extent' must be positive in every component (got 1 0 1)"},
   {"OffCentreBoxWithHomogeneousMass", "<Sphere distribute=\"uniform\" radius=\"0.01\"/>", "<Box distribute=\"uniform\" extent=\"1 1 1\" center=\"0 0 1\"/>", 24,
    "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/Mass: a simulated box must be centred at its body origin (center = 0 0 0)"},
   {"UnknownRootChild", "<DynamicsSystem xmlns=\"SceneFile\">", "<DynamicsSystem xmlns=\"SceneFile\"><Scene/>", 2,
    "Scene: element 'Scene' is not part of the format here (allowed: SceneSettings, SceneObjects)"},
-  {"AnimatedBodies", "<DynamicState type=\"simulated\"/>", "<DynamicState type=\"animated\"/>", 23,
-   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/DynamicState: value 'animated' of attribute 'type' is not supported yet"},
+  {"AnimatedWithoutVectors", "<DynamicState type=\"static\"/>", "<DynamicState type=\"animated\" velocity=\"1 0\"/>", 41,
+   "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties/DynamicState: attribute 'velocity' must be three numbers (got '1 0')"},
+  {"VelocityOnStaticState", "<DynamicState type=\"static\"/>", "<DynamicState type=\"static\" velocity=\"1 0 0\"/>", 41,
+   "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties/DynamicState: attribute 'velocity' is not allowed with type=\"static\" (it belongs to type=\"animated\") (allowed: type)"},
   {"SecondSceneSettings", "<SceneObjects>", "<SceneSettings/><SceneObjects>", 17,
    "SceneSettings[2]: element 'SceneSettings' may appear at most 1 time(s) in <DynamicsSystem>"},
   {"MeshOnSimulatedBody", "<Sphere distribute=\"uniform\" radius=\"0.01\"/>", "<Mesh distribute=\"uniform\" file=\"x.obj\"/>", 20,
-   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Mesh: a Mesh body must be static (simulated bodies need a Sphere, Box or Capsule)"},
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Mesh: a Mesh body must be static or animated (simulated bodies need a Sphere, Box or Capsule)"},
+  {"AttributeSuggestion", "radius=\"0.01\"", "radus=\"0.01\"", 20,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Sphere: attribute 'radus' is not part of the format; did you mean 'radius'? (allowed: distribute, radius)"},
+  {"ElementSuggestion", "<Sphere distribute", "<Sphre distribute", 20,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Sphre: element 'Sphre' is not part of the format here; did you mean 'Sphere'? (allowed: Sphere, Box, Capsule, Halfspace, Mesh, GlobalGeomId)"},
+  {"ElementInWrongParent", "radius=\"0.01\"/>", "radius=\"0.01\"/><Mass distribute=\"uniform\" value=\"1\"/>", 20,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Mass: element 'Mass' is not allowed in <Geometry> (it belongs in <DynamicProperties>) (allowed: Sphere, Box, Capsule, Halfspace, Mesh, GlobalGeomId)"},
+  {"ValueSuggestion", "method=\"SORContact\"", "method=\"SORContakt\"", 6,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'method' has unknown value 'SORContakt'; did you mean 'SORContact'? (expected one of: SOR, SORContact, SORFull, SORNormalTangential, JOR)"},
+  {"VariantSuggestion", "<Mass distribute=\"homogen\"", "<Mass distribute=\"homogeneous\"", 24,
+   "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/Mass: attribute 'distribute' has unknown value 'homogeneous'; did you mean 'homogen'? (expected one of: uniform, homogen)"},
+  {"Placeholder", "radius=\"0.01\"", "radius=\"${Study:radius}\"", 20,
+   "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Sphere: attribute 'radius' contains the unfilled placeholder '${Study:radius}' (replace it in the file or with grain-sim --set)"},
+  {"IgnoredAttributeIsStillChecked", "type=\"UCF\" mu=\"0.5\"", "type=\"UCF\" invDampingN=\"fast\" mu=\"0.5\"", 11,
+   "SceneSettings/ContactParameterMap/ContactParameter[1]: attribute 'invDampingN' must be a number (got 'fast')"},
+  {"CheckedBeforeBodiesAreBuilt", "<Pos><Trafo", "<Pos><Trafo zoom=\"2\"", 45,
+   "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties/InitialCondition/InitialPosition/Pos[1]/Trafo[1]: attribute 'zoom' is not part of the format (allowed: trans, axis, deg, rad)"},
+  {"MpiSolverRequired", "</ExternalForces>", "</ExternalForces><MPISettings><ProcessTopology mode=\"static\"><Topology type=\"kdTree\" minCellSize=\"1\"/></ProcessTopology></MPISettings>", 15,
+   "SceneSettings/MPISettings: missing required element 'InclusionSolverSettings'"},
+  {"PredefinedTopologyNeedsBox", "</ExternalForces>", "</ExternalForces><MPISettings><ProcessTopology mode=\"dynamic\" policy=\"bodyLimit\"><Topology type=\"grid\" dimension=\"2 2 1\" buildMode=\"predefined\" aligned=\"true\" minPoint=\"0 0 0\" minCellSize=\"1\"/></ProcessTopology><InclusionSolverSettings splitNodeUpdateRatio=\"1\" convergenceCheckRatio=\"1\"/></MPISettings>", 15,
+   "SceneSettings/MPISettings/ProcessTopology/Topology: missing required attribute 'maxPoint' (required with buildMode=\"predefined\")"},
+  {"GridDimensionZero", "</ExternalForces>", "</ExternalForces><MPISettings><ProcessTopology mode=\"static\"><Topology type=\"grid\" dimension=\"2 0 1\" minCellSize=\"1\"/></ProcessTopology><InclusionSolverSettings splitNodeUpdateRatio=\"1\" convergenceCheckRatio=\"1\"/></MPISettings>", 15,
+   "SceneSettings/MPISettings/ProcessTopology/Topology: attribute 'dimension' must be >= 1 in every component (got 2 0 1)"},
+  {"DynamicTopologyNeedsPolicy", "</ExternalForces>", "</ExternalForces><MPISettings><ProcessTopology mode=\"dynamic\"><Topology type=\"kdTree\" minCellSize=\"1\"/></ProcessTopology><InclusionSolverSettings splitNodeUpdateRatio=\"1\" convergenceCheckRatio=\"1\"/></MPISettings>", 15,
+   "SceneSettings/MPISettings/ProcessTopology: missing required attribute 'policy'"},
 };
 // clang-format on
 

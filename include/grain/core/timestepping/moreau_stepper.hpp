@@ -14,8 +14,8 @@
 namespace grain {
 
 struct StepperSettings {
-  Real deltaT = 0.001;   ///< time step (s), > 0
-  Real endTime = 10.0;   ///< end of the simulation (s)
+  Real deltaT = 0.001;  ///< time step (s), > 0
+  Real endTime = 10.0;  ///< end of the simulation (s)
   InclusionSolverSettings solver;
 };
 
@@ -23,7 +23,8 @@ void validate(const StepperSettings& s);
 
 /// Moreau midpoint time stepping (thesis Algorithm 8.1, eqs. 8.6-8.9):
 ///   1. q^M = q^S + dt/2 F(q^S) u^S, quaternion normalised;
-///   2. h = [m g; -Omega^S x (Theta Omega^S)] at q^M; contacts with g_N(q^M) <= 0;
+///   2. h = [m g + f_ext; -Omega^S x (Theta Omega^S)] at (q^M, t^M), f_ext the per-body
+///      external forces (ExternalForces::addBodyForces); contacts with g_N(q^M) <= 0;
 ///   3. contact problem for u^E and the percussions P;
 ///   4. q^E = q^S + dt F(q^M) (u^S + u^E)/2, quaternion normalised.
 /// Animated bodies move with their prescribed velocity; static bodies never move.
@@ -58,6 +59,7 @@ class MoreauStepper {
   std::vector<Vec3> omegaBodyStart_;
   std::vector<Quat> orientationStart_;
   std::vector<Real> totalOverlap_;
+  std::vector<Vec3> bodyForce_;  // per-body external forces at t^M (N, I frame)
   std::vector<bool> simulatedMask_;
   std::uint64_t stepCount_ = 0;
 };

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+// grain-sim with scene overrides (--set, --print-scene), the effective configuration, the
+// example scenes in scenes/ and GRSF's scene files, each run for a few steps.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <grain/io/scene.hpp>
+#include <grain/io/sim_file.hpp>
+
+namespace grain {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path makeTempDir(const std::string& name) {
+  const fs::path dir = fs::path(GRAIN_BINARY_DIR) / "e2e_tmp" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+struct RunResult {
+  int exitCode = -1;
+  std::string output;  ///< stdout
+  std::string errors;  ///< stderr
+};
+
+std::string readFile(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Runs grain-sim with the arguments (each quoted for the shell).
+RunResult runSim(const std::vector<std::string>& args, const fs::path& errFile) {
+  std::string cmd = GRAIN_SIM_EXE;
+  for (const std::string& a : args) {
+    std::string quoted = "'";
+    for (const char c : a) {
+      quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    cmd += " " + quoted + "'";
+  }
+  cmd += " 2> '" + errFile.string() + "'";
+  RunResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) {
+    return r;
+  }
+  char buf[4096];
+  while (fgets(buf, sizeof buf, pipe) != nullptr) {
+    r.output += buf;
+  }
+  const int status = pclose(pipe);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.errors = readFile(errFile);
+  return r;
+}
+
+fs::path sourceDir() {
+  return fs::path(GRAIN_SOURCE_DIR);
+}
+
+fs::path sharedDataDir() {
+  if (const char* env = std::getenv("GRAIN_SHARED_DIR")) {
+    return fs::path(env) / "data";
+  }
+  return fs::path(GRAIN_SHARED_DIR) / "data";
+}
+
+/// The single run folder below `out`.
+fs::path recordDir(const fs::path& out) {
+  const fs::path sim = out / "SimFiles";
+  for (const auto& e : fs::directory_iterator(sim)) {
+    return e.path();
+  }
+  return {};
+}
+
+const std::string kEndTime = "SceneSettings/TimeStepperSettings/@endTime=";
+const std::string kDeltaT = "SceneSettings/TimeStepperSettings/@deltaT=";
+const std::string kEveryStep = "SceneSettings/RecorderSettings/@mode=everyTimeStep";
+
+TEST(SceneCli, PrintSceneAppliesOverridesAndWritesNothing) {
+  const fs::path dir = makeTempDir("print_scene");
+  const fs::path scene = sourceDir() / "scenes" / "pile.xml";
+  const RunResult r =
+      runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set", kEndTime + "0.25",
+              "--set", "SceneObjects/RigidBodies[@name=\"beads\"]/@instances=10", "--print-scene"},
+             dir / "err.txt");
+  EXPECT_EQ(r.exitCode, 0) << r.errors;
+  std::string expected = readFile(scene);
+  expected.replace(expected.find("endTime=\"1.0\""), 13, "endTime=\"0.25\"");
+  expected.replace(expected.find("instances=\"3000\""), 16, "instances=\"10\"");
+  EXPECT_EQ(r.output, expected);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(SceneCli, XPathWithoutMatchIsBadInput) {
+  const fs::path dir = makeTempDir("no_match");
+  const fs::path scene = sourceDir() / "scenes" / "pile.xml";
+  const RunResult r = runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set",
+                              "SceneSettings/TimeStepper/@endTime=1"},
+                             dir / "err.txt");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_EQ(r.errors, scene.string() +
+                          ": --set 'SceneSettings/TimeStepper/@endTime=1': the XPath matches "
+                          "nothing\n");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  const RunResult noValue = runSim({"-s", scene.string(), "--set", "endTime"}, dir / "err.txt");
+  EXPECT_EQ(noValue.exitCode, 2);
+}
+
+TEST(SceneCli, ErrorsAfterOverridesNameTheFileAndItsLine) {
+  const fs::path dir = makeTempDir("override_error");
+  const fs::path scene = sourceDir() / "scenes" / "pile.xml";
+  const RunResult r = runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set",
+                              "SceneObjects/RigidBodies/Geometry/Sphere/@radius=0"},
+                             dir / "err.txt");
+  EXPECT_EQ(r.exitCode, 2);
+  // The line of the radius in the file itself.
+  const std::string text = readFile(scene);
+  const auto line =
+      1 + std::count(text.begin(), text.begin() + text.find("radius=\"0.005\""), '\n');
+  EXPECT_EQ(r.errors, scene.string() + ":" + std::to_string(line) +
+                          ": SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Sphere: "
+                          "attribute 'radius' must be > 0 (got 0)\n");
+}
+
+TEST(SceneCli, RunFolderHoldsTheOverriddenSceneAndTheEffectiveConfiguration) {
+  const fs::path dir = makeTempDir("run_folder");
+  const fs::path scene = sourceDir() / "scenes" / "pile.xml";
+  const RunResult r =
+      runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set", kEndTime + "0.006",
+              "--set", "SceneObjects/RigidBodies[@name=\"beads\"]/@instances=20"},
+             dir / "err.txt");
+  ASSERT_EQ(r.exitCode, 0) << r.errors;
+  const fs::path record = recordDir(dir / "out");
+  const std::string copied = readFile(record / "SceneFile.xml");
+  EXPECT_NE(copied.find("endTime=\"0.006\""), std::string::npos);
+  EXPECT_NE(copied.find("instances=\"20\""), std::string::npos);
+  const std::string effective = readFile(record / "EffectiveScene.xml");
+  EXPECT_NE(effective.find("minIter=\"0\""), std::string::npos);
+  EXPECT_NE(effective.find("everyXStep=\"10\""), std::string::npos);
+  EXPECT_NE(r.output.find("effective configuration"), std::string::npos);
+  // The effective configuration is itself a scene that loads to the same bodies.
+  const io::SceneDescription d = io::loadScene(record / "EffectiveScene.xml");
+  EXPECT_EQ(d.system.bodies.size(), 25u);
+  EXPECT_EQ(d.stepper.endTime, 0.006);
+}
+
+// ---- example scenes ---------------------------------------------------------------------------
+
+/// Runs a scene for 3 steps of 1 ms, writing every state, and checks the .sim file.
+void runShort(const fs::path& scene, const std::string& name,
+              const std::vector<std::string>& extra = {}) {
+  const fs::path dir = makeTempDir(name);
+  std::vector<std::string> args = {"-s",    scene.string(),    "-g",    (dir / "out").string(),
+                                   "--set", kDeltaT + "0.001", "--set", kEndTime + "0.003",
+                                   "--set", kEveryStep};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const RunResult r = runSim(args, dir / "err.txt");
+  ASSERT_EQ(r.exitCode, 0) << scene << "\n" << r.errors;
+  EXPECT_EQ(r.errors, "") << scene;
+  const io::SceneDescription d = io::loadScene(recordDir(dir / "out") / "EffectiveScene.xml",
+                                               io::SceneLoadOptions{scene.parent_path()});
+  io::SimFileReader sim;
+  sim.open(recordDir(dir / "out") / "SimState.sim");
+  EXPECT_EQ(sim.header().nSimBodies, d.system.bodies.simulatedCount()) << scene;
+  ASSERT_EQ(sim.stateCount(), 4u) << scene;
+  EXPECT_FALSE(sim.truncated());
+  const io::SimState last = sim.readState(3);
+  EXPECT_NEAR(last.time, 0.003, 1e-12);
+  EXPECT_EQ(last.bodies.size(), d.system.bodies.simulatedCount());
+  for (const io::SimBodyState& b : last.bodies) {
+    ASSERT_TRUE(b.position.allFinite() && b.velocity.allFinite()) << scene;
+  }
+}
+
+class ExampleScene : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ExampleScene, RunsShortly) {
+  runShort(sourceDir() / "scenes" / (GetParam() + ".xml"), "example_" + GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenes, ExampleScene,
+                         ::testing::Values("pile", "hopper", "drum", "chute", "mixed_pile",
+                                           "mesh_funnel"));
+
+TEST(ExampleScenes, EveryExampleIsRun) {
+  // Keeps the list above complete.
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(sourceDir() / "scenes")) {
+    if (e.path().extension() == ".xml") {
+      names.push_back(e.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"chute", "drum", "hopper", "mesh_funnel", "mixed_pile",
+                                             "pile"}));
+}
+
+// ---- GRSF's scene files -----------------------------------------------------------------------
+
+fs::path grsfScenes() {
+  return sharedDataDir() / "grsf-scenes";
+}
+
+#define GRAIN_REQUIRE_SHARED_DATA()                                           \
+  if (!fs::exists(grsfScenes() / "funnel.xml")) {                             \
+    GTEST_SKIP() << "shared data not found at " << grsfScenes()               \
+                 << " (set GRAIN_SHARED_DIR to the directory holding data/)"; \
+  }
+
+TEST(GrsfScenesRun, Funnel) {
+  GRAIN_REQUIRE_SHARED_DATA();
+  runShort(grsfScenes() / "funnel.xml", "grsf_funnel", {"-m", grsfScenes().string()});
+}
+
+TEST(GrsfScenesRun, AvalancheWithPlaceholderFilledAndFewerBeads) {
+  GRAIN_REQUIRE_SHARED_DATA();
+  const fs::path dir = makeTempDir("grsf_avalanche_ic");
+  // The initial condition the study scene reads: 2000 beads in a block above the chute.
+  constexpr std::uint32_t kBeads = 2000;
+  {
+    BodyStorage b;
+    for (std::uint32_t k = 0; k < kBeads; ++k) {
+      BodyDef d;
+      d.id = makeBodyId(0, k);
+      d.mass = 1.0;
+      d.inertiaBody = Vec3::Ones();
+      d.position =
+          Vec3(0.01 + 2.4e-3 * (k / 400), 2.4e-3 * (k % 20), 0.002 + 2.4e-3 * (k / 20 % 20));
+      b.add(d, 1.0);
+    }
+    io::SimFileWriter w;
+    w.open(dir / "initial.sim");
+    w.writeHeader(b);
+    w.writeState(0.0, b);
+  }
+  const fs::path scene = grsfScenes() / "avalanche1M-study.xml";
+  const std::vector<std::string> common = {
+      "-s",    scene.string(),
+      "-m",    grsfScenes().string(),
+      "--set", "SceneObjects/RigidBodies[@name=\"beads\"]/@instances=" + std::to_string(kBeads)};
+  // The placeholder left alone is named.
+  {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), {"-g", (dir / "out0").string()});
+    const RunResult r = runSim(args, dir / "err.txt");
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.errors.find(":71: SceneSettings/GlobalInitialCondition: attribute 'file' "
+                            "contains the unfilled placeholder "
+                            "'${RigidBodySim:firstInitialCondSimFile}'"),
+              std::string::npos)
+        << r.errors;
+  }
+  const fs::path out = dir / "out";
+  std::vector<std::string> args = common;
+  args.insert(args.end(),
+              {"-g", out.string(), "--set",
+               "SceneSettings/GlobalInitialCondition/@file=" + (dir / "initial.sim").string(),
+               "--set", kEndTime + "0.0004"});
+  const RunResult r = runSim(args, dir / "err.txt");
+  ASSERT_EQ(r.exitCode, 0) << r.errors;
+  io::SimFileReader sim;
+  sim.open(recordDir(out) / "SimState.sim");
+  EXPECT_EQ(sim.header().nSimBodies, kBeads);
+  ASSERT_GE(sim.stateCount(), 1u);
+  const io::SimState first = sim.readState(0);
+  const io::SimBodyState* b = first.find(makeBodyId(0, 421));
+  ASSERT_NE(b, nullptr);
+  EXPECT_NEAR((b->position - Vec3(0.01 + 2.4e-3, 2.4e-3, 0.002 + 2.4e-3)).norm(), 0.0, 1e-15);
+}
+
+}  // namespace
+}  // namespace grain
