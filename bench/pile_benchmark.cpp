@@ -61,10 +61,12 @@ DynamicsSystem makeFccPile(std::size_t target, Real radius) {
     for (std::size_t j = 0; j < n && number < target; ++j) {
       for (std::size_t i = 0; i < n && number < target; ++i) {
         for (const Vec3& b : basis) {
-          if (number >= target) break;
+          if (number >= target)
+            break;
           const Vec3 cell(static_cast<Real>(i), static_cast<Real>(j), static_cast<Real>(k));
           const Vec3 x = a * (cell + b);
-          if (x.x() > extent - 0.5 * a + 1e-12 || x.y() > extent - 0.5 * a + 1e-12) continue;
+          if (x.x() > extent - 0.5 * a + 1e-12 || x.y() > extent - 0.5 * a + 1e-12)
+            continue;
           BodyDef d;
           d.id = makeBodyId(0, number++);
           d.shape = sphereShape;
@@ -98,7 +100,8 @@ void run(std::size_t bodies, std::uint32_t sweeps, int steps) {
   std::size_t contacts = 0;
   for (int k = 0; k < steps; ++k) {
     const StepStats s = stepper.step(sys);
-    for (std::size_t i = 0; i < stage.size(); ++i) stage[i] += s.stageSeconds[i];
+    for (std::size_t i = 0; i < stage.size(); ++i)
+      stage[i] += s.stageSeconds[i];
     total += s.stepSeconds;
     updates += static_cast<double>(s.contacts) * s.iterations;
     contacts = s.contacts;
@@ -131,7 +134,9 @@ int main(int argc, char** argv) {
       sizes.push_back(static_cast<std::size_t>(std::atoll(arg.c_str())));
     }
   }
-  if (sizes.empty()) sizes = {10000, 100000};
-  for (std::size_t n : sizes) run(n, sweeps, steps);
+  if (sizes.empty())
+    sizes = {10000, 100000};
+  for (std::size_t n : sizes)
+    run(n, sweeps, steps);
   return 0;
 }

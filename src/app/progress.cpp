@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
+#include <unistd.h>
+
 #include <grain/app/progress.hpp>
 
 namespace grain::app {
@@ -48,8 +48,9 @@ void ProgressReporter::update(double done, const std::string& extra) {
   const double fraction = span > 0.0 ? std::clamp((done - start_) / span, 0.0, 1.0) : 1.0;
   const double eta = fraction > 0.0 ? elapsed * (1.0 - fraction) / fraction : NAN;
   char line[256];
-  std::snprintf(line, sizeof line, "%5.1f%%  t = %.6g / %.6g s  elapsed %s  ETA %s", 100.0 * fraction,
-                done, total_, formatDuration(elapsed).c_str(), formatDuration(eta).c_str());
+  std::snprintf(line, sizeof line, "%5.1f%%  t = %.6g / %.6g s  elapsed %s  ETA %s",
+                100.0 * fraction, done, total_, formatDuration(elapsed).c_str(),
+                formatDuration(eta).c_str());
   if (terminal_) {
     std::fprintf(out_, "\r\033[K%s  %s", line, extra.c_str());
   } else {

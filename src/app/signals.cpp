@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <csignal>
+
 #include <grain/app/signals.hpp>
 
 namespace grain::app {
@@ -7,7 +8,9 @@ namespace grain::app {
 namespace {
 volatile std::sig_atomic_t gSignal = 0;
 
-extern "C" void onStopSignal(int sig) { gSignal = sig; }
+extern "C" void onStopSignal(int sig) {
+  gSignal = sig;
+}
 }  // namespace
 
 void installStopHandlers() {
@@ -20,8 +23,12 @@ void installStopHandlers() {
   sigaction(SIGUSR2, &action, nullptr);
 }
 
-bool stopRequested() { return gSignal != 0; }
+bool stopRequested() {
+  return gSignal != 0;
+}
 
-int stopSignal() { return gSignal; }
+int stopSignal() {
+  return gSignal;
+}
 
 }  // namespace grain::app

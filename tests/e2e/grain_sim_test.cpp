@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 // End-to-end runs of the grain-sim executable: output layout, .sim contents against closed
 // forms, bad input, and interruption by a signal.
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
 
 #include <grain/io/sim_file.hpp>
 
@@ -61,8 +61,8 @@ std::string fallingSphereScene(double endTime, const std::string& recorder, int 
   s << R"(<?xml version="1.0"?>
 <DynamicsSystem xmlns="SceneFile">
   <SceneSettings>
-    )" << recorder
-    << R"(
+    )"
+    << recorder << R"(
     <TimeStepperSettings deltaT="0.01" endTime=")"
     << endTime << R"(">
       <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
@@ -74,7 +74,8 @@ std::string fallingSphereScene(double endTime, const std::string& recorder, int 
     <ExternalForces><ForceField applyTo="all" type="gravity" value="10" direction="0 0 -1"/></ExternalForces>
   </SceneSettings>
   <SceneObjects>
-    <RigidBodies name="ball" instances=")" << instances << R"(" groupId="3">
+    <RigidBodies name="ball" instances=")"
+    << instances << R"(" groupId="3">
       <Geometry><Sphere distribute="uniform" radius="0.1"/></Geometry>
       <DynamicProperties>
         <DynamicState type="simulated"/>
@@ -82,9 +83,10 @@ std::string fallingSphereScene(double endTime, const std::string& recorder, int 
         <InertiaTensor type="homogen"/>
         <Material distribute="uniform" id="0"/>
         <InitialCondition type="posvel">
-          )" << (instances == 1
-                     ? R"(<InitialPosition distribute="transforms"><Pos><Trafo trans="0 0 5" axis="0 0 1" deg="0"/></Pos></InitialPosition>)"
-                     : R"(<InitialPosition distribute="grid" gridSizeX="20" gridSizeY="20" distance="1" translation="0 0 5" jitter="false" delta="0"/>)")
+          )"
+    << (instances == 1
+            ? R"(<InitialPosition distribute="transforms"><Pos><Trafo trans="0 0 5" axis="0 0 1" deg="0"/></Pos></InitialPosition>)"
+            : R"(<InitialPosition distribute="grid" gridSizeX="20" gridSizeY="20" distance="1" translation="0 0 5" jitter="false" delta="0"/>)")
     << R"(
           <InitialVelocity distribute="transrot"><Vel transDir="1 0 0" absTransVel="2" rotDir="0 0 1" absRotVel="0"/></InitialVelocity>
         </InitialCondition>
@@ -99,7 +101,8 @@ std::string fallingSphereScene(double endTime, const std::string& recorder, int 
 TEST(GrainSim, WritesRunFolderAndExactFreeFall) {
   const fs::path dir = makeTempDir("free_fall");
   const fs::path scene = dir / "scene.xml";
-  writeFile(scene, fallingSphereScene(0.5, R"(<RecorderSettings mode="everyXTimeStep" everyXStep="10"/>)"));
+  writeFile(scene, fallingSphereScene(
+                       0.5, R"(<RecorderSettings mode="everyXTimeStep" everyXStep="10"/>)"));
   const RunResult r = runSim(scene, dir / "out");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const fs::path record = dir / "out" / "SimFiles" / "SimDataRECORD_0";
@@ -177,7 +180,8 @@ TEST(GrainSim, InterruptKeepsEveryCompleteState) {
   // Far too long to finish: the signal arrives first.
   // 400 bodies 1 m apart (never in contact, no floor) make a step cost enough
   // that the run log stays small.
-  writeFile(scene, fallingSphereScene(1e6, R"(<RecorderSettings mode="everyXTimeStep" everyXStep="100"/>)", 400));
+  writeFile(scene, fallingSphereScene(
+                       1e6, R"(<RecorderSettings mode="everyXTimeStep" everyXStep="100"/>)", 400));
   const RunResult r = runSim(scene, dir / "out", "timeout --preserve-status -s INT 1 ");
   EXPECT_EQ(r.exitCode, 3) << r.output;
   EXPECT_NE(r.output.find("stopped by signal"), std::string::npos) << r.output;

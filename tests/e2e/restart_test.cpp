@@ -181,12 +181,14 @@ void expectRestartIsBitIdentical(const std::string& name,
   std::string line;
   std::string last;
   while (std::getline(log, line)) {
-    if (!line.empty()) last = line;
+    if (!line.empty())
+      last = line;
   }
   std::istringstream fields(last);
   std::string field;
   std::vector<std::string> cols;
-  while (std::getline(fields, field, '\t')) cols.push_back(field);
+  while (std::getline(fields, field, '\t'))
+    cols.push_back(field);
   ASSERT_GT(cols.size(), 13u);
   EXPECT_GT(std::stoul(cols[13]), 0u) << "no contacts in the last step: " << last;
 }

@@ -21,8 +21,8 @@ TEST(BoxContact, SlidingBoxDeceleratesAtMuGAndSticks) {
   const Real dt = 1e-3;
   DynamicsSystem sys = makeSystem(mu, 0.0);
   addStatic(sys, 0, Halfspace{Vec3::UnitZ()}, Vec3::Zero());
-  const std::size_t box = addSimulated(sys, 0, kBox, 1.0, Vec3(0, 0, 0.05 - 1e-9),
-                                       Quat::Identity(), Vec3(v0, 0, 0));
+  const std::size_t box =
+      addSimulated(sys, 0, kBox, 1.0, Vec3(0, 0, 0.05 - 1e-9), Quat::Identity(), Vec3(v0, 0, 0));
   MoreauStepper stepper(tightSettings(dt));
   const Real tStop = v0 / (mu * kG);
   for (int k = 0; k < 250; ++k) {

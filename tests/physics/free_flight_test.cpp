@@ -33,8 +33,8 @@ TEST(FreeFlight, ParabolaIsExactForAnyStep) {
 /// Rotation angle error after time T of a spin about the body z axis.
 Real spinAngleError(Real dt, Real omega, Real T) {
   DynamicsSystem sys = makeSystem(0.3, 0.0, 0.0, 0.0);
-  addSimulated(sys, 0, Box{Vec3(0.3, 0.2, 0.1), Vec3::Zero()}, 1.0, Vec3::Zero(),
-               Quat::Identity(), Vec3::Zero(), Vec3(0.0, 0.0, omega));
+  addSimulated(sys, 0, Box{Vec3(0.3, 0.2, 0.1), Vec3::Zero()}, 1.0, Vec3::Zero(), Quat::Identity(),
+               Vec3::Zero(), Vec3(0.0, 0.0, omega));
   StepperSettings settings;
   settings.deltaT = dt;
   MoreauStepper stepper(settings);

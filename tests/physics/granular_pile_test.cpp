@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Many-body checks: a granular pile settles inside its box, and all prox methods agree on the
 // (unique, frictionless) velocities of a dense packing.
-#include <gtest/gtest.h>
-
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "physics_fixture.hpp"
 
@@ -35,8 +35,7 @@ DynamicsSystem makePile(int count, Real mu, unsigned seed) {
     const Vec3 pos(-0.075 + 0.025 * ix + jitter(rng), -0.075 + 0.025 * iy + jitter(rng),
                    0.02 + 0.026 * iz);
     const Real r = radius(rng);
-    addSimulated(sys, static_cast<std::uint32_t>(i), Sphere{r}, 2500.0 * 4.18879 * r * r * r,
-                 pos);
+    addSimulated(sys, static_cast<std::uint32_t>(i), Sphere{r}, 2500.0 * 4.18879 * r * r * r, pos);
   }
   return sys;
 }
@@ -71,7 +70,8 @@ TEST(GranularPile, SettlesInsideItsBox) {
   // Settled: mean speed far below the impact speed of the fall (~1 m/s).
   const Real totalMass = [&] {
     Real m = 0.0;
-    for (Real mi : b.masses()) m += mi;
+    for (Real mi : b.masses())
+      m += mi;
     return m;
   }();
   const Real meanSpeed = std::sqrt(2.0 * last.kineticEnergy / totalMass);
@@ -107,7 +107,8 @@ TEST(GranularPile, ProxMethodsAgreeOnFrictionlessVelocities) {
   }
   for (std::size_t m = 1; m < results.size(); ++m) {
     for (std::size_t i = 0; i < results[0].size(); ++i) {
-      EXPECT_NEAR((results[m][i] - results[0][i]).norm(), 0.0, 1e-7) << "method " << m << " body " << i;
+      EXPECT_NEAR((results[m][i] - results[0][i]).norm(), 0.0, 1e-7)
+          << "method " << m << " body " << i;
     }
   }
 }

@@ -15,8 +15,8 @@ std::size_t BodyStorage::add(const BodyDef& def, Real boundingRadius) {
     GRAIN_REQUIRE(def.inertiaBody.allFinite() && (def.inertiaBody.array() > 0.0).all(),
                   "body " + formatBodyId(def.id) + ": inertia must be > 0");
   }
-  GRAIN_REQUIRE(def.position.allFinite() && def.velocity.allFinite() &&
-                    def.omegaBody.allFinite() && def.orientation.coeffs().allFinite(),
+  GRAIN_REQUIRE(def.position.allFinite() && def.velocity.allFinite() && def.omegaBody.allFinite() &&
+                    def.orientation.coeffs().allFinite(),
                 "body " + formatBodyId(def.id) + ": state must be finite");
   const Real qn = def.orientation.norm();
   GRAIN_REQUIRE(qn > 0.0, "body " + formatBodyId(def.id) + ": orientation must be non-zero");

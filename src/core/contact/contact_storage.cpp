@@ -47,9 +47,12 @@ std::size_t ContactStorage::add(std::uint32_t bodyA, std::uint32_t bodyB, const 
 
 void ContactStorage::sortCanonical() {
   const auto less = [&](std::size_t a, std::size_t b) {
-    if (bodyA_[a] != bodyA_[b]) return bodyA_[a] < bodyA_[b];
-    if (bodyB_[a] != bodyB_[b]) return bodyB_[a] < bodyB_[b];
-    if (gap_[a] != gap_[b]) return gap_[a] < gap_[b];
+    if (bodyA_[a] != bodyA_[b])
+      return bodyA_[a] < bodyA_[b];
+    if (bodyB_[a] != bodyB_[b])
+      return bodyB_[a] < bodyB_[b];
+    if (gap_[a] != gap_[b])
+      return gap_[a] < gap_[b];
     return std::lexicographical_compare(rA_[a].data(), rA_[a].data() + 3, rA_[b].data(),
                                         rA_[b].data() + 3);
   };

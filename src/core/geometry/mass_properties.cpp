@@ -50,7 +50,8 @@ Vec3 homogeneousInertia(const Shape& s, Real mass) {
   }
   if (const auto* c = std::get_if<Capsule>(&s)) {
     const int k = alignedAxis(c->axis.normalized());
-    GRAIN_REQUIRE(k >= 0, "a simulated capsule's normal must be a body axis (1 0 0, 0 1 0 or 0 0 1)");
+    GRAIN_REQUIRE(k >= 0,
+                  "a simulated capsule's normal must be a body axis (1 0 0, 0 1 0 or 0 0 1)");
     // Cylinder of length L plus two hemispheres, mass split by volume.
     const Real r = c->radius;
     const Real len = c->length;

@@ -40,10 +40,14 @@ struct BoundingRadiusVisitor {
   }
 };
 
-bool finitePositive(Real x) { return std::isfinite(x) && x > 0.0; }
+bool finitePositive(Real x) {
+  return std::isfinite(x) && x > 0.0;
+}
 }  // namespace
 
-Real boundingRadius(const Shape& s) { return std::visit(BoundingRadiusVisitor{}, s); }
+Real boundingRadius(const Shape& s) {
+  return std::visit(BoundingRadiusVisitor{}, s);
+}
 
 void validateShape(const Shape& s) {
   if (const auto* sp = std::get_if<Sphere>(&s)) {
@@ -63,8 +67,7 @@ void validateShape(const Shape& s) {
   } else if (const auto* m = std::get_if<Mesh>(&s)) {
     GRAIN_REQUIRE(m->data != nullptr, "mesh has no data");
     GRAIN_REQUIRE(!m->data->triangles.empty(), "mesh has no triangles");
-    GRAIN_REQUIRE(m->data->faceNormals.size() == m->data->triangles.size(),
-                  "mesh not finalized");
+    GRAIN_REQUIRE(m->data->faceNormals.size() == m->data->triangles.size(), "mesh not finalized");
   }
 }
 

@@ -5,13 +5,20 @@ namespace grain {
 
 std::string_view toString(Stage s) {
   switch (s) {
-    case Stage::FirstHalfStep: return "FirstHalfStep";
-    case Stage::Exchange: return "Exchange";
-    case Stage::CollisionDetection: return "CollisionDetection";
-    case Stage::ContactGraph: return "ContactGraph";
-    case Stage::ContactSolve: return "ContactSolve";
-    case Stage::SecondHalfStep: return "SecondHalfStep";
-    case Stage::Count: break;
+    case Stage::FirstHalfStep:
+      return "FirstHalfStep";
+    case Stage::Exchange:
+      return "Exchange";
+    case Stage::CollisionDetection:
+      return "CollisionDetection";
+    case Stage::ContactGraph:
+      return "ContactGraph";
+    case Stage::ContactSolve:
+      return "ContactSolve";
+    case Stage::SecondHalfStep:
+      return "SecondHalfStep";
+    case Stage::Count:
+      break;
   }
   return "?";
 }

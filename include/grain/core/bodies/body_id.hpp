@@ -13,8 +13,12 @@ using BodyId = std::uint64_t;
 constexpr BodyId makeBodyId(std::uint32_t group, std::uint32_t number) {
   return (static_cast<BodyId>(group) << 32) | number;
 }
-constexpr std::uint32_t bodyGroup(BodyId id) { return static_cast<std::uint32_t>(id >> 32); }
-constexpr std::uint32_t bodyNumber(BodyId id) { return static_cast<std::uint32_t>(id & 0xffffffffu); }
+constexpr std::uint32_t bodyGroup(BodyId id) {
+  return static_cast<std::uint32_t>(id >> 32);
+}
+constexpr std::uint32_t bodyNumber(BodyId id) {
+  return static_cast<std::uint32_t>(id & 0xffffffffu);
+}
 
 /// "(group,number)" as GRSF prints ids.
 inline std::string formatBodyId(BodyId id) {

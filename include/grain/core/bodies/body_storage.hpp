@@ -28,12 +28,12 @@ struct BodyDef {
   BodyMotion motion = BodyMotion::Simulated;
   ShapeIndex shape = 0;
   MaterialId material = 0;
-  Real mass = 0.0;                            ///< kg; ignored unless simulated
-  Vec3 inertiaBody = Vec3::Zero();            ///< principal inertia in K (kg m^2); ignored unless simulated
-  Vec3 position = Vec3::Zero();               ///< r_S in I (m)
-  Quat orientation = Quat::Identity();        ///< K -> I
-  Vec3 velocity = Vec3::Zero();               ///< v_S in I (m/s)
-  Vec3 omegaBody = Vec3::Zero();              ///< angular velocity in K (rad/s)
+  Real mass = 0.0;                  ///< kg; ignored unless simulated
+  Vec3 inertiaBody = Vec3::Zero();  ///< principal inertia in K (kg m^2); ignored unless simulated
+  Vec3 position = Vec3::Zero();     ///< r_S in I (m)
+  Quat orientation = Quat::Identity();  ///< K -> I
+  Vec3 velocity = Vec3::Zero();         ///< v_S in I (m/s)
+  Vec3 omegaBody = Vec3::Zero();        ///< angular velocity in K (rad/s)
   BodyOwnership ownership = BodyOwnership::Local;
 };
 

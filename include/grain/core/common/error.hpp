@@ -16,9 +16,9 @@ class Error : public std::runtime_error {
 }  // namespace grain
 
 /// Always-on check for conditions that depend on user input.
-#define GRAIN_REQUIRE(cond, msg)  \
-  do {                            \
-    if (!(cond)) {                \
-      throw ::grain::Error(msg);  \
-    }                             \
+#define GRAIN_REQUIRE(cond, msg) \
+  do {                           \
+    if (!(cond)) {               \
+      throw ::grain::Error(msg); \
+    }                            \
   } while (false)

@@ -18,11 +18,11 @@ enum class ContactModel : std::uint8_t {
 /// Parameters of the contact law between two materials (dimensionless unless stated).
 struct ContactParameter {
   ContactModel model = ContactModel::UCF;
-  Real mu = 0.3;            ///< Coulomb friction coefficient (>= 0)
-  Real epsilonN = 0.5;      ///< normal Newton restitution in [0, 1]
-  Real epsilonT = 0.5;      ///< tangential Newton restitution in [0, 1]
-  Real invDampingN = 0.0;   ///< UCFD normal inverse damping (m/(N s)... per unit percussion, s/kg)
-  Real invDampingT = 0.0;   ///< UCFD tangential inverse damping (s/kg)
+  Real mu = 0.3;           ///< Coulomb friction coefficient (>= 0)
+  Real epsilonN = 0.5;     ///< normal Newton restitution in [0, 1]
+  Real epsilonT = 0.5;     ///< tangential Newton restitution in [0, 1]
+  Real invDampingN = 0.0;  ///< UCFD normal inverse damping (m/(N s)... per unit percussion, s/kg)
+  Real invDampingT = 0.0;  ///< UCFD tangential inverse damping (s/kg)
 };
 
 /// Throws grain::Error if a value is out of range (mu < 0, epsilons outside [0,1], ...).

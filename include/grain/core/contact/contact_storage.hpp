@@ -30,12 +30,12 @@ class ContactStorage {
 
   const std::vector<std::uint32_t>& bodyA() const { return bodyA_; }
   const std::vector<std::uint32_t>& bodyB() const { return bodyB_; }
-  const std::vector<Vec3>& normals() const { return normal_; }     ///< e_n in I
-  const std::vector<Vec3>& tangents1() const { return tangent1_; } ///< e_t1 in I
-  const std::vector<Vec3>& tangents2() const { return tangent2_; } ///< e_t2 in I
-  const std::vector<Real>& gaps() const { return gap_; }           ///< g_N (m)
-  const std::vector<Vec3>& rA() const { return rA_; }              ///< S_A -> C_A in I (m)
-  const std::vector<Vec3>& rB() const { return rB_; }              ///< S_B -> C_B in I (m)
+  const std::vector<Vec3>& normals() const { return normal_; }      ///< e_n in I
+  const std::vector<Vec3>& tangents1() const { return tangent1_; }  ///< e_t1 in I
+  const std::vector<Vec3>& tangents2() const { return tangent2_; }  ///< e_t2 in I
+  const std::vector<Real>& gaps() const { return gap_; }            ///< g_N (m)
+  const std::vector<Vec3>& rA() const { return rA_; }               ///< S_A -> C_A in I (m)
+  const std::vector<Vec3>& rB() const { return rB_; }               ///< S_B -> C_B in I (m)
 
   /// Sorts contacts by (bodyA, bodyB, gap) so that the result does not depend on the order in
   /// which the broad phase produced pairs (reproducible runs).

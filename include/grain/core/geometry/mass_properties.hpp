@@ -7,8 +7,8 @@
 namespace grain {
 
 struct MassProperties {
-  Real mass = 0.0;                        ///< kg
-  Vec3 inertiaBody = Vec3::Zero();        ///< principal moments about the K axes (kg m^2)
+  Real mass = 0.0;                  ///< kg
+  Vec3 inertiaBody = Vec3::Zero();  ///< principal moments about the K axes (kg m^2)
 };
 
 /// Volume (m^3) of a sphere, box or capsule; throws grain::Error for other shapes.

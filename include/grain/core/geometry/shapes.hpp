@@ -21,7 +21,8 @@ struct Sphere {
   Real radius = 0.0;
 };
 
-/// Box with half edge lengths `halfExtent` (m) along the body axes, centred at `center` (K frame, m).
+/// Box with half edge lengths `halfExtent` (m) along the body axes, centred at `center` (K frame,
+/// m).
 struct Box {
   Vec3 halfExtent = Vec3::Zero();
   Vec3 center = Vec3::Zero();
@@ -58,7 +59,9 @@ struct Mesh {
 
 using Shape = std::variant<Sphere, Box, Capsule, Halfspace, Mesh>;
 
-inline ShapeType shapeType(const Shape& s) { return static_cast<ShapeType>(s.index()); }
+inline ShapeType shapeType(const Shape& s) {
+  return static_cast<ShapeType>(s.index());
+}
 
 /// Radius (m) of the smallest origin-centred sphere containing the shape; infinite for halfspaces.
 Real boundingRadius(const Shape& s);

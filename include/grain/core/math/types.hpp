@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstdint>
+
 #include <Eigen/Core>
 #include <Eigen/Geometry>
-#include <cstdint>
 
 /// Basic numeric types of grain. Every length is in metres, every time in seconds,
 /// every mass in kilograms unless a name or comment says otherwise.

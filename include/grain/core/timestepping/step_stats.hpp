@@ -24,18 +24,19 @@ std::string_view toString(Stage s);
 
 /// Statistics of one step, written to SimData.dat.
 struct StepStats {
-  Real time = 0.0;                 ///< t^E (s)
-  std::uint64_t step = 0;          ///< number of this step, from 1
+  Real time = 0.0;         ///< t^E (s)
+  std::uint64_t step = 0;  ///< number of this step, from 1
   std::size_t contacts = 0;
   std::uint32_t iterations = 0;
   bool converged = true;
   bool finite = true;
-  Real maxPenetration = 0.0;       ///< max(-g_N) over contacts at q^M (m), 0 if none
-  Real kineticEnergy = 0.0;        ///< at t^E (J)
-  Real rotationalEnergy = 0.0;     ///< rotational part of kineticEnergy (J)
-  Real potentialEnergy = 0.0;      ///< at t^E (J)
-  std::array<double, static_cast<std::size_t>(Stage::Count)> stageSeconds{};  ///< wall time per stage
-  double stepSeconds = 0.0;        ///< wall time of the whole step
+  Real maxPenetration = 0.0;    ///< max(-g_N) over contacts at q^M (m), 0 if none
+  Real kineticEnergy = 0.0;     ///< at t^E (J)
+  Real rotationalEnergy = 0.0;  ///< rotational part of kineticEnergy (J)
+  Real potentialEnergy = 0.0;   ///< at t^E (J)
+  std::array<double, static_cast<std::size_t>(Stage::Count)>
+      stageSeconds{};        ///< wall time per stage
+  double stepSeconds = 0.0;  ///< wall time of the whole step
 };
 
 }  // namespace grain
