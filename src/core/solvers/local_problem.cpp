@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <cfloat>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include <Eigen/Eigenvalues>
@@ -29,6 +30,44 @@ void validate(const LocalProblem& p) {
       GRAIN_REQUIRE(std::isfinite(it.value()), "LocalProblem: W has a NaN or Inf entry");
     }
   }
+}
+
+LocalProblem embedPlanarProblem(const SparseMat& w2, const VecX& q2, const VecX& mu) {
+  const Eigen::Index n = mu.size();
+  GRAIN_REQUIRE(w2.rows() == 2 * n && w2.cols() == 2 * n && q2.size() == 2 * n,
+                "planar problem: W must be 2n x 2n and q have 2n entries for n = " +
+                    std::to_string(n) + " contacts");
+  auto map = [](Eigen::Index k) { return 3 * (k / 2) + k % 2; };
+  std::vector<Eigen::Triplet<Real>> t;
+  t.reserve(static_cast<std::size_t>(w2.nonZeros() + n));
+  for (int k = 0; k < w2.outerSize(); ++k) {
+    for (SparseMat::InnerIterator it(w2, k); it; ++it) {
+      t.emplace_back(map(it.row()), map(it.col()), it.value());
+    }
+  }
+  for (Eigen::Index c = 0; c < n; ++c) {
+    t.emplace_back(3 * c + 2, 3 * c + 2, 1.0);
+  }
+  LocalProblem p;
+  p.W.resize(3 * n, 3 * n);
+  p.W.setFromTriplets(t.begin(), t.end());
+  p.q = VecX::Zero(3 * n);
+  for (Eigen::Index k = 0; k < 2 * n; ++k) {
+    p.q[map(k)] = q2[k];
+  }
+  p.mu = mu;
+  p.spaceDim = 2;
+  return p;
+}
+
+VecX planarPart(const VecX& v3) {
+  const Eigen::Index n = v3.size() / 3;
+  VecX v2(2 * n);
+  for (Eigen::Index c = 0; c < n; ++c) {
+    v2[2 * c] = v3[3 * c];
+    v2[2 * c + 1] = v3[3 * c + 1];
+  }
+  return v2;
 }
 
 VecX localVelocity(const LocalProblem& problem, const VecX& r) {
@@ -90,6 +129,9 @@ Real LocalErrorEvaluator::naturalMapAbsolute(const VecX& r, const VecX& u) const
 Real LocalErrorEvaluator::naturalMap(const VecX& r, const VecX& u) const {
   const Real e = naturalMapAbsolute(r, u);
   const Real scale = std::max({normQ_, r.norm(), u.norm()});
+  if (!std::isfinite(e) || !std::isfinite(scale)) {
+    return std::numeric_limits<Real>::infinity();
+  }
   return scale > DBL_EPSILON ? e / scale : e;
 }
 

@@ -156,29 +156,6 @@ void finish(const LocalContext& ctx, BestIterate& best, LocalSolverResult& resul
   finish(ctx, best.r, best.u, best.error, result);
 }
 
-void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
-  const LocalSolverSettings& s = ctx.settings;
-  const std::vector<Vec3> metric = proxMetric(ctx.w, s.alphaJor, s.rStrategy, s.subMethod);
-  VecX u;
-  ctx.velocity(r, u);
-  Real e = ctx.error(r, u);
-  for (std::uint32_t it = 0; it < s.maxIter && !(e <= s.tolerance); ++it) {
-    if (s.subMethod == UcfSubMethod::DeSaxce) {
-      jorUpdate<UcfSubMethod::DeSaxce>(ctx, metric, u, r);
-    } else {
-      jorUpdate<UcfSubMethod::AlartCurnier>(ctx, metric, u, r);
-    }
-    result.iterations = it + 1;
-    ctx.velocity(r, u);
-    e = ctx.error(r, u);
-    if (!std::isfinite(e)) {
-      result.finite = false;
-      break;
-    }
-  }
-  finish(ctx, r, u, e, result);
-}
-
 /// Largest eigenvalue of D^-1/2 W D^-1/2 by power iteration (s = D^-1/2 per contact).
 Real largestEigenvalue(const LocalContext& ctx, const VecX& s3, std::uint32_t iterations) {
   const auto m = static_cast<Eigen::Index>(3 * ctx.n);
@@ -200,6 +177,40 @@ Real largestEigenvalue(const LocalContext& ctx, const VecX& s3, std::uint32_t it
     }
   }
   return lambda > 0.0 ? lambda : 1.0;
+}
+
+void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
+  const LocalSolverSettings& s = ctx.settings;
+  std::vector<Vec3> metric = proxMetric(ctx.w, 1.0, s.rStrategy, s.subMethod);
+  Real alpha = s.alphaJor;
+  if (s.jorAutoAlpha) {
+    VecX s3(static_cast<Eigen::Index>(3 * ctx.n));
+    for (std::size_t i = 0; i < ctx.n; ++i) {
+      s3.segment<3>(static_cast<Eigen::Index>(3 * i)) = metric[i].cwiseSqrt();
+    }
+    alpha = std::min(alpha, 1.0 / (1.05 * largestEigenvalue(ctx, s3, s.powerIterations)));
+  }
+  for (Vec3& m : metric) {
+    m *= alpha;
+  }
+  VecX u;
+  ctx.velocity(r, u);
+  Real e = ctx.error(r, u);
+  for (std::uint32_t it = 0; it < s.maxIter && !(e <= s.tolerance); ++it) {
+    if (s.subMethod == UcfSubMethod::DeSaxce) {
+      jorUpdate<UcfSubMethod::DeSaxce>(ctx, metric, u, r);
+    } else {
+      jorUpdate<UcfSubMethod::AlartCurnier>(ctx, metric, u, r);
+    }
+    result.iterations = it + 1;
+    ctx.velocity(r, u);
+    e = ctx.error(r, u);
+    if (!std::isfinite(e)) {
+      result.finite = false;
+      break;
+    }
+  }
+  finish(ctx, r, u, e, result);
 }
 
 void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result) {
@@ -285,6 +296,7 @@ void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverR
   ctx.velocity(r, u);
   Real e = ctx.error(r, u);
   Real lightThreshold = s.tolerance;
+  std::uint32_t nextScheduled = 1;  // Adaptive: also test at sweeps 1, 2, ..., k + max(1, k / 8)
   std::uint32_t done = 0;
   for (std::uint32_t it = 0; it < maxIter && !(e <= s.tolerance); ++it) {
     Real normR2 = 0.0;
@@ -301,7 +313,10 @@ void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverR
       test = test || done % s.errorCheckPeriod == 0;
     } else {
       const Real light = normR2 > 0.0 ? std::sqrt(diff2 / normR2) : std::sqrt(diff2);
-      test = test || light <= lightThreshold;
+      test = test || light <= lightThreshold || done >= nextScheduled;
+      if (test) {
+        nextScheduled = done + std::max<std::uint32_t>(1, done / 8);
+      }
     }
     if (!test) {
       continue;

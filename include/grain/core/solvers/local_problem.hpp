@@ -58,6 +58,15 @@ struct LocalProblem {
   std::size_t contactCount() const { return static_cast<std::size_t>(mu.size()); }
 };
 
+/// The 3-D local problem of a planar one (see LocalProblem): w2 is 2n x 2n with the components
+/// (normal, tangent) per contact, q2 has 2n and mu n entries. Sets spaceDim = 2. Throws
+/// grain::Error on inconsistent sizes.
+LocalProblem embedPlanarProblem(const SparseMat& w2, const VecX& q2, const VecX& mu);
+
+/// The (normal, tangent 1) components of every contact of a 3n vector: the planar vector of an
+/// embedded problem (2n entries).
+VecX planarPart(const VecX& v3);
+
 /// Throws grain::Error (naming the field) unless W is 3n x 3n, q has 3n and mu n entries,
 /// every value is finite, mu >= 0 and spaceDim is 2 or 3.
 void validate(const LocalProblem& problem);

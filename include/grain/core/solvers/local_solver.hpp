@@ -35,7 +35,11 @@
 ///   - SorProx (8.24, 8.25): contacts in index order, each from u_i = sum_j W_ij r_j + q_i with
 ///     the newest r_j, one sweep per iteration. With the same metric and order this is exactly
 ///     the velocity SOR prox of ContactSolver (SORContact) on the assembled problem.
-///   - JorProx (8.21, 8.22): every contact from the same u = W r^k + q.
+///   - JorProx (8.21, 8.22): every contact from the same u = W r^k + q. The iteration
+///     diverges when alpha exceeds 2 / lambda_max(R^1/2 W R^1/2) (R^-1 the metric with
+///     alpha = 1), which is well below 0.5 in dense piles (many contacts per body); with
+///     jorAutoAlpha (default) alpha is capped at 1 / (1.05 lambda_max), lambda_max estimated by
+///     power iteration, which makes JOR the projected gradient method with the step of APGD.
 ///   - Apgd: Nesterov-accelerated projected fixed-point iteration with gradient restart
 ///     (O'Donoghue-Candes), the APGD of Mazhar, Heyn, Negrut, Tasora (ACM TOG 2015) and Chrono,
 ///     applied to the De Saxce map:
@@ -60,8 +64,11 @@
 /// iteration at no extra cost. SOR needs one extra product per test: errorCheck = Every tests
 /// every errorCheckPeriod-th sweep; Adaptive (default) tests when the cheap increment
 /// ||r^{k+1} - r^k|| / ||r^{k+1}|| is <= a threshold that starts at the tolerance and is
-/// multiplied by tolerance/error after every failed test (the Siconos NSGS strategy). The last
-/// iteration is always tested.
+/// multiplied by tolerance/error after every failed test (the Siconos NSGS strategy), and in any
+/// case at sweep k + max(1, floor(k/8)) after a test at sweep k (k = 0 at the start): the
+/// increment of a rank-deficient W can stay large while r drifts along solutions. This costs at
+/// most about 8 extra products per doubling of the sweep count and overshoots the first
+/// converged sweep by at most 1/8. The last iteration is always tested.
 namespace grain {
 
 /// Which local solver.
@@ -81,6 +88,7 @@ struct LocalSolverSettings {
   std::uint32_t errorCheckPeriod = 1;  ///< SOR with ErrorCheck::Every
   Real alphaSor = 1.0;                 ///< SOR relaxation in (0, 2)
   Real alphaJor = 0.5;                 ///< JOR relaxation in (0, 2)
+  bool jorAutoAlpha = true;  ///< JOR: alpha = min(alphaJor, 1 / (1.05 lambda_max)), see above
   RStrategy rStrategy = RStrategy::Max;
   UcfSubMethod subMethod = UcfSubMethod::AlartCurnier;
   bool apgdDiagonalScaling = true;
