@@ -6,11 +6,15 @@
 //                          [--r-strategy max|sum] [--check adaptive|every] [--check-period K]
 //                          [--guess] [--csv]
 //   grain-fclib info FILE
+//   grain-fclib convert FILE OUT.dat       (Siconos text format, sparse blocks)
+//   grain-fclib evaluate FILE R.txt        (errors of the percussions r read from a text file)
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <boost/program_options.hpp>
 
@@ -26,6 +30,8 @@ namespace {
 const char* kUsage =
     "usage: grain-fclib solve FILE [options]   solve a frictional contact problem\n"
     "       grain-fclib info FILE              print the problem's size and properties\n"
+    "       grain-fclib convert FILE OUT.dat   write the problem in Siconos' text format\n"
+    "       grain-fclib evaluate FILE R.txt    error measures of r (whitespace-separated)\n"
     "FILE is an FCLIB HDF5 file (local or global problem) or a Siconos .dat file.\n";
 
 const char* kindName(grain::fclib::FileKind k) {
@@ -61,6 +67,40 @@ int info(const std::string& file) {
   const double asym = (p.W - t).norm();
   std::printf("|W - W^T|   %.3e (|W| = %.3e)\n", asym, p.W.norm());
   std::printf("|q|         %.6e\n", p.q.norm());
+  return 0;
+}
+
+int convert(const std::string& file, const std::string& out) {
+  grain::fclib::writeSiconosDat(out, grain::fclib::readProblem(file));
+  return 0;
+}
+
+int evaluate(const std::string& file, const std::string& rFile) {
+  const grain::LocalProblem p = grain::fclib::readProblem(file);
+  std::ifstream in(rFile);
+  if (!in) {
+    throw grain::Error(rFile + ": cannot open the file");
+  }
+  std::vector<double> values;
+  double v = 0.0;
+  while (in >> v) {
+    values.push_back(v);
+  }
+  const auto n = static_cast<Eigen::Index>(p.contactCount());
+  const Eigen::Index d = p.spaceDim;
+  if (static_cast<Eigen::Index>(values.size()) < d * n) {
+    throw grain::Error(rFile + ": needs " + std::to_string(d * n) + " values, has " +
+                       std::to_string(values.size()));
+  }
+  grain::VecX r = grain::VecX::Zero(3 * n);
+  for (Eigen::Index c = 0; c < n; ++c) {
+    for (Eigen::Index k = 0; k < d; ++k) {
+      r[3 * c + k] = values[static_cast<std::size_t>(d * c + k)];
+    }
+  }
+  const grain::VecX u = grain::localVelocity(p, r);
+  const grain::LocalErrorEvaluator ev(p);
+  std::printf("%.6e %.6e %.6e\n", ev.naturalMap(r, u), ev.koziara(r, u), ev.naturalMapOverQ(r, u));
   return 0;
 }
 
@@ -110,6 +150,9 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
     throw grain::Error("unknown --check '" + check + "' (adaptive, every)");
   }
   s.errorCheckPeriod = vm["check-period"].as<unsigned>();
+  s.pqnDirectSolve = vm.count("pqn-direct") != 0;
+  s.pqnWarmStartTolerance = vm["pqn-warm"].as<double>();
+  s.pqnDelta = vm["pqn-delta"].as<double>();
 
   const grain::LocalProblem p = grain::fclib::readProblem(file);
   grain::VecX guess;
@@ -128,18 +171,21 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
            ? ""
            : (s.subMethod == grain::UcfSubMethod::DeSaxce ? "/ds" : "/ac"));
   if (vm.count("csv") != 0) {
-    std::printf("%s,%zu,%s,%s,%g,%u,%.6g,%.6e,%.6e,%.6e,%d\n",
+    std::printf("%s,%zu,%s,%s,%g,%u,%.6g,%.6e,%.6e,%.6e,%d,%u,%u\n",
                 std::filesystem::path(file).filename().c_str(), p.contactCount(),
                 solverLabel.c_str(), std::string(grain::toString(s.errorMeasure)).c_str(),
                 s.tolerance, res.iterations, res.seconds, res.error, natural, koziara,
-                res.converged ? 1 : 0);
+                res.converged ? 1 : 0, res.warmStartIterations, res.fallbackIterations);
   } else {
     printProblem(file, p);
     std::printf("solver      %s, measure %s, tol %g, max-iter %u\n", solverLabel.c_str(),
                 std::string(grain::toString(s.errorMeasure)).c_str(), s.tolerance, s.maxIter);
     std::printf("iterations  %u", res.iterations);
+    if (res.warmStartIterations > 0) {
+      std::printf(" (%u SOR warm-start sweeps)", res.warmStartIterations);
+    }
     if (res.fallbackIterations > 0) {
-      std::printf(" (%u of them SOR fallback sweeps)", res.fallbackIterations);
+      std::printf(" (%u SOR fallback sweeps)", res.fallbackIterations);
     }
     std::printf("\ntime        %.6f s\n", res.seconds);
     std::printf("error       %.6e (natural-map %.6e, koziara %.6e, |e|/|q| %.6e)\n", res.error,
@@ -176,17 +222,23 @@ int main(int argc, char** argv) {
     ("check", po::value<std::string>()->default_value("adaptive"),
      "SOR error test: adaptive or every")
     ("check-period", po::value<unsigned>()->default_value(1), "SOR with --check every")
+    ("pqn-direct", "PQN: sparse LU instead of GMRES for the Newton systems")
+    ("pqn-warm", po::value<double>()->default_value(0.0),
+     "PQN: SOR until this error before the first Newton step")
+    ("pqn-delta", po::value<double>()->default_value(0.01),
+     "PQN: shift delta relative to the mean diagonal entry of W")
     ("guess", "start from /guesses/1/r of the FCLIB file")
     ("out", po::value<std::string>(), "write the problem and /solution/{r,u} to this HDF5 file")
     ("csv", "print one line: file,contacts,solver,measure,tol,iterations,seconds,error,"
-            "natural-map,koziara,converged");
+            "natural-map,koziara,converged,warm-start sweeps,fallback sweeps");
   // clang-format on
   po::options_description hidden;
-  hidden.add_options()("command", po::value<std::string>())("file", po::value<std::string>());
+  hidden.add_options()("command", po::value<std::string>())("file", po::value<std::string>())(
+      "second", po::value<std::string>());
   po::options_description all;
   all.add(options).add(hidden);
   po::positional_options_description positional;
-  positional.add("command", 1).add("file", 1);
+  positional.add("command", 1).add("file", 1).add("second", 1);
   try {
     po::variables_map vm;
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
@@ -206,6 +258,14 @@ int main(int argc, char** argv) {
     }
     if (command == "info") {
       return info(file);
+    }
+    if (command == "convert" || command == "evaluate") {
+      if (vm.count("second") == 0) {
+        std::cerr << "grain-fclib: " << command << " needs a second file\n" << kUsage;
+        return 1;
+      }
+      const std::string second = vm["second"].as<std::string>();
+      return command == "convert" ? convert(file, second) : evaluate(file, second);
     }
     std::cerr << "grain-fclib: unknown command '" << command << "'\n" << kUsage;
     return 1;

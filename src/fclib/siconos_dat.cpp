@@ -2,12 +2,14 @@
 // Reader of Siconos' FrictionContactProblem text format (see fclib_io.hpp for the layout).
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include <grain/core/common/error.hpp>
+#include <grain/core/solvers/block_sparse_matrix.hpp>
 #include <grain/fclib/fclib_io.hpp>
 
 namespace grain::fclib {
@@ -214,6 +216,57 @@ LocalProblem readSiconosDat(const std::string& path) {
     throw Error(path + ": " + e.what());
   }
   return p;
+}
+
+void writeSiconosDat(const std::string& path, const LocalProblem& problem) {
+  validate(problem);
+  const BlockSparseMatrix3 w(problem.W);
+  const std::size_t n = problem.contactCount();
+  const int d = problem.spaceDim;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    throw Error(path + ": cannot create the file");
+  }
+  std::fprintf(f, "%d\n%zu\n1\n%zu\n%zu\n%zu\n%zu\n%zu\n", d, n, d * n, d * n, w.blockCount(), n,
+               n);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::fprintf(f, "%zu\t", d * (i + 1));
+    }
+    std::fprintf(f, "\n");
+  }
+  std::fprintf(f, "%zu\n%zu\n", n + 1, w.blockCount());
+  for (std::uint32_t s : w.rowStart()) {
+    std::fprintf(f, "%u\t", s);
+  }
+  std::fprintf(f, "\n");
+  for (std::uint32_t c : w.columns()) {
+    std::fprintf(f, "%u\t", c);
+  }
+  std::fprintf(f, "\n");
+  for (std::size_t k = 0; k < w.blockCount(); ++k) {
+    std::fprintf(f, "%zu\n", k);
+    const Mat3& b = w.blocks()[k];
+    for (int j = 0; j < d; ++j) {
+      for (int i = 0; i < d; ++i) {
+        std::fprintf(f, "%.17g\n", b(i, j));
+      }
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < d; ++k) {
+      std::fprintf(f, "%.17g ",
+                   problem.q[static_cast<Eigen::Index>(3 * i + static_cast<std::size_t>(k))]);
+    }
+  }
+  std::fprintf(f, "\n");
+  for (std::size_t i = 0; i < n; ++i) {
+    std::fprintf(f, "%.17g ", problem.mu[static_cast<Eigen::Index>(i)]);
+  }
+  std::fprintf(f, "\n");
+  if (std::fclose(f) != 0) {
+    throw Error(path + ": cannot write the file");
+  }
 }
 
 }  // namespace grain::fclib

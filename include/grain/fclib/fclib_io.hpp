@@ -63,6 +63,11 @@ LocalProblem condense(const GlobalProblem& global);
 /// (row-major reading gives indefinite matrices on e.g. BoxesStack1-i100000-32.hdf5.dat).
 LocalProblem readSiconosDat(const std::string& path);
 
+/// Writes `problem` in Siconos' text format with sparse-block storage (the layout readSiconosDat
+/// reads; planar problems are written back in 2-D), e.g. to run Siconos' solvers on FCLIB HDF5
+/// problems.
+void writeSiconosDat(const std::string& path, const LocalProblem& problem);
+
 /// Reads any of the three kinds as a local problem (global problems condensed).
 LocalProblem readProblem(const std::string& path);
 

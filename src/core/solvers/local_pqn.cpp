@@ -3,6 +3,7 @@
 #include <vector>
 
 #include <Eigen/LU>
+#include <Eigen/SparseLU>
 
 #include <grain/core/solvers/local_pqn.hpp>
 
@@ -172,6 +173,45 @@ VecX gmres(NewtonOperator& op, const VecX& b, Real tol, std::uint32_t maxIter) {
   return x;
 }
 
+/// Exact solve of A dR = C with A = X W + Y + delta I assembled (3x3 blocks) and factorised by
+/// sparse LU; falls back to GMRES if the factorisation fails.
+VecX directSolve(NewtonOperator& op, const VecX& c) {
+  const LocalContext& ctx = *op.ctx;
+  std::vector<Eigen::Triplet<Real>> t;
+  t.reserve(9 * (ctx.w.blockCount() + ctx.n));
+  const auto& start = ctx.w.rowStart();
+  for (std::size_t i = 0; i < ctx.n; ++i) {
+    const auto bi = static_cast<Eigen::Index>(3 * i);
+    for (std::uint32_t k = start[i]; k < start[i + 1]; ++k) {
+      const Mat3 b = op.x[i] * ctx.w.blocks()[k];
+      const auto bj = static_cast<Eigen::Index>(3 * ctx.w.columns()[k]);
+      for (int r = 0; r < 3; ++r) {
+        for (int q = 0; q < 3; ++q) {
+          t.emplace_back(bi + r, bj + q, b(r, q));
+        }
+      }
+    }
+    const Mat3 d = op.y[i] + op.delta * Mat3::Identity();
+    for (int r = 0; r < 3; ++r) {
+      for (int q = 0; q < 3; ++q) {
+        t.emplace_back(bi + r, bi + q, d(r, q));
+      }
+    }
+  }
+  SparseMat a(c.size(), c.size());
+  a.setFromTriplets(t.begin(), t.end());
+  Eigen::SparseLU<SparseMat> lu;
+  lu.compute(a);
+  if (lu.info() != Eigen::Success) {
+    return gmres(op, c, 1e-12 * c.norm(), 200);
+  }
+  VecX x = lu.solve(c);
+  if (!x.allFinite()) {
+    return gmres(op, c, 1e-12 * c.norm(), 200);
+  }
+  return x;
+}
+
 }  // namespace
 
 void runPqn(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
@@ -191,7 +231,8 @@ void runPqn(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
   op.x.resize(ctx.n);
   op.y.resize(ctx.n);
   op.preconditioner.resize(ctx.n);
-  op.delta = s.pqnDelta * meanDiag;
+  const Real delta0 = s.pqnDelta * meanDiag;
+  Real cNorm0 = 0.0;
 
   const auto m = static_cast<Eigen::Index>(3 * ctx.n);
   VecX u;
@@ -216,11 +257,26 @@ void runPqn(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
       c.segment<3>(k) = lin.c;
       op.x[i] = lin.x;
       op.y[i] = lin.y;
-      const Mat3 aii = lin.x * ctx.w.diagonalBlock(i) + lin.y + op.delta * Mat3::Identity();
+    }
+    const Real cNorm = c.norm();
+    if (it == 0) {
+      cNorm0 = cNorm;
+    }
+    op.delta = delta0;
+    if (s.pqnDeltaContinuation && cNorm0 > 0.0) {
+      op.delta = delta0 * std::min(Real(1), cNorm / cNorm0);
+    }
+    for (std::size_t i = 0; i < ctx.n; ++i) {
+      const Mat3 aii = op.x[i] * ctx.w.diagonalBlock(i) + op.y[i] + op.delta * Mat3::Identity();
       const Eigen::FullPivLU<Mat3> lu(aii);
       op.preconditioner[i] = lu.isInvertible() ? Mat3(lu.inverse()) : Mat3::Identity();
     }
-    const VecX dr = gmres(op, c, s.pqnGmresEpsilon * c.norm(), s.pqnGmresMaxIter);
+    VecX dr;
+    if (s.pqnDirectSolve) {
+      dr = directSolve(op, c);
+    } else {
+      dr = gmres(op, c, s.pqnGmresEpsilon * cNorm, s.pqnGmresMaxIter);
+    }
     // Projected step R - tau dR, tau = 1, 1/2, ... while the error does not decrease
     // (pqnBacktracking; Koziara's Algorithm 1 always takes tau = 1).
     Real tau = 1.0;

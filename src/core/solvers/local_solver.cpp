@@ -27,6 +27,8 @@ void validate(const LocalSolverSettings& s) {
   GRAIN_REQUIRE(s.pqnGmresEpsilon > 0.0 && s.pqnGmresEpsilon < 1.0,
                 "pqnGmresEpsilon must be in (0, 1)");
   GRAIN_REQUIRE(s.pqnGmresMaxIter >= 1, "pqnGmresMaxIter must be >= 1");
+  GRAIN_REQUIRE(std::isfinite(s.pqnWarmStartTolerance) && s.pqnWarmStartTolerance >= 0.0,
+                "pqnWarmStartTolerance must be >= 0");
 }
 
 std::string_view toString(LocalSolverMethod m) {
@@ -356,7 +358,20 @@ LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& 
         detail::runApgd(ctx, std::move(r0), result);
         break;
       case LocalSolverMethod::Pqn: {
+        if (settings.pqnWarmStartTolerance > settings.tolerance) {
+          // SOR until the warm-start tolerance, then PQN from there.
+          LocalSolverSettings warm = settings;
+          warm.tolerance = settings.pqnWarmStartTolerance;
+          const detail::LocalContext warmCtx(problem, warm);
+          LocalSolverResult pre;
+          detail::runSor(warmCtx, r0, settings.maxIter, pre);
+          if (pre.finite) {
+            r0 = pre.r;
+          }
+          result.warmStartIterations = pre.iterations;
+        }
         detail::runPqn(ctx, r0, result);
+        result.iterations += result.warmStartIterations;
         if (!result.converged) {
           // Fallback (Koziara's Algorithm 1, step 3): SOR from the best PQN iterate, or from the
           // start if PQN produced nothing finite.

@@ -213,6 +213,20 @@ TEST(FclibIo, SolutionFileRoundTrip) {
   }
 }
 
+TEST(FclibIo, SiconosWriterRoundTrip) {
+  for (const char* name : {"Spheres-i099-356-679.hdf5", "FrictionContactProblem00031.dat",
+                           "Confeti-ex13-4contact-Fc3D-SBM.dat"}) {
+    const LocalProblem p = fclib::readProblem(data(name));
+    const std::string out = scratch(std::string("roundtrip_") + name + ".dat");
+    fclib::writeSiconosDat(out, p);
+    const LocalProblem back = fclib::readSiconosDat(out);
+    EXPECT_EQ(back.spaceDim, p.spaceDim) << name;
+    EXPECT_EQ((Eigen::MatrixXd(back.W) - Eigen::MatrixXd(p.W)).norm(), 0.0) << name;
+    EXPECT_EQ(back.q, p.q) << name;
+    EXPECT_EQ(back.mu, p.mu) << name;
+  }
+}
+
 TEST(FclibIo, BadFilesGiveErrorsNamingTheFile) {
   auto expectError = [](const std::string& path, const std::string& part) {
     try {

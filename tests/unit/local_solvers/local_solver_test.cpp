@@ -203,6 +203,41 @@ TEST(LocalSolver, AllMethodsAgreeOnRandomProblems) {
   }
 }
 
+TEST(LocalSolver, PqnVariantsConverge) {
+  // Sparse-LU Newton systems, SOR warm start, and Koziara's constant delta without backtracking
+  // on a problem where it does not cycle.
+  for (std::uint32_t seed = 1; seed <= 3; ++seed) {
+    const LocalProblem p = randomProblem(seed, 6, 8, 0.4);
+    LocalSolverSettings ref;
+    ref.tolerance = 1e-13;
+    const LocalSolverResult sor = solve(p, ref);
+    ASSERT_TRUE(sor.converged);
+    LocalSolverSettings s;
+    s.method = LocalSolverMethod::Pqn;
+    s.tolerance = 1e-11;
+    s.pqnDirectSolve = true;
+    LocalSolverResult res = solve(p, s);
+    EXPECT_TRUE(res.converged) << seed;
+    EXPECT_EQ(res.fallbackIterations, 0u) << seed;
+    EXPECT_LT((res.r - sor.r).norm(), 1e-7 * sor.r.norm()) << seed;
+    s.pqnDirectSolve = false;
+    s.pqnWarmStartTolerance = 1e-4;
+    res = solve(p, s);
+    EXPECT_TRUE(res.converged) << seed;
+    EXPECT_GT(res.warmStartIterations, 0u) << seed;
+    EXPECT_GT(res.iterations, res.warmStartIterations) << seed;
+    EXPECT_LT((res.r - sor.r).norm(), 1e-7 * sor.r.norm()) << seed;
+  }
+  const LocalProblem p = randomProblem(1, 6, 8, 0.4);
+  LocalSolverSettings s;
+  s.method = LocalSolverMethod::Pqn;
+  s.tolerance = 1e-11;
+  s.pqnBacktracking = false;
+  s.pqnDeltaContinuation = false;
+  const LocalSolverResult res = solve(p, s);
+  EXPECT_TRUE(res.converged);
+}
+
 TEST(LocalSolver, KoziaraMeasureAsStoppingTest) {
   const LocalProblem p = randomProblem(7, 5, 6, 0.3);
   LocalSolverSettings s;

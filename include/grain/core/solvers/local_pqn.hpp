@@ -40,11 +40,22 @@ struct PqnLinearisation {
 ///   solve (X W + Y + delta I) dR = C_w(R) by GMRES (right preconditioned by the inverses of the
 ///   3x3 diagonal blocks X_ii W_ii + Y_ii + delta I, zero start, stop at eps |C_w| or after m
 ///   iterations), then R <- P_K(R - dR).
-/// Koziara's only globalisation is the shift delta and the projection; on small random
-/// problems this 2-cycles (as his report warns). With pqnBacktracking (grain's addition, on by
-/// default) the step is R <- P_K(R - tau dR) with the first tau in 1, 1/2, ..., 2^-10 that
-/// lowers the selected error measure (the last one is taken if none does); each trial costs one
-/// product with W. Without progress after pqnMaxIter steps the solver falls back to SOR prox.
+/// Koziara's only globalisation is the shift delta and the projection. grain adds three
+/// options (documented as not in his report):
+///   - pqnBacktracking (default on): the step is R <- P_K(R - tau dR) with the first tau in
+///     1, 1/2, ..., 2^-10 that lowers the selected error measure (the last one if none does);
+///     each trial costs one product with W. Without it, some small random problems 2-cycle (as his
+///     report warns for exact solves).
+///   - pqnDeltaContinuation (default on): delta_k = delta |C_k| / |C_0| (switched evolution
+///     relaxation of pseudo-transient continuation, Kelley-Keyes 1998). A constant delta acts as
+///     a proximal term and makes the final convergence linear and slow on rank-deficient W (one
+///     exact step from an SOR iterate at 1e-10 reaches 3e-13 with delta = 0, while 30 steps with
+///     delta = 0.01 mean(diag W) gain less than 1 %; Capsules-i100-1090).
+///   - pqnDirectSolve: the Newton system is assembled (it has the 3x3 block pattern of W) and
+///     solved by sparse LU instead of GMRES; pqnWarmStartTolerance: SOR prox until that error
+///     before the first Newton step.
+/// Without reaching the tolerance after pqnMaxIter steps the solver falls back to SOR prox from
+/// the best iterate (Koziara's Algorithm 1, step 3).
 /// Defaults (Koziara's Table 1 with the recommended relative delta): w = 1e-3 tol,
 /// delta = 0.01 mean(diag W), eps = 0.25, m = 10.
 ///

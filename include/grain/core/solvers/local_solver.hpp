@@ -101,6 +101,9 @@ struct LocalSolverSettings {
   Real pqnGmresEpsilon = 0.25;         ///< inexactness: GMRES stops at eps ||C||
   std::uint32_t pqnGmresMaxIter = 10;  ///< GMRES iterations per Newton step (no restart)
   bool pqnBacktracking = true;         ///< halve the step while the error grows (not in Koziara)
+  bool pqnDeltaContinuation = true;    ///< delta_k = delta |C_k| / |C_0| (not in Koziara)
+  bool pqnDirectSolve = false;         ///< sparse LU of X W + Y + delta I instead of GMRES
+  Real pqnWarmStartTolerance = 0;      ///< SOR until this error first (off if <= tolerance)
 };
 
 /// Throws grain::Error naming the field if a value is out of range.
@@ -108,14 +111,15 @@ void validate(const LocalSolverSettings& s);
 
 /// Outcome of a local solve.
 struct LocalSolverResult {
-  VecX r;                                ///< contact percussions (impulses), 3n
-  VecX u;                                ///< W r + q, 3n
-  std::uint32_t iterations = 0;          ///< iterations of the method (plus fallback sweeps)
-  std::uint32_t fallbackIterations = 0;  ///< PQN: SOR sweeps of the fallback (0 if none)
-  double seconds = 0.0;                  ///< wall time of the whole solve (setup included)
-  Real error = 0.0;                      ///< selected measure at (r, u)
-  bool converged = false;                ///< error <= tolerance
-  bool finite = true;                    ///< false if a NaN/Inf appeared (the solve then stops)
+  VecX r;                                 ///< contact percussions (impulses), 3n
+  VecX u;                                 ///< W r + q, 3n
+  std::uint32_t iterations = 0;           ///< iterations of the method (plus fallback sweeps)
+  std::uint32_t fallbackIterations = 0;   ///< PQN: SOR sweeps of the fallback (0 if none)
+  std::uint32_t warmStartIterations = 0;  ///< PQN: SOR sweeps before the first Newton step
+  double seconds = 0.0;                   ///< wall time of the whole solve (setup included)
+  Real error = 0.0;                       ///< selected measure at (r, u)
+  bool converged = false;                 ///< error <= tolerance
+  bool finite = true;                     ///< false if a NaN/Inf appeared (the solve then stops)
 };
 
 /// Solves the problem (validated first). `initialGuess` (3n) is projected onto the cones
