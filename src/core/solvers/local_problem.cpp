@@ -103,17 +103,23 @@ Mat3 blockInverse(const Mat3& w) {
 
 }  // namespace
 
-LocalErrorEvaluator::LocalErrorEvaluator(const LocalProblem& problem) : problem_(&problem) {
-  const std::size_t n = problem.contactCount();
-  normQ_ = problem.q.norm();
-  const BlockSparseMatrix3 w(problem.W);
+LocalErrorEvaluator::LocalErrorEvaluator(const LocalProblem& problem)
+    : problem_(&problem), normQ_(problem.q.norm()) {}
+
+void LocalErrorEvaluator::prepareKoziara() const {
+  if (koziaraReady_) {
+    return;
+  }
+  const std::size_t n = problem_->contactCount();
+  const BlockSparseMatrix3 w(problem_->W);
   blockInverse_.resize(n);
   koziaraDenominator_ = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     blockInverse_[i] = blockInverse(w.diagonalBlock(i));
-    const Vec3 qi = problem.q.segment<3>(3 * static_cast<Eigen::Index>(i));
+    const Vec3 qi = problem_->q.segment<3>(3 * static_cast<Eigen::Index>(i));
     koziaraDenominator_ += qi.dot(blockInverse_[i] * qi);
   }
+  koziaraReady_ = true;
 }
 
 Real LocalErrorEvaluator::naturalMapAbsolute(const VecX& r, const VecX& u) const {
@@ -141,6 +147,7 @@ Real LocalErrorEvaluator::naturalMapOverQ(const VecX& r, const VecX& u) const {
 }
 
 Real LocalErrorEvaluator::koziara(const VecX& r, const VecX& u) const {
+  prepareKoziara();
   const std::size_t n = problem_->contactCount();
   Real s = 0.0;
   for (std::size_t i = 0; i < n; ++i) {

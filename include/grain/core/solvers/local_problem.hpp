@@ -96,10 +96,10 @@ enum class LocalErrorMeasure : std::uint8_t {
 /// Name of a measure ("natural-map", "koziara").
 std::string_view toString(LocalErrorMeasure m);
 
-/// Evaluates the error measures of a problem; precomputes the norms and the inverses of the
-/// diagonal blocks W_ii once. W_ii^-1 is the inverse of the symmetric part of W_ii, or, for a
-/// singular block, the pseudo-inverse (eigenvalues below 1e-12 of the largest are dropped).
-/// The problem must outlive the evaluator.
+/// Evaluates the error measures of a problem; computes ||q|| at construction and the inverses of
+/// the diagonal blocks W_ii on the first use of the Koziara measure. W_ii^-1 is the inverse of the
+/// symmetric part of W_ii, or, for a singular block, the pseudo-inverse (eigenvalues below 1e-12 of
+/// the largest are dropped). The problem must outlive the evaluator.
 class LocalErrorEvaluator {
  public:
   explicit LocalErrorEvaluator(const LocalProblem& problem);
@@ -119,10 +119,13 @@ class LocalErrorEvaluator {
   Real normQ() const { return normQ_; }
 
  private:
+  void prepareKoziara() const;
+
   const LocalProblem* problem_;
   Real normQ_ = 0;
-  Real koziaraDenominator_ = 0;
-  std::vector<Mat3> blockInverse_;  // per contact, (sym W_ii)^-1 or its pseudo-inverse
+  mutable bool koziaraReady_ = false;
+  mutable Real koziaraDenominator_ = 0;
+  mutable std::vector<Mat3> blockInverse_;  // per contact, (sym W_ii)^-1 or its pseudo-inverse
 };
 
 }  // namespace grain
