@@ -14,10 +14,13 @@
 /// gradient (APGD) and Koziara's projected quasi-Newton method (PQN). Pure Eigen, serial.
 ///
 /// Common conventions. r is the unknown (percussions), u = W r + q. Every solver starts from
-/// r^0 (zero or a given guess projected onto the cones), stops as soon as the selected error
-/// measure (LocalErrorMeasure) is <= tolerance. Otherwise SOR and JOR return their last iterate
-/// and APGD and PQN (which are not monotone) the iterate with the smallest error they have
-/// evaluated. The reported error is always that of the returned (r, u), u = W r + q.
+/// r^0 (zero or a given guess projected onto the cones) and stops as soon as the selected error
+/// measure (LocalErrorMeasure) is <= tolerance. If it does not get there, SOR and JOR return their
+/// last iterate and APGD and PQN (which are not monotone) the iterate with the smallest error
+/// they have evaluated. The reported error is always that of the returned (r, u), u = W r + q.
+/// (The natural-map measure reproduces the error Siconos 4.4 reports for its FC3D solvers to all
+/// printed digits, e.g. 2.320601e-10 for NSGS and 1.106706e-09 for PROX on
+/// Capsules-i122-1617.dat.)
 ///
 /// Metric of the prox iterations (thesis §8.3.1, as in ContactSolver), from the diagonal block
 /// G = W_ii and the relaxation alpha:
@@ -50,15 +53,16 @@
 ///     restart (y = x^{k+1}, theta = 1) when g . (x^{k+1} - x^k) > 0. D = diag(d_i I3) with
 ///     d_i = max diagonal entry of W_ii (apgdDiagonalScaling; d_i = 1 otherwise), and
 ///     t = 1 / (1.05 lambda), lambda the largest eigenvalue of D^-1/2 W D^-1/2 estimated by
-///     power iteration. One product with W per iteration: W y is kept as the linear
-///     combination (1 + beta) W x^{k+1} - beta W x^k. For the convex relaxation (apgdDeSaxce =
-///     false: g = u(y), Anitescu's cone complementarity problem solved by Chrono) this is the
-///     accelerated projected gradient of 1/2 r.W r + q.r on the cones; with the De Saxce term
-///     it is a heuristic acceleration of Acary-Bremond-Huber's FP-DS fixed point whose fixed
-///     points are exactly the solutions of FC(W, q, mu).
-///   - Pqn: Koziara's projected quasi-Newton method (formulas in local_pqn.hpp), with SorProx as
-///   the
-///     fallback when it does not reach the tolerance in pqnMaxIter iterations.
+///     power iteration (from the vector of ones, at most powerIterations products, stopped when
+///     the estimate changes by less than 0.1 %). One product with W per iteration: W y is kept as
+///     the linear combination (1 + beta) W x^{k+1} - beta W x^k. For the convex relaxation
+///     (apgdDeSaxce = false: g = u(y), Anitescu's cone complementarity problem solved by Chrono)
+///     this is the accelerated projected gradient of 1/2 r.W r + q.r on the cones; with the De
+///     Saxce term it is a heuristic acceleration of Acary-Bremond-Huber's FP-DS fixed point whose
+///     fixed points are exactly the solutions of FC(W, q, mu).
+///   - Pqn: Koziara's projected quasi-Newton method (formulas and grain's additions in
+///     local_pqn.hpp), with SorProx as the fallback when it does not reach the tolerance in
+///     pqnMaxIter Newton steps.
 ///
 /// Error checks. JOR and APGD get u(r^k) from their own products, so they test every
 /// iteration at no extra cost. SOR needs one extra product per test: errorCheck = Every tests
@@ -77,8 +81,10 @@ enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn };
 /// When the SOR solver evaluates the full error (see above).
 enum class ErrorCheck : std::uint8_t { Every, Adaptive };
 
-/// Settings of the local solvers. Defaults follow the thesis/GRSF for the prox methods and
-/// Koziara's Table 1 (relative delta) for PQN.
+/// Settings of the local solvers. Defaults: R strategy max and Alart-Curnier prox as in GRSF,
+/// alphaSor = 1 (GRSF's velocity solver uses 1.2; Acary-Bremond-Huber 2018 find over-relaxation
+/// unreliable on rigid FCLIB sets), alphaJor = 0.5 capped by the step rule above, and Koziara's
+/// Table 1 (relative delta) for PQN.
 struct LocalSolverSettings {
   LocalSolverMethod method = LocalSolverMethod::SorProx;
   LocalErrorMeasure errorMeasure = LocalErrorMeasure::NaturalMap;
