@@ -282,7 +282,7 @@ TEST(LocalSolver, InitialGuessAtSolutionConvergesAtOnce) {
   }
 }
 
-TEST(LocalSolver, MaxIterStopsWithBestIterate) {
+TEST(LocalSolver, MaxIterStopsAndReportsTheReturnedIterate) {
   const LocalProblem p = randomProblem(3, 6, 8, 0.5);
   LocalSolverSettings s;
   s.tolerance = 0.0;
