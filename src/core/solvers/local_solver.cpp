@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <grain/core/common/error.hpp>
+#include <grain/core/solvers/local_solver.hpp>
+
+#include "local_solver_detail.hpp"
+
+namespace grain {
+
+void validate(const LocalSolverSettings& s) {
+  GRAIN_REQUIRE(std::isfinite(s.tolerance) && s.tolerance >= 0.0, "tolerance must be >= 0");
+  GRAIN_REQUIRE(s.maxIter >= 1, "maxIter must be >= 1");
+  GRAIN_REQUIRE(s.errorCheckPeriod >= 1, "errorCheckPeriod must be >= 1");
+  GRAIN_REQUIRE(s.alphaSor > 0.0 && s.alphaSor < 2.0, "alphaSor must be in (0, 2)");
+  GRAIN_REQUIRE(s.alphaJor > 0.0 && s.alphaJor < 2.0, "alphaJor must be in (0, 2)");
+  GRAIN_REQUIRE(s.powerIterations >= 1, "powerIterations must be >= 1");
+  GRAIN_REQUIRE(s.pqnMaxIter >= 1, "pqnMaxIter must be >= 1");
+  GRAIN_REQUIRE(std::isfinite(s.pqnDelta) && s.pqnDelta >= 0.0, "pqnDelta must be >= 0");
+  GRAIN_REQUIRE(std::isfinite(s.pqnOmegaFactor) && s.pqnOmegaFactor > 0.0,
+                "pqnOmegaFactor must be > 0");
+  GRAIN_REQUIRE(s.pqnGmresEpsilon > 0.0 && s.pqnGmresEpsilon < 1.0,
+                "pqnGmresEpsilon must be in (0, 1)");
+  GRAIN_REQUIRE(s.pqnGmresMaxIter >= 1, "pqnGmresMaxIter must be >= 1");
+  GRAIN_REQUIRE(std::isfinite(s.pqnWarmStartTolerance) && s.pqnWarmStartTolerance >= 0.0,
+                "pqnWarmStartTolerance must be >= 0");
+}
+
+std::string_view toString(LocalSolverMethod m) {
+  switch (m) {
+    case LocalSolverMethod::SorProx:
+      return "sor";
+    case LocalSolverMethod::JorProx:
+      return "jor";
+    case LocalSolverMethod::Apgd:
+      return "apgd";
+    case LocalSolverMethod::Pqn:
+      return "pqn";
+  }
+  return "?";
+}
+
+std::optional<LocalSolverMethod> localSolverMethodFromString(std::string_view name) {
+  std::string s(name);
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (s == "sor" || s == "nsgs" || s == "sorprox") {
+    return LocalSolverMethod::SorProx;
+  }
+  if (s == "jor" || s == "jorprox") {
+    return LocalSolverMethod::JorProx;
+  }
+  if (s == "apgd") {
+    return LocalSolverMethod::Apgd;
+  }
+  if (s == "pqn") {
+    return LocalSolverMethod::Pqn;
+  }
+  return std::nullopt;
+}
+
+namespace detail {
+
+std::vector<Vec3> proxMetric(const BlockSparseMatrix3& w, Real alpha, RStrategy strategy,
+                             UcfSubMethod sub) {
+  const std::size_t n = w.blockRows();
+  // Fallback for degenerate blocks: the mean positive diagonal entry.
+  Real sum = 0.0;
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Mat3 g = w.diagonalBlock(i);
+    for (int k = 0; k < 3; ++k) {
+      if (g(k, k) > 0.0) {
+        sum += g(k, k);
+        ++count;
+      }
+    }
+  }
+  const Real fallback = count > 0 ? sum / static_cast<Real>(count) : 1.0;
+  auto positive = [fallback](Real x) { return x > 0.0 ? x : fallback; };
+
+  std::vector<Vec3> metric(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Mat3 g = w.diagonalBlock(i);
+    const Real gN = positive(g(0, 0));
+    const Real gT = positive(std::max(g(1, 1), g(2, 2)));
+    if (strategy == RStrategy::Sum) {
+      metric[i].setConstant(alpha / positive(g.trace()));
+    } else if (sub == UcfSubMethod::DeSaxce) {
+      metric[i].setConstant(alpha / std::max(gN, gT));
+    } else {
+      metric[i] = Vec3(alpha / gN, alpha / gT, alpha / gT);
+    }
+  }
+  return metric;
+}
+
+VecX initialIterate(const LocalContext& ctx, const VecX* guess) {
+  const auto m = static_cast<Eigen::Index>(3 * ctx.n);
+  VecX r = VecX::Zero(m);
+  if (guess != nullptr) {
+    GRAIN_REQUIRE(guess->size() == m, "initial guess must have 3n = " + std::to_string(m) +
+                                          " entries, got " + std::to_string(guess->size()));
+    for (std::size_t i = 0; i < ctx.n; ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      r.segment<3>(k) = prox::projectCone(guess->segment<3>(k), ctx.problem.mu[k / 3]);
+    }
+  }
+  return r;
+}
+
+namespace {
+
+/// One SOR sweep. Returns ||r_new - r_old||^2 and accumulates ||r_new||^2 in normR2.
+template <UcfSubMethod kSub>
+Real sorSweep(const LocalContext& ctx, const std::vector<Vec3>& metric, VecX& r, Real& normR2) {
+  const Real* q = ctx.problem.q.data();
+  const Real* mu = ctx.problem.mu.data();
+  Real* rp = r.data();
+  Real diff2 = 0.0;
+  Real norm2 = 0.0;
+  for (std::size_t i = 0; i < ctx.n; ++i) {
+    Real* ri = rp + 3 * i;
+    const Vec3 u = ctx.w.rowProduct(i, rp) + Eigen::Map<const Vec3>(q + 3 * i);
+    const Vec3 old = Eigen::Map<const Vec3>(ri);
+    const Vec3 now = proxContact<kSub>(old, u, metric[i], mu[i]);
+    Eigen::Map<Vec3> target(ri);
+    target = now;
+    diff2 += (now - old).squaredNorm();
+    norm2 += now.squaredNorm();
+  }
+  normR2 = norm2;
+  return diff2;
+}
+
+template <UcfSubMethod kSub>
+void jorUpdate(const LocalContext& ctx, const std::vector<Vec3>& metric, const VecX& u, VecX& r) {
+  const Real* mu = ctx.problem.mu.data();
+  for (std::size_t i = 0; i < ctx.n; ++i) {
+    const auto k = static_cast<Eigen::Index>(3 * i);
+    r.segment<3>(k) = proxContact<kSub>(r.segment<3>(k), u.segment<3>(k), metric[i], mu[i]);
+  }
+}
+
+void finish(const LocalContext& ctx, VecX& r, VecX& u, Real e, LocalSolverResult& result) {
+  result.r.swap(r);
+  result.u.swap(u);
+  result.error = e;
+  result.converged = e <= ctx.settings.tolerance;
+}
+
+void finish(const LocalContext& ctx, BestIterate& best, LocalSolverResult& result) {
+  finish(ctx, best.r, best.u, best.error, result);
+}
+
+/// Largest eigenvalue of D^-1/2 W D^-1/2 by power iteration (s = D^-1/2 per contact).
+Real largestEigenvalue(const LocalContext& ctx, const VecX& s3, std::uint32_t iterations) {
+  const auto m = static_cast<Eigen::Index>(3 * ctx.n);
+  VecX v = VecX::Ones(m) / std::sqrt(static_cast<Real>(m));
+  VecX w(m);
+  Real lambda = 0.0;
+  for (std::uint32_t k = 0; k < iterations; ++k) {
+    ctx.w.multiply(s3.cwiseProduct(v), w);
+    w = s3.cwiseProduct(w);
+    const Real norm = w.norm();
+    if (!(norm > 0.0) || !std::isfinite(norm)) {
+      break;
+    }
+    const Real previous = lambda;
+    lambda = norm;
+    v = w / norm;
+    if (k > 2 && std::abs(lambda - previous) <= 1e-3 * lambda) {
+      break;
+    }
+  }
+  return lambda > 0.0 ? lambda : 1.0;
+}
+
+void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
+  const LocalSolverSettings& s = ctx.settings;
+  std::vector<Vec3> metric = proxMetric(ctx.w, 1.0, s.rStrategy, s.subMethod);
+  Real alpha = s.alphaJor;
+  if (s.jorAutoAlpha) {
+    VecX s3(static_cast<Eigen::Index>(3 * ctx.n));
+    for (std::size_t i = 0; i < ctx.n; ++i) {
+      s3.segment<3>(static_cast<Eigen::Index>(3 * i)) = metric[i].cwiseSqrt();
+    }
+    alpha = std::min(alpha, 1.0 / (1.05 * largestEigenvalue(ctx, s3, s.powerIterations)));
+  }
+  for (Vec3& m : metric) {
+    m *= alpha;
+  }
+  VecX u;
+  ctx.velocity(r, u);
+  Real e = ctx.error(r, u);
+  for (std::uint32_t it = 0; it < s.maxIter && !(e <= s.tolerance); ++it) {
+    if (s.subMethod == UcfSubMethod::DeSaxce) {
+      jorUpdate<UcfSubMethod::DeSaxce>(ctx, metric, u, r);
+    } else {
+      jorUpdate<UcfSubMethod::AlartCurnier>(ctx, metric, u, r);
+    }
+    result.iterations = it + 1;
+    ctx.velocity(r, u);
+    e = ctx.error(r, u);
+    if (!std::isfinite(e)) {
+      result.finite = false;
+      break;
+    }
+  }
+  finish(ctx, r, u, e, result);
+}
+
+void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result) {
+  const LocalSolverSettings& s = ctx.settings;
+  const auto m = static_cast<Eigen::Index>(3 * ctx.n);
+  const Real* mu = ctx.problem.mu.data();
+
+  // Per-contact scaling d_i and step t.
+  VecX s3(m);     // d_i^-1/2 per component
+  VecX dInv3(m);  // t / d_i per component
+  for (std::size_t i = 0; i < ctx.n; ++i) {
+    Real d = 1.0;
+    if (s.apgdDiagonalScaling) {
+      d = ctx.w.diagonalBlock(i).diagonal().maxCoeff();
+      if (!(d > 0.0)) {
+        d = 1.0;
+      }
+    }
+    s3.segment<3>(static_cast<Eigen::Index>(3 * i)).setConstant(1.0 / std::sqrt(d));
+    dInv3.segment<3>(static_cast<Eigen::Index>(3 * i)).setConstant(1.0 / d);
+  }
+  const Real lambda = largestEigenvalue(ctx, s3, s.powerIterations);
+  dInv3 *= 1.0 / (1.05 * lambda);
+
+  VecX wx;
+  ctx.w.multiply(x, wx);
+  VecX u = wx + ctx.problem.q;
+  BestIterate best;
+  Real e = ctx.error(x, u);
+  best.offer(x, u, e);
+
+  VecX y = x;
+  VecX wy = wx;
+  VecX xNew(m);
+  VecX wxNew(m);
+  Real theta = 1.0;
+  for (std::uint32_t it = 0; it < s.maxIter && !(e <= s.tolerance); ++it) {
+    Real restartTest = 0.0;
+    for (std::size_t i = 0; i < ctx.n; ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      Vec3 g = wy.segment<3>(k) + ctx.problem.q.segment<3>(k);
+      if (s.apgdDeSaxce) {
+        g = prox::deSaxceShift(g, mu[i]);
+      }
+      const Vec3 xi =
+          prox::projectCone(y.segment<3>(k) - dInv3.segment<3>(k).cwiseProduct(g), mu[i]);
+      restartTest += g.dot(xi - x.segment<3>(k));
+      xNew.segment<3>(k) = xi;
+    }
+    ctx.w.multiply(xNew, wxNew);
+    u = wxNew + ctx.problem.q;
+    e = ctx.error(xNew, u);
+    result.iterations = it + 1;
+    if (!std::isfinite(e)) {
+      result.finite = false;
+      break;
+    }
+    best.offer(xNew, u, e);
+
+    const Real thetaNew = 0.5 * (theta * std::sqrt(theta * theta + 4.0) - theta * theta);
+    if (restartTest > 0.0) {
+      y = xNew;
+      wy = wxNew;
+      theta = 1.0;
+    } else {
+      const Real beta = theta * (1.0 - theta) / (theta * theta + thetaNew);
+      y = xNew + beta * (xNew - x);
+      wy = wxNew + beta * (wxNew - wx);
+      theta = thetaNew;
+    }
+    x.swap(xNew);
+    wx.swap(wxNew);
+  }
+  finish(ctx, best, result);
+}
+
+}  // namespace
+
+void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverResult& result) {
+  const LocalSolverSettings& s = ctx.settings;
+  const std::vector<Vec3> metric = proxMetric(ctx.w, s.alphaSor, s.rStrategy, s.subMethod);
+  VecX u;
+  ctx.velocity(r, u);
+  Real e = ctx.error(r, u);
+  Real lightThreshold = s.tolerance;
+  std::uint32_t nextScheduled = 1;  // Adaptive: also test at sweeps 1, 2, ..., k + max(1, k / 8)
+  std::uint32_t done = 0;
+  for (std::uint32_t it = 0; it < maxIter && !(e <= s.tolerance); ++it) {
+    Real normR2 = 0.0;
+    const Real diff2 = s.subMethod == UcfSubMethod::DeSaxce
+                           ? sorSweep<UcfSubMethod::DeSaxce>(ctx, metric, r, normR2)
+                           : sorSweep<UcfSubMethod::AlartCurnier>(ctx, metric, r, normR2);
+    done = it + 1;
+    if (!std::isfinite(diff2) || !std::isfinite(normR2)) {
+      result.finite = false;
+      break;
+    }
+    bool test = done == maxIter;
+    if (s.errorCheck == ErrorCheck::Every) {
+      test = test || done % s.errorCheckPeriod == 0;
+    } else {
+      const Real light = normR2 > 0.0 ? std::sqrt(diff2 / normR2) : std::sqrt(diff2);
+      test = test || light <= lightThreshold || done >= nextScheduled;
+      if (test) {
+        nextScheduled = done + std::max<std::uint32_t>(1, done / 8);
+      }
+    }
+    if (!test) {
+      continue;
+    }
+    ctx.velocity(r, u);
+    e = ctx.error(r, u);
+    if (s.errorCheck == ErrorCheck::Adaptive && e > s.tolerance && e > 0.0) {
+      lightThreshold *= s.tolerance / e;
+    }
+  }
+  result.iterations += done;
+  if (!result.finite) {
+    e = std::numeric_limits<Real>::quiet_NaN();
+  }
+  finish(ctx, r, u, e, result);
+}
+
+}  // namespace detail
+
+LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& settings,
+                        const VecX* initialGuess) {
+  const auto start = std::chrono::steady_clock::now();
+  validate(problem);
+  validate(settings);
+  LocalSolverResult result;
+  const detail::LocalContext ctx(problem, settings);
+  VecX r0 = detail::initialIterate(ctx, initialGuess);
+  if (ctx.n > 0) {
+    switch (settings.method) {
+      case LocalSolverMethod::SorProx:
+        detail::runSor(ctx, std::move(r0), settings.maxIter, result);
+        break;
+      case LocalSolverMethod::JorProx:
+        detail::runJor(ctx, std::move(r0), result);
+        break;
+      case LocalSolverMethod::Apgd:
+        detail::runApgd(ctx, std::move(r0), result);
+        break;
+      case LocalSolverMethod::Pqn: {
+        if (settings.pqnWarmStartTolerance > settings.tolerance) {
+          // SOR until the warm-start tolerance, then PQN from there.
+          LocalSolverSettings warm = settings;
+          warm.tolerance = settings.pqnWarmStartTolerance;
+          const detail::LocalContext warmCtx(problem, warm);
+          LocalSolverResult pre;
+          detail::runSor(warmCtx, r0, settings.maxIter, pre);
+          if (pre.finite) {
+            r0 = pre.r;
+          }
+          result.warmStartIterations = pre.iterations;
+        }
+        detail::runPqn(ctx, r0, result);
+        result.iterations += result.warmStartIterations;
+        if (!result.converged) {
+          // Fallback (Koziara's Algorithm 1, step 3): SOR from the best PQN iterate, or from the
+          // start if PQN produced nothing finite.
+          LocalSolverResult sor;
+          const VecX from = result.finite && result.r.allFinite() ? result.r : r0;
+          detail::runSor(ctx, from, settings.maxIter, sor);
+          result.fallbackIterations = sor.iterations;
+          result.iterations += sor.iterations;
+          if (sor.error < result.error || !std::isfinite(result.error)) {
+            result.r = std::move(sor.r);
+            result.u = std::move(sor.u);
+            result.error = sor.error;
+          }
+          result.converged = sor.converged || result.error <= settings.tolerance;
+          result.finite = sor.finite;
+        }
+        break;
+      }
+    }
+  } else {
+    result.r = r0;
+    result.u = problem.q;
+    result.error = 0.0;
+    result.converged = true;
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace grain

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+// The local problem assembled from a ContactStorage is the problem the velocity ContactSolver
+// solves: closed-form Delassus blocks, identical SOR iterates, and the velocity solver's
+// converged percussions solve the assembled problem.
+#include <cmath>
+
+#include <Eigen/Eigenvalues>
+#include <gtest/gtest.h>
+
+#include <grain/core/solvers/contact_solver.hpp>
+#include <grain/core/solvers/local_problem_assembly.hpp>
+#include <grain/core/solvers/local_solver.hpp>
+
+#include "../solvers/solver_test_scene.hpp"
+
+namespace grain {
+namespace {
+
+using test::SolverScene;
+
+/// Floor (0), an animated belt (1) and four spheres (2..5) in a small pile: contacts with the
+/// floor, the belt and between spheres, normals not aligned with the axes, spins.
+SolverScene pile(ContactModel model = ContactModel::UCF) {
+  SolverScene s;
+  s.addFixed();
+  s.addFixed(BodyMotion::Animated, Vec3(0.3, 0.1, 0.0));
+  const Real r = 0.1;
+  s.addSphere(1.0, r, Vec3(0.0, 0.0, r), Vec3(0.1, 0.0, -0.5), Vec3(0.0, 2.0, 0.0));
+  s.addSphere(2.0, r, Vec3(0.2, 0.0, r), Vec3(-0.2, 0.1, -0.3), Vec3(1.0, 0.0, 0.5));
+  s.addSphere(1.5, r, Vec3(0.1, 0.05, r + 0.17), Vec3(0.0, 0.0, -1.0));
+  s.addSphere(0.7, r, Vec3(0.4, 0.0, r), Vec3(0.3, 0.0, -0.2));
+  s.bodies.orientations()[3] = Quat(Eigen::AngleAxisd(0.7, Vec3(1.0, 2.0, 3.0).normalized()));
+  s.bodies.orientations()[4] = Quat(Eigen::AngleAxisd(-1.1, Vec3(0.0, 1.0, 1.0).normalized()));
+  auto addBetween = [&](std::uint32_t a, std::uint32_t b) {
+    const Vec3 pa = s.bodies.positions()[a];
+    const Vec3 pb = s.bodies.positions()[b];
+    const Vec3 n = (pb - pa).normalized();
+    s.contacts.add(a, b, n, (pb - pa).norm() - 2 * r, r * n, -r * n);
+  };
+  for (std::uint32_t b : {2u, 3u}) {  // floor
+    s.contacts.add(0, b, Vec3::UnitZ(), 0.0, Vec3(s.bodies.positions()[b].x(), 0.0, 0.0),
+                   Vec3(0.0, 0.0, -r));
+  }
+  s.contacts.add(1, 5, Vec3::UnitZ(), -0.001, Vec3::Zero(), Vec3(0.0, 0.0, -r));  // belt
+  addBetween(2, 3);
+  addBetween(2, 4);
+  addBetween(3, 4);
+  addBetween(3, 5);
+  ContactParameter p;
+  p.model = model;
+  p.mu = 0.4;
+  p.epsilonN = 0.3;
+  p.epsilonT = 0.1;
+  if (model == ContactModel::UCFD) {
+    p.invDampingN = 2e-4;
+    p.invDampingT = 5e-4;
+  }
+  s.parameters.setStandard(p);
+  s.prepare();
+  return s;
+}
+
+LocalProblem assemble(SolverScene& s, const InclusionSolverSettings& set) {
+  const ContactProblem problem{s.contacts,      s.graph,          s.parameters,
+                               s.velocityStart, s.omegaBodyStart, s.dt};
+  return assembleLocalProblem(s.bodies, problem, set);
+}
+
+TEST(LocalProblemAssembly, SphereOnFloorClosedForm) {
+  // Floor + solid sphere (m, R): W = diag(1/m, 1/m + R^2/Theta, same) = diag(1, 3.5, 3.5)/m;
+  // q = free contact velocity = (v_z - g dt, v_x - R w_y, v_y + R w_x) in (n, t1, t2).
+  SolverScene s;
+  s.addFixed();
+  const Real m = 2.0, r = 0.5;
+  s.addSphere(m, r, Vec3(0.0, 0.0, r), Vec3(0.3, -0.2, -1.0), Vec3(0.4, 0.6, 0.0));
+  s.contacts.add(0, 1, Vec3::UnitZ(), 0.0, Vec3::Zero(), Vec3(0.0, 0.0, -r));
+  s.setLaw(0.5);
+  s.prepare();
+  const LocalProblem p = assemble(s, InclusionSolverSettings{});
+  const Eigen::MatrixXd w(p.W);
+  const Vec3 t1 = s.contacts.tangents1()[0];
+  const Vec3 t2 = s.contacts.tangents2()[0];
+  EXPECT_NEAR(w(0, 0), 1.0 / m, 1e-14);
+  EXPECT_NEAR((w.block<2, 2>(1, 1) - Eigen::Matrix2d::Identity() * 3.5 / m).norm(), 0.0, 1e-13);
+  EXPECT_NEAR(w(0, 1), 0.0, 1e-14);
+  EXPECT_NEAR(w(0, 2), 0.0, 1e-14);
+  const Vec3 contactVelocity =
+      Vec3(0.3, -0.2, -1.0 - 9.81 * s.dt) + Vec3(0.4, 0.6, 0.0).cross(Vec3(0.0, 0.0, -r));
+  EXPECT_NEAR(p.q[0], contactVelocity.z(), 1e-14);
+  EXPECT_NEAR(p.q[1], contactVelocity.dot(t1), 1e-14);
+  EXPECT_NEAR(p.q[2], contactVelocity.dot(t2), 1e-14);
+  EXPECT_EQ(p.mu[0], 0.5);
+}
+
+TEST(LocalProblemAssembly, SymmetricPositiveSemiDefinite) {
+  SolverScene s = pile();
+  const LocalProblem p = assemble(s, InclusionSolverSettings{});
+  const Eigen::MatrixXd w(p.W);
+  EXPECT_LT((w - w.transpose()).norm(), 1e-13 * w.norm());
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(w);
+  EXPECT_GT(eig.eigenvalues().minCoeff(), -1e-12 * eig.eigenvalues().maxCoeff());
+}
+
+/// Local SOR prox on the assembled problem runs the same iterates as the velocity SOR prox.
+void expectSameSorIterates(ContactModel model, UcfSubMethod sub, RStrategy strategy) {
+  for (std::uint32_t sweeps : {1u, 3u, 12u}) {
+    SolverScene s = pile(model);
+    InclusionSolverSettings vel;
+    vel.method = SolverMethod::SorContact;
+    vel.subMethodUcf = sub;
+    vel.rStrategy = strategy;
+    vel.alphaSorProx = 1.3;
+    vel.maxIter = sweeps;
+    vel.absTol = vel.relTol = 0.0;
+    const LocalProblem p = assemble(s, vel);
+    ContactSolver solver(vel);
+    s.solve(solver);
+
+    LocalSolverSettings loc;
+    loc.method = LocalSolverMethod::SorProx;
+    loc.subMethod = sub;
+    loc.rStrategy = strategy;
+    loc.alphaSor = 1.3;
+    loc.tolerance = 0.0;
+    loc.maxIter = sweeps;
+    const LocalSolverResult res = solve(p, loc);
+    ASSERT_EQ(res.iterations, sweeps);
+    Real scale = 0.0;
+    for (std::size_t c = 0; c < s.contacts.size(); ++c) {
+      scale = std::max(scale, solver.percussions()[c].norm());
+    }
+    ASSERT_GT(scale, 0.0);
+    for (std::size_t c = 0; c < s.contacts.size(); ++c) {
+      const Vec3 local = res.r.segment<3>(static_cast<Eigen::Index>(3 * c));
+      EXPECT_LT((local - solver.percussions()[c]).norm(), 1e-12 * scale)
+          << "contact " << c << " after " << sweeps << " sweeps";
+    }
+  }
+}
+
+TEST(LocalProblemAssembly, SorMatchesVelocitySolverAlartCurnier) {
+  expectSameSorIterates(ContactModel::UCF, UcfSubMethod::AlartCurnier, RStrategy::Max);
+}
+
+TEST(LocalProblemAssembly, SorMatchesVelocitySolverDeSaxce) {
+  expectSameSorIterates(ContactModel::UCF, UcfSubMethod::DeSaxce, RStrategy::Max);
+}
+
+TEST(LocalProblemAssembly, SorMatchesVelocitySolverSumAndUcfd) {
+  expectSameSorIterates(ContactModel::UCFD, UcfSubMethod::AlartCurnier, RStrategy::Sum);
+}
+
+/// xi of every contact from the bodies' velocities: gamma^E + eps gamma^S.
+VecX xiFromBodies(const SolverScene& s, Real epsN, Real epsT) {
+  VecX xi(3 * static_cast<Eigen::Index>(s.contacts.size()));
+  auto pointVelocity = [&](std::uint32_t i, const Vec3& v, const Vec3& omegaBody, const Vec3& r) {
+    if (s.bodies.motions()[i] == BodyMotion::Static) {
+      return Vec3(Vec3::Zero());
+    }
+    return Vec3(v + (s.bodies.orientations()[i] * omegaBody).cross(r));
+  };
+  for (std::size_t c = 0; c < s.contacts.size(); ++c) {
+    const std::uint32_t a = s.contacts.bodyA()[c];
+    const std::uint32_t b = s.contacts.bodyB()[c];
+    Mat3 frame;
+    frame << s.contacts.normals()[c], s.contacts.tangents1()[c], s.contacts.tangents2()[c];
+    const Vec3& rA = s.contacts.rA()[c];
+    const Vec3& rB = s.contacts.rB()[c];
+    const Vec3 gE = frame.transpose() *
+                    (pointVelocity(b, s.bodies.velocities()[b], s.bodies.omegasBody()[b], rB) -
+                     pointVelocity(a, s.bodies.velocities()[a], s.bodies.omegasBody()[a], rA));
+    const Vec3 gS =
+        frame.transpose() * (pointVelocity(b, s.velocityStart[b], s.omegaBodyStart[b], rB) -
+                             pointVelocity(a, s.velocityStart[a], s.omegaBodyStart[a], rA));
+    xi.segment<3>(static_cast<Eigen::Index>(3 * c)) = gE + Vec3(epsN, epsT, epsT).cwiseProduct(gS);
+  }
+  return xi;
+}
+
+TEST(LocalProblemAssembly, VelocitySolverSolutionSolvesLocalProblem) {
+  SolverScene s = pile();
+  InclusionSolverSettings vel = test::tightSettings();
+  const LocalProblem p = assemble(s, vel);
+  ContactSolver solver(vel);
+  const SolverStats st = s.solve(solver);
+  ASSERT_TRUE(st.converged);
+  VecX r(p.q.size());
+  for (std::size_t c = 0; c < s.contacts.size(); ++c) {
+    r.segment<3>(static_cast<Eigen::Index>(3 * c)) = solver.percussions()[c];
+  }
+  // u = W P + q is the xi the bodies' end velocities give (independent of the SOR iterates).
+  const VecX u = localVelocity(p, r);
+  const VecX xi = xiFromBodies(s, 0.3, 0.1);
+  EXPECT_LT((u - xi).norm(), 1e-10 * xi.norm());
+  // ... and it satisfies the contact law of the local problem.
+  const LocalErrorEvaluator ev(p);
+  EXPECT_LT(ev.naturalMap(r, u), 1e-9);
+  // APGD on the assembled problem finds the same contact velocities.
+  LocalSolverSettings loc;
+  loc.method = LocalSolverMethod::Apgd;
+  loc.tolerance = 1e-11;
+  const LocalSolverResult res = solve(p, loc);
+  EXPECT_TRUE(res.converged);
+  EXPECT_LT((res.u - xi).norm(), 1e-7 * xi.norm());
+}
+
+TEST(LocalProblemAssembly, DriftTermEntersTheNormalVelocity) {
+  SolverScene s = pile();
+  InclusionSolverSettings set;
+  const LocalProblem plain = assemble(s, set);
+  set.driftCorrectionGap = true;
+  set.driftCorrectionGapAlpha = 0.25;
+  const LocalProblem drift = assemble(s, set);
+  for (std::size_t c = 0; c < s.contacts.size(); ++c) {
+    const auto k = static_cast<Eigen::Index>(3 * c);
+    EXPECT_NEAR(drift.q[k] - plain.q[k], 0.25 * 2.0 * s.contacts.gaps()[c] / s.dt, 1e-12);
+    EXPECT_EQ(drift.q[k + 1], plain.q[k + 1]);
+  }
+}
+
+}  // namespace
+}  // namespace grain
