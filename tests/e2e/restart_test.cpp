@@ -143,13 +143,16 @@ void expectRestartIsBitIdentical(const std::string& name,
   ASSERT_TRUE(fs::exists(part / io::kRestartCacheFile));  // warm start is on
   EXPECT_EQ(logSteps(part / "SimData.dat").size(), 23u);
   damage(part);
-  // What --set endTime=0.5 does: the scene copy asks for the longer run.
-  writeFile(part / "SceneFile.xml", scene(0.5));
-  const Exec r = exec(std::string(GRAIN_SIM_EXE) + " --restart " + part.string());
+  // The stopped run is continued to the longer end time with --set.
+  const Exec r = exec(std::string(GRAIN_SIM_EXE) + " --restart " + part.string() +
+                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.5'");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("restart    from state"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("no warm-start data") == std::string::npos, warmStartRestored)
       << r.output;
+
+  // The scene copy now asks for the longer run, so a further restart continues from there.
+  EXPECT_NE(readFile(part / "SceneFile.xml").find("endTime=\"0.5\""), std::string::npos);
 
   const std::string a = readFile(full / "SimState.sim");
   const std::string b = readFile(part / "SimState.sim");
