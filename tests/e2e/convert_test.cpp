@@ -3,13 +3,11 @@
 // with the reader, VTK/XDMF as XML, HDF5 with the C API, PNG with libpng, CSV against closed
 // forms of the free fall).
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -21,37 +19,17 @@
 #include <grain/convert/render.hpp>
 #include <grain/io/sim_file.hpp>
 
+#include "e2e_util.hpp"
+
 namespace grain {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Exec {
-  int exitCode = -1;
-  std::string output;
-};
-
-Exec exec(const std::string& cmd) {
-  Exec r;
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) {
-    return r;
-  }
-  char buf[4096];
-  while (fgets(buf, sizeof buf, pipe) != nullptr) {
-    r.output += buf;
-  }
-  const int status = pclose(pipe);
-  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string readFile(const fs::path& f) {
-  std::ifstream in(f, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::CommandResult;
+using testing::makeTempDir;
+using testing::readText;
+using testing::runCommand;
 
 /// CSV rows (comment lines skipped, header dropped) as numbers.
 std::vector<std::vector<double>> readCsv(const fs::path& f, std::vector<std::string>* header) {
@@ -128,11 +106,9 @@ class Convert : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // Per process: ctest may run the tests of this suite in parallel.
-    dir_ = fs::path(GRAIN_BINARY_DIR) / "e2e_tmp" / ("convert_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    const Exec r = exec(std::string(GRAIN_SIM_EXE) + " -s " + scene().string() + " -g " +
-                        (dir_ / "run").string());
+    dir_ = makeTempDir("convert_" + std::to_string(getpid()));
+    const CommandResult r = runCommand(std::string(GRAIN_SIM_EXE) + " -s " + scene().string() +
+                                       " -g " + (dir_ / "run").string());
     ASSERT_EQ(r.exitCode, 0) << r.output;
   }
   static void TearDownTestSuite() {
@@ -144,8 +120,8 @@ class Convert : public ::testing::Test {
   }
   static fs::path record() { return dir_ / "run" / "SimFiles" / "SimDataRECORD_0"; }
   static fs::path simFile() { return record() / "SimState.sim"; }
-  static Exec convert(const std::string& args) {
-    return exec(std::string(GRAIN_CONVERT_EXE) + " " + args);
+  static CommandResult convert(const std::string& args) {
+    return runCommand(std::string(GRAIN_CONVERT_EXE) + " " + args);
   }
   static fs::path dir_;
 };
@@ -157,19 +133,19 @@ TEST_F(Convert, EverySubcommandHasHelp) {
   commands.insert(commands.end(), {"xdmf", "hdf5", "grid"});
 #endif
   for (const std::string& cmd : commands) {
-    const Exec r = convert(cmd + " --help");
+    const CommandResult r = convert(cmd + " --help");
     EXPECT_EQ(r.exitCode, 0) << cmd << r.output;
     EXPECT_NE(r.output.find("usage: grain-convert " + cmd), std::string::npos) << r.output;
   }
-  const Exec top = convert("--help");
+  const CommandResult top = convert("--help");
   EXPECT_EQ(top.exitCode, 0);
   EXPECT_NE(top.output.find("render"), std::string::npos);
   EXPECT_EQ(convert("frobnicate").exitCode, 2);
-  EXPECT_EQ(exec(GRAIN_CONVERT_EXE).exitCode, 2);
+  EXPECT_EQ(runCommand(GRAIN_CONVERT_EXE).exitCode, 2);
 }
 
 TEST_F(Convert, InfoReportsTheRunAndTruncation) {
-  const Exec r = convert("info " + simFile().string());
+  const CommandResult r = convert("info " + simFile().string());
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("51 per state in 2 group(s), sorted by id"), std::string::npos)
       << r.output;
@@ -178,16 +154,16 @@ TEST_F(Convert, InfoReportsTheRunAndTruncation) {
   const fs::path cut = dir_ / "cut.sim";
   fs::copy_file(simFile(), cut, fs::copy_options::overwrite_existing);
   fs::resize_file(cut, fs::file_size(cut) - 1000);
-  const Exec c = convert("info " + cut.string());
+  const CommandResult c = convert("info " + cut.string());
   EXPECT_NE(c.output.find("states        10"), std::string::npos) << c.output;
   EXPECT_NE(c.output.find("yes: a partial last state of 4720 bytes is ignored"), std::string::npos)
       << c.output;
-  const Exec missing = convert("info " + (dir_ / "nope.sim").string());
+  const CommandResult missing = convert("info " + (dir_ / "nope.sim").string());
   EXPECT_EQ(missing.exitCode, 2);
   EXPECT_NE(missing.output.find("nope.sim"), std::string::npos) << missing.output;
   const fs::path bad = dir_ / "bad.sim";
   std::ofstream(bad) << "MBSX and some bytes to make it long enough";
-  const Exec b = convert("info " + bad.string());
+  const CommandResult b = convert("info " + bad.string());
   EXPECT_EQ(b.exitCode, 2);
   EXPECT_NE(b.output.find("signature"), std::string::npos) << b.output;
 }
@@ -202,9 +178,9 @@ TEST_F(Convert, SimSplitsAndJoinsBackToTheSameBytes) {
   ASSERT_EQ(convert("sim -q " + simFile().string() + " --t-max 0.26 -o " + a.string()).exitCode, 0);
   ASSERT_EQ(convert("sim -q " + simFile().string() + " --first 5 -o " + b.string()).exitCode, 0);
   // State 5 (t = 0.25) is in both: the join skips the repeated one.
-  const Exec r = convert("sim " + a.string() + " " + b.string() + " -o " + j.string());
+  const CommandResult r = convert("sim " + a.string() + " " + b.string() + " -o " + j.string());
   ASSERT_EQ(r.exitCode, 0) << r.output;
-  EXPECT_EQ(readFile(j), readFile(simFile()));
+  EXPECT_EQ(readText(j), readText(simFile()));
   // Bodies and resampling.
   const fs::path s = dir_ / "sel.sim";
   fs::remove(s);
@@ -231,8 +207,8 @@ TEST_F(Convert, SimSplitsAndJoinsBackToTheSameBytes) {
 TEST_F(Convert, VtkSeriesWithStaticGeometry) {
   const fs::path out = dir_ / "vtk";
   fs::remove_all(out);
-  const Exec r = convert("vtk -q --ascii " + simFile().string() + " -s " + scene().string() +
-                         " -o " + out.string() + " -n run");
+  const CommandResult r = convert("vtk -q --ascii " + simFile().string() + " -s " +
+                                  scene().string() + " -o " + out.string() + " -n run");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   pugi::xml_document pvd;
   ASSERT_TRUE(pvd.load_file((out / "run.pvd").c_str()));
@@ -283,8 +259,8 @@ TEST_F(Convert, VtkSeriesWithStaticGeometry) {
 #ifdef GRAIN_WITH_HDF5
 TEST_F(Convert, XdmfAndHdf5ReadBack) {
   const fs::path x = dir_ / "x" / "run.xmf";
-  const Exec r = convert("xdmf -q " + simFile().string() + " -s " + scene().string() + " -o " +
-                         x.string() + " -k 2");
+  const CommandResult r = convert("xdmf -q " + simFile().string() + " -s " + scene().string() +
+                                  " -o " + x.string() + " -k 2");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const fs::path h5 = dir_ / "x" / "run.h5";
   EXPECT_EQ(h5Dims(h5, "/states/position"), (std::vector<hsize_t>{6, 51, 3}));
@@ -294,7 +270,7 @@ TEST_F(Convert, XdmfAndHdf5ReadBack) {
   EXPECT_EQ(doc.select_nodes("//Grid[@Name='static']").size(), 1u);
 
   const fs::path out = dir_ / "all.h5";
-  const Exec h =
+  const CommandResult h =
       convert("hdf5 -q " + simFile().string() + " -b 0:* --deflate 3 -o " + out.string());
   ASSERT_EQ(h.exitCode, 0) << h.output;
   EXPECT_EQ(h5Dims(out, "/states/velocity"), (std::vector<hsize_t>{11, 48, 3}));
@@ -308,8 +284,8 @@ TEST_F(Convert, XdmfAndHdf5ReadBack) {
     }
   }
   // h5dump (Debian hdf5-tools) reads it too, if installed.
-  if (exec("command -v h5dump").exitCode == 0) {
-    const Exec d = exec("h5dump -H " + out.string());
+  if (runCommand("command -v h5dump").exitCode == 0) {
+    const CommandResult d = runCommand("h5dump -H " + out.string());
     EXPECT_EQ(d.exitCode, 0);
     EXPECT_NE(d.output.find("DATASET \"position\""), std::string::npos);
   }
@@ -317,9 +293,9 @@ TEST_F(Convert, XdmfAndHdf5ReadBack) {
 
 TEST_F(Convert, GridConservesTheSolidVolume) {
   const fs::path out = dir_ / "grid.h5";
-  const Exec r = convert("grid -q " + simFile().string() + " -s " + scene().string() +
-                         " -b 0:* --min -2,-2,1 --max 2,2,4 --dims 8,8,6 --samples 8 " +
-                         "--last 0 -o " + out.string());
+  const CommandResult r = convert("grid -q " + simFile().string() + " -s " + scene().string() +
+                                  " -b 0:* --min -2,-2,1 --max 2,2,4 --dims 8,8,6 --samples 8 " +
+                                  "--last 0 -o " + out.string());
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_EQ(h5Dims(out, "/velocity"), (std::vector<hsize_t>{1, 8, 8, 6, 3}));
   const auto frac = h5Doubles(out, "/solid_fraction");
@@ -337,8 +313,8 @@ TEST_F(Convert, GridConservesTheSolidVolume) {
 TEST_F(Convert, AnalyzeMeasures) {
   // Crossing of z = 2.2 downwards: sphere i crosses when z0_i - 5 t^2 = 2.2.
   const fs::path c = dir_ / "crossing.csv";
-  const Exec r = convert("analyze crossing -q " + simFile().string() +
-                         " -b 0:* --point 0,0,2.2 --normal 0,0,-1 -o " + c.string());
+  const CommandResult r = convert("analyze crossing -q " + simFile().string() +
+                                  " -b 0:* --point 0,0,2.2 --normal 0,0,-1 -o " + c.string());
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("flow duration"), std::string::npos) << r.output;
   io::SimFileReader reader;
@@ -388,7 +364,7 @@ TEST_F(Convert, AnalyzeMeasures) {
   EXPECT_NEAR(kr[0][2], solid, 1e-9);
   // Contact statistics of the run log: 50 steps.
   const fs::path s = dir_ / "contacts.csv";
-  const Exec cs =
+  const CommandResult cs =
       convert("analyze contacts " + (record() / "SimData.dat").string() + " -o " + s.string());
   ASSERT_EQ(cs.exitCode, 0) << cs.output;
   EXPECT_NE(cs.output.find("steps = 50"), std::string::npos) << cs.output;
@@ -397,8 +373,8 @@ TEST_F(Convert, AnalyzeMeasures) {
 
 TEST_F(Convert, RenderPngPovAndRib) {
   const fs::path png = dir_ / "frame.png";
-  const Exec r = convert("render -q " + simFile().string() + " -s " + scene().string() +
-                         " --first 4 --last 4 --size 200x150 -o " + png.string());
+  const CommandResult r = convert("render -q " + simFile().string() + " -s " + scene().string() +
+                                  " --first 4 --last 4 --size 200x150 -o " + png.string());
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const convert::Image img = convert::readPng(png);
   EXPECT_EQ(img.width, 200);
@@ -426,14 +402,15 @@ TEST_F(Convert, RenderPngPovAndRib) {
                     " -k 5 -o " + frames.string())
                 .exitCode,
             0);
-  EXPECT_NE(readFile(frames / "frame_00001.pov").find("sphere {"), std::string::npos);
-  EXPECT_NE(readFile(frames / "frame_00002.rib").find("Sphere 0.1 -0.1 0.1 360"),
+  EXPECT_NE(readText(frames / "frame_00001.pov").find("sphere {"), std::string::npos);
+  EXPECT_NE(readText(frames / "frame_00002.rib").find("Sphere 0.1 -0.1 0.1 360"),
             std::string::npos);
   // POV-Ray (Debian povray) renders the exported scene, if installed.
-  if (exec("command -v povray").exitCode == 0) {
+  if (runCommand("command -v povray").exitCode == 0) {
     const fs::path pov = frames / "frame_00001.pov";
     const fs::path out = frames / "pov.png";
-    const Exec p = exec("povray +W80 +H60 -D +O" + out.string() + " " + pov.string());
+    const CommandResult p =
+        runCommand("povray +W80 +H60 -D +O" + out.string() + " " + pov.string());
     ASSERT_EQ(p.exitCode, 0) << p.output;
     const convert::Image pi = convert::readPng(out);
     std::set<std::uint32_t> pc;

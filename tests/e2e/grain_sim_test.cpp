@@ -6,53 +6,26 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
 #include <grain/io/sim_file.hpp>
+
+#include "e2e_util.hpp"
 
 namespace grain {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// A fresh empty folder per test.
-fs::path makeTempDir(const std::string& name) {
-  const fs::path dir = fs::path(GRAIN_BINARY_DIR) / "e2e_tmp" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using testing::CommandResult;
+using testing::makeTempDir;
+using testing::runCommand;
+using testing::writeText;
 
-struct RunResult {
-  int exitCode = -1;
-  std::string output;
-};
-
-/// Runs a shell command line, capturing stdout and stderr.
-RunResult runCommand(const std::string& cmd) {
-  RunResult r;
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) {
-    return r;
-  }
-  char buf[4096];
-  while (fgets(buf, sizeof buf, pipe) != nullptr) {
-    r.output += buf;
-  }
-  const int status = pclose(pipe);
-  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-RunResult runSim(const fs::path& scene, const fs::path& out, const std::string& prefix = "") {
+CommandResult runSim(const fs::path& scene, const fs::path& out, const std::string& prefix = "") {
   return runCommand(prefix + std::string(GRAIN_SIM_EXE) + " -s " + scene.string() + " -g " +
                     out.string());
-}
-
-void writeFile(const fs::path& file, const std::string& text) {
-  std::ofstream(file) << text;
 }
 
 /// A scene with one falling sphere (no contacts) and the given settings.
@@ -101,9 +74,9 @@ std::string fallingSphereScene(double endTime, const std::string& recorder, int 
 TEST(GrainSim, WritesRunFolderAndExactFreeFall) {
   const fs::path dir = makeTempDir("free_fall");
   const fs::path scene = dir / "scene.xml";
-  writeFile(scene, fallingSphereScene(
+  writeText(scene, fallingSphereScene(
                        0.5, R"(<RecorderSettings mode="everyXTimeStep" everyXStep="10"/>)"));
-  const RunResult r = runSim(scene, dir / "out");
+  const CommandResult r = runSim(scene, dir / "out");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const fs::path record = dir / "out" / "SimFiles" / "SimDataRECORD_0";
   EXPECT_NE(r.output.find(record.string()), std::string::npos) << r.output;
@@ -134,7 +107,7 @@ TEST(GrainSim, WritesRunFolderAndExactFreeFall) {
 TEST(GrainSim, RunLogHasOneLinePerStep) {
   const fs::path dir = makeTempDir("run_log");
   const fs::path scene = dir / "scene.xml";
-  writeFile(scene, fallingSphereScene(0.2, R"(<RecorderSettings mode="noOutput"/>)"));
+  writeText(scene, fallingSphereScene(0.2, R"(<RecorderSettings mode="noOutput"/>)"));
   ASSERT_EQ(runSim(scene, dir / "out").exitCode, 0);
   const fs::path record = dir / "out" / "SimFiles" / "SimDataRECORD_0";
   EXPECT_FALSE(fs::exists(record / "SimState.sim"));
@@ -158,8 +131,8 @@ TEST(GrainSim, BadSceneExitsWithTwoAndWritesNothing) {
   const fs::path scene = dir / "scene.xml";
   std::string text = fallingSphereScene(0.2, R"(<RecorderSettings mode="everyTimeStep"/>)");
   text.replace(text.find("radius=\"0.1\""), 12, "radius=\"-0.1\"");
-  writeFile(scene, text);
-  const RunResult r = runSim(scene, dir / "out");
+  writeText(scene, text);
+  const CommandResult r = runSim(scene, dir / "out");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.output.find("scene.xml:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("radius"), std::string::npos) << r.output;
@@ -168,7 +141,7 @@ TEST(GrainSim, BadSceneExitsWithTwoAndWritesNothing) {
 
 TEST(GrainSim, MissingSceneFileIsBadInput) {
   const fs::path dir = makeTempDir("missing_scene");
-  const RunResult r = runSim(dir / "nope.xml", dir / "out");
+  const CommandResult r = runSim(dir / "nope.xml", dir / "out");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.output.find("nope.xml"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir / "out"));
@@ -180,9 +153,9 @@ TEST(GrainSim, InterruptKeepsEveryCompleteState) {
   // Far too long to finish: the signal arrives first.
   // 400 bodies 1 m apart (never in contact, no floor) make a step cost enough
   // that the run log stays small.
-  writeFile(scene, fallingSphereScene(
+  writeText(scene, fallingSphereScene(
                        1e6, R"(<RecorderSettings mode="everyXTimeStep" everyXStep="100"/>)", 400));
-  const RunResult r = runSim(scene, dir / "out", "timeout --preserve-status -s INT 1 ");
+  const CommandResult r = runSim(scene, dir / "out", "timeout --preserve-status -s INT 1 ");
   EXPECT_EQ(r.exitCode, 3) << r.output;
   EXPECT_NE(r.output.find("stopped by signal"), std::string::npos) << r.output;
   io::SimFileReader reader;

@@ -1,61 +1,29 @@
 // SPDX-License-Identifier: MIT
 // grain-sim --restart: a run stopped and continued gives the same bytes as an uninterrupted
 // run (serial, bodies in free flight so that the closed form is known too).
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
 #include <grain/io/restart.hpp>
 #include <grain/io/sim_file.hpp>
 
+#include "e2e_util.hpp"
+
 namespace grain {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path freshDir(const std::string& name) {
-  const fs::path dir = fs::path(GRAIN_BINARY_DIR) / "e2e_tmp" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-struct Exec {
-  int exitCode = -1;
-  std::string output;
-};
-
-Exec exec(const std::string& cmd) {
-  Exec r;
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) {
-    return r;
-  }
-  char buf[4096];
-  while (fgets(buf, sizeof buf, pipe) != nullptr) {
-    r.output += buf;
-  }
-  const int status = pclose(pipe);
-  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string readFile(const fs::path& f) {
-  std::ifstream in(f, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void writeFile(const fs::path& f, const std::string& text) {
-  std::ofstream(f) << text;
-}
+using testing::CommandResult;
+using testing::makeTempDir;
+using testing::readText;
+using testing::runCommand;
+using testing::writeText;
 
 /// 30 spinning bricks dropped onto a floor (they land after about 0.2 s, so restarts happen
 /// with contacts and a non-empty warm-start cache), every 5th step recorded.
@@ -133,29 +101,29 @@ std::vector<std::uint64_t> logSteps(const fs::path& log) {
 void expectRestartIsBitIdentical(const std::string& name,
                                  const std::function<void(const fs::path&)>& damage,
                                  bool warmStartRestored) {
-  const fs::path dir = freshDir(name);
-  writeFile(dir / "full.xml", scene(0.5));
-  writeFile(dir / "part.xml", scene(0.23));
-  ASSERT_EQ(exec(sim(dir / "full.xml", dir / "full")).exitCode, 0);
-  ASSERT_EQ(exec(sim(dir / "part.xml", dir / "part")).exitCode, 0);
+  const fs::path dir = makeTempDir(name);
+  writeText(dir / "full.xml", scene(0.5));
+  writeText(dir / "part.xml", scene(0.23));
+  ASSERT_EQ(runCommand(sim(dir / "full.xml", dir / "full")).exitCode, 0);
+  ASSERT_EQ(runCommand(sim(dir / "part.xml", dir / "part")).exitCode, 0);
   const fs::path full = dir / "full" / "SimFiles" / "SimDataRECORD_0";
   const fs::path part = dir / "part" / "SimFiles" / "SimDataRECORD_0";
   ASSERT_TRUE(fs::exists(part / io::kRestartCacheFile));  // warm start is on
   EXPECT_EQ(logSteps(part / "SimData.dat").size(), 23u);
   damage(part);
   // The stopped run is continued to the longer end time with --set.
-  const Exec r = exec(std::string(GRAIN_SIM_EXE) + " --restart " + part.string() +
-                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.5'");
+  const CommandResult r = runCommand(std::string(GRAIN_SIM_EXE) + " --restart " + part.string() +
+                                     " --set 'SceneSettings/TimeStepperSettings/@endTime=0.5'");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("restart    from state"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("no warm-start data") == std::string::npos, warmStartRestored)
       << r.output;
 
   // The scene copy now asks for the longer run, so a further restart continues from there.
-  EXPECT_NE(readFile(part / "SceneFile.xml").find("endTime=\"0.5\""), std::string::npos);
+  EXPECT_NE(readText(part / "SceneFile.xml").find("endTime=\"0.5\""), std::string::npos);
 
-  const std::string a = readFile(full / "SimState.sim");
-  const std::string b = readFile(part / "SimState.sim");
+  const std::string a = readText(full / "SimState.sim");
+  const std::string b = readText(part / "SimState.sim");
   ASSERT_EQ(a.size(), b.size());
   io::SimFileReader ra, rb;
   ra.open(full / "SimState.sim");
@@ -214,9 +182,10 @@ TEST(Restart, PartialLastStateIsCutAndRedone) {
 }
 
 TEST(Restart, StopMessageSaysHowToRestartAndRestartContinues) {
-  const fs::path dir = freshDir("restart_signal");
-  writeFile(dir / "long.xml", scene(1e6));
-  const Exec r = exec("timeout --preserve-status -s INT 0.5 " + sim(dir / "long.xml", dir / "out"));
+  const fs::path dir = makeTempDir("restart_signal");
+  writeText(dir / "long.xml", scene(1e6));
+  const CommandResult r =
+      runCommand("timeout --preserve-status -s INT 0.5 " + sim(dir / "long.xml", dir / "out"));
   EXPECT_EQ(r.exitCode, 3) << r.output;
   const fs::path record = dir / "out" / "SimFiles" / "SimDataRECORD_0";
   EXPECT_NE(r.output.find("grain-sim --restart " + record.string()), std::string::npos) << r.output;
@@ -230,8 +199,8 @@ TEST(Restart, StopMessageSaysHowToRestartAndRestartContinues) {
   end << tLast + 0.1;
   std::string text = scene(1e6);
   text.replace(text.find("endTime=\"1e+06\""), 15, "endTime=\"" + end.str() + "\"");
-  writeFile(record / "SceneFile.xml", text);
-  const Exec c = exec(std::string(GRAIN_SIM_EXE) + " --restart " + record.string());
+  writeText(record / "SceneFile.xml", text);
+  const CommandResult c = runCommand(std::string(GRAIN_SIM_EXE) + " --restart " + record.string());
   ASSERT_EQ(c.exitCode, 0) << c.output;
   io::SimFileReader after;
   after.open(record / "SimState.sim");
@@ -240,11 +209,13 @@ TEST(Restart, StopMessageSaysHowToRestartAndRestartContinues) {
 }
 
 TEST(Restart, BadRestartFolderIsBadInput) {
-  const fs::path dir = freshDir("restart_bad");
-  const Exec r = exec(std::string(GRAIN_SIM_EXE) + " --restart " + (dir / "nope").string());
+  const fs::path dir = makeTempDir("restart_bad");
+  const CommandResult r =
+      runCommand(std::string(GRAIN_SIM_EXE) + " --restart " + (dir / "nope").string());
   EXPECT_EQ(r.exitCode, 2) << r.output;
   EXPECT_NE(r.output.find("SceneFile.xml"), std::string::npos) << r.output;
-  const Exec both = exec(std::string(GRAIN_SIM_EXE) + " --restart " + dir.string() + " -s x.xml");
+  const CommandResult both =
+      runCommand(std::string(GRAIN_SIM_EXE) + " --restart " + dir.string() + " -s x.xml");
   EXPECT_EQ(both.exitCode, 2) << both.output;
 }
 

@@ -2,13 +2,11 @@
 // grain-sim with scene overrides (--set, --print-scene), the effective configuration, the
 // example scenes in scenes/ and GRSF's scene files, each run for a few steps.
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -16,33 +14,22 @@
 #include <grain/io/scene.hpp>
 #include <grain/io/sim_file.hpp>
 
+#include "e2e_util.hpp"
+
 namespace grain {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path makeTempDir(const std::string& name) {
-  const fs::path dir = fs::path(GRAIN_BINARY_DIR) / "e2e_tmp" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-struct RunResult {
-  int exitCode = -1;
-  std::string output;  ///< stdout
-  std::string errors;  ///< stderr
-};
-
-std::string readFile(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using testing::CommandResult;
+using testing::makeTempDir;
+using testing::readText;
+using testing::runCommand;
+using testing::sharedDataDir;
+using testing::sourceDir;
 
 /// Runs grain-sim with the arguments (each quoted for the shell).
-RunResult runSim(const std::vector<std::string>& args, const fs::path& errFile) {
+CommandResult runSim(const std::vector<std::string>& args, const fs::path& errFile) {
   std::string cmd = GRAIN_SIM_EXE;
   for (const std::string& a : args) {
     std::string quoted = "'";
@@ -51,31 +38,7 @@ RunResult runSim(const std::vector<std::string>& args, const fs::path& errFile) 
     }
     cmd += " " + quoted + "'";
   }
-  cmd += " 2> '" + errFile.string() + "'";
-  RunResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) {
-    return r;
-  }
-  char buf[4096];
-  while (fgets(buf, sizeof buf, pipe) != nullptr) {
-    r.output += buf;
-  }
-  const int status = pclose(pipe);
-  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.errors = readFile(errFile);
-  return r;
-}
-
-fs::path sourceDir() {
-  return fs::path(GRAIN_SOURCE_DIR);
-}
-
-fs::path sharedDataDir() {
-  if (const char* env = std::getenv("GRAIN_SHARED_DIR")) {
-    return fs::path(env) / "data";
-  }
-  return fs::path(GRAIN_SHARED_DIR) / "data";
+  return runCommand(cmd, errFile);
 }
 
 /// The single run folder below `out`.
@@ -94,12 +57,12 @@ const std::string kEveryStep = "SceneSettings/RecorderSettings/@mode=everyTimeSt
 TEST(SceneCli, PrintSceneAppliesOverridesAndWritesNothing) {
   const fs::path dir = makeTempDir("print_scene");
   const fs::path scene = sourceDir() / "scenes" / "pile.xml";
-  const RunResult r =
+  const CommandResult r =
       runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set", kEndTime + "0.25",
               "--set", "SceneObjects/RigidBodies[@name=\"beads\"]/@instances=10", "--print-scene"},
              dir / "err.txt");
   EXPECT_EQ(r.exitCode, 0) << r.errors;
-  std::string expected = readFile(scene);
+  std::string expected = readText(scene);
   expected.replace(expected.find("endTime=\"1.0\""), 13, "endTime=\"0.25\"");
   expected.replace(expected.find("instances=\"3000\""), 16, "instances=\"10\"");
   EXPECT_EQ(r.output, expected);
@@ -109,27 +72,27 @@ TEST(SceneCli, PrintSceneAppliesOverridesAndWritesNothing) {
 TEST(SceneCli, XPathWithoutMatchIsBadInput) {
   const fs::path dir = makeTempDir("no_match");
   const fs::path scene = sourceDir() / "scenes" / "pile.xml";
-  const RunResult r = runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set",
-                              "SceneSettings/TimeStepper/@endTime=1"},
-                             dir / "err.txt");
+  const CommandResult r = runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set",
+                                  "SceneSettings/TimeStepper/@endTime=1"},
+                                 dir / "err.txt");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_EQ(r.errors, scene.string() +
                           ": --set 'SceneSettings/TimeStepper/@endTime=1': the XPath matches "
                           "nothing\n");
   EXPECT_FALSE(fs::exists(dir / "out"));
-  const RunResult noValue = runSim({"-s", scene.string(), "--set", "endTime"}, dir / "err.txt");
+  const CommandResult noValue = runSim({"-s", scene.string(), "--set", "endTime"}, dir / "err.txt");
   EXPECT_EQ(noValue.exitCode, 2);
 }
 
 TEST(SceneCli, ErrorsAfterOverridesNameTheFileAndItsLine) {
   const fs::path dir = makeTempDir("override_error");
   const fs::path scene = sourceDir() / "scenes" / "pile.xml";
-  const RunResult r = runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set",
-                              "SceneObjects/RigidBodies/Geometry/Sphere/@radius=0"},
-                             dir / "err.txt");
+  const CommandResult r = runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set",
+                                  "SceneObjects/RigidBodies/Geometry/Sphere/@radius=0"},
+                                 dir / "err.txt");
   EXPECT_EQ(r.exitCode, 2);
   // The line of the radius in the file itself.
-  const std::string text = readFile(scene);
+  const std::string text = readText(scene);
   const auto line =
       1 + std::count(text.begin(), text.begin() + text.find("radius=\"0.005\""), '\n');
   EXPECT_EQ(r.errors, scene.string() + ":" + std::to_string(line) +
@@ -140,16 +103,16 @@ TEST(SceneCli, ErrorsAfterOverridesNameTheFileAndItsLine) {
 TEST(SceneCli, RunFolderHoldsTheOverriddenSceneAndTheEffectiveConfiguration) {
   const fs::path dir = makeTempDir("run_folder");
   const fs::path scene = sourceDir() / "scenes" / "pile.xml";
-  const RunResult r =
+  const CommandResult r =
       runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set", kEndTime + "0.006",
               "--set", "SceneObjects/RigidBodies[@name=\"beads\"]/@instances=20"},
              dir / "err.txt");
   ASSERT_EQ(r.exitCode, 0) << r.errors;
   const fs::path record = recordDir(dir / "out");
-  const std::string copied = readFile(record / "SceneFile.xml");
+  const std::string copied = readText(record / "SceneFile.xml");
   EXPECT_NE(copied.find("endTime=\"0.006\""), std::string::npos);
   EXPECT_NE(copied.find("instances=\"20\""), std::string::npos);
-  const std::string effective = readFile(record / "EffectiveScene.xml");
+  const std::string effective = readText(record / "EffectiveScene.xml");
   EXPECT_NE(effective.find("minIter=\"0\""), std::string::npos);
   EXPECT_NE(effective.find("everyXStep=\"10\""), std::string::npos);
   EXPECT_NE(r.output.find("effective configuration"), std::string::npos);
@@ -169,7 +132,7 @@ void runShort(const fs::path& scene, const std::string& name,
                                    "--set", kDeltaT + "0.001", "--set", kEndTime + "0.003",
                                    "--set", kEveryStep};
   args.insert(args.end(), extra.begin(), extra.end());
-  const RunResult r = runSim(args, dir / "err.txt");
+  const CommandResult r = runSim(args, dir / "err.txt");
   ASSERT_EQ(r.exitCode, 0) << scene << "\n" << r.errors;
   EXPECT_EQ(r.errors, "") << scene;
   const io::SceneDescription d = io::loadScene(recordDir(dir / "out") / "EffectiveScene.xml",
@@ -257,7 +220,7 @@ TEST(GrsfScenesRun, AvalancheWithPlaceholderFilledAndFewerBeads) {
   {
     std::vector<std::string> args = common;
     args.insert(args.end(), {"-g", (dir / "out0").string()});
-    const RunResult r = runSim(args, dir / "err.txt");
+    const CommandResult r = runSim(args, dir / "err.txt");
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.errors.find(":71: SceneSettings/GlobalInitialCondition: attribute 'file' "
                             "contains the unfilled placeholder "
@@ -271,7 +234,7 @@ TEST(GrsfScenesRun, AvalancheWithPlaceholderFilledAndFewerBeads) {
               {"-g", out.string(), "--set",
                "SceneSettings/GlobalInitialCondition/@file=" + (dir / "initial.sim").string(),
                "--set", kEndTime + "0.0004"});
-  const RunResult r = runSim(args, dir / "err.txt");
+  const CommandResult r = runSim(args, dir / "err.txt");
   ASSERT_EQ(r.exitCode, 0) << r.errors;
   io::SimFileReader sim;
   sim.open(recordDir(out) / "SimState.sim");

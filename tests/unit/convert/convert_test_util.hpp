@@ -1,65 +1,27 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
-namespace grain::convert::test {
-
-/// A fresh directory below the system temp dir, named after the running test and removed at
-/// destruction.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "grain_convert_";
-    name += info ? std::string(info->test_suite_name()) + "_" + info->name() : "test";
-    for (char& c : name) {
-      if (c == '/') {
-        c = '_';
-      }
-    }
-    path_ = std::filesystem::temp_directory_path() / name;
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
-
-/// The whole file as a string.
-inline std::string readText(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-inline void writeText(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream(file, std::ios::binary) << text;
-}
-
-}  // namespace grain::convert::test
-
-#include <cstdint>
-#include <vector>
-
 #include <grain/io/sim_file.hpp>
 
+#include "../../common/test_util.hpp"
+
 namespace grain::convert::test {
+
+/// A fresh directory below the system temp dir (grain_convert_<suite>_<test>), removed at
+/// destruction.
+class TempDir : public grain::testing::TempDir {
+ public:
+  TempDir() : grain::testing::TempDir("grain_convert_") {}
+};
+
+using grain::testing::readText;
+using grain::testing::writeText;
 
 /// Decodes base64 (RFC 4648 with padding).
 inline std::vector<unsigned char> base64Decode(const std::string& text) {

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "../../common/test_util.hpp"
 
 namespace grain::io::test {
 
@@ -16,54 +15,16 @@ inline std::filesystem::path testDataDir() {
   return std::filesystem::path(GRAIN_SOURCE_DIR) / "tests" / "data";
 }
 
-/// The shared data directory (GRAIN_SHARED_DIR in the environment overrides the build's).
-inline std::filesystem::path sharedDataDir() {
-  if (const char* env = std::getenv("GRAIN_SHARED_DIR")) {
-    return std::filesystem::path(env) / "data";
-  }
-  return std::filesystem::path(GRAIN_SHARED_DIR) / "data";
-}
+using grain::testing::readText;
+using grain::testing::sharedDataDir;
+using grain::testing::writeText;
 
-/// A fresh directory below the system temp dir, removed at destruction.
-class TempDir {
+/// A fresh directory below the system temp dir (grain_io_<suite>_<test>), removed at
+/// destruction.
+class TempDir : public grain::testing::TempDir {
  public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "grain_io_";
-    name += info ? std::string(info->test_suite_name()) + "_" + info->name() : "test";
-    for (char& c : name) {
-      if (c == '/') {
-        c = '_';
-      }
-    }
-    path_ = std::filesystem::temp_directory_path() / name;
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
+  TempDir() : grain::testing::TempDir("grain_io_") {}
 };
-
-inline void writeText(const std::filesystem::path& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-}
-
-inline std::string readText(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 /// Replaces the first occurrence of `from` in `text`; fails the test if it is absent.
 inline std::string replaceOnce(std::string text, const std::string& from, const std::string& to) {

@@ -3,11 +3,9 @@
 // (checked with xmllint from libxml2) accepts the example scenes and rejects what the reader
 // rejects.
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -21,11 +19,8 @@ namespace grain::io {
 namespace {
 
 namespace fs = std::filesystem;
+using grain::testing::sourceDir;
 using test::TempDir;
-
-fs::path sourceDir() {
-  return fs::path(GRAIN_SOURCE_DIR);
-}
 
 fs::path schemaFile() {
   return sourceDir() / "schemas" / "scene.xsd";
@@ -60,10 +55,7 @@ TEST(SceneSchemaFiles, ReferenceNamesEveryElementAndAttribute) {
 
 // ---- xmllint ----------------------------------------------------------------------------------
 
-struct Lint {
-  int exitCode = -1;
-  std::string output;
-};
+using Lint = grain::testing::CommandResult;
 
 bool haveXmllint() {
   return std::system("xmllint --version > /dev/null 2>&1") == 0;
@@ -72,20 +64,8 @@ bool haveXmllint() {
 /// xmllint --noout --schema schemas/scene.xsd FILE (parser warnings off: the namespace URI
 /// "SceneFile" is relative, which libxml2 warns about).
 Lint xmllint(const fs::path& file) {
-  Lint r;
-  const std::string cmd = "xmllint --nowarning --noout --schema '" + schemaFile().string() + "' '" +
-                          file.string() + "' 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) {
-    return r;
-  }
-  char buf[4096];
-  while (fgets(buf, sizeof buf, pipe) != nullptr) {
-    r.output += buf;
-  }
-  const int status = pclose(pipe);
-  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return grain::testing::runCommand("xmllint --nowarning --noout --schema '" +
+                                    schemaFile().string() + "' '" + file.string() + "'");
 }
 
 #define GRAIN_REQUIRE_XMLLINT()                                                     \
