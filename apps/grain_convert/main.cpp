@@ -101,18 +101,36 @@ void addCommonOptions(po::options_description& d) {
   // clang-format on
 }
 
+void addPlaneSizeOption(po::options_description& d) {
+  d.add_options()("plane-size", po::value<double>()->default_value(0.0),
+                  "half edge (m) of the square drawn for a halfspace (default: diagonal of the "
+                  "bodies' bounds)");
+}
+
+/// The options of a command that reads selected states of .sim files: common, input, state and
+/// body selection, and with `withScene` the (optional) scene options.
+po::options_description selectionOptions(bool withScene) {
+  po::options_description d("options");
+  addCommonOptions(d);
+  addInputOptions(d);
+  addStateOptions(d);
+  addBodyOptions(d);
+  if (withScene) {
+    addSceneOptions(d, false);
+  }
+  return d;
+}
+
 struct Parsed {
   po::variables_map vm;
   std::string usage;
 };
 
-/// Parses `args` (after the command name); returns nullopt after printing help.
+/// Parses `args` (after the command name) with the positional arguments `pos`; returns nullopt
+/// after printing help.
 std::optional<Parsed> parse(const std::vector<std::string>& args, po::options_description& desc,
-                            const std::string& usage, bool positionalInputs = true) {
-  po::positional_options_description pos;
-  if (positionalInputs) {
-    pos.add("input", -1);
-  }
+                            const std::string& usage,
+                            const po::positional_options_description& pos) {
   Parsed p;
   std::ostringstream help;
   help << usage << "\n" << desc;
@@ -130,6 +148,15 @@ std::optional<Parsed> parse(const std::vector<std::string>& args, po::options_de
   return p;
 }
 
+/// Parses `args` (after the command name), positional arguments being input files; returns
+/// nullopt after printing help.
+std::optional<Parsed> parse(const std::vector<std::string>& args, po::options_description& desc,
+                            const std::string& usage) {
+  po::positional_options_description pos;
+  pos.add("input", -1);
+  return parse(args, desc, usage, pos);
+}
+
 std::vector<fs::path> inputs(const Parsed& p) {
   if (!p.vm.count("input")) {
     throw UsageError("no input file\n\n" + p.usage);
@@ -139,13 +166,6 @@ std::vector<fs::path> inputs(const Parsed& p) {
     files.emplace_back(s);
   }
   return files;
-}
-
-void openSequence(const Parsed& p, gc::SimSequence& seq) {
-  seq.open(inputs(p), !p.vm.count("keep-repeated"));
-  for (const auto& w : seq.warnings()) {
-    std::fprintf(stderr, "warning: %s\n", w.c_str());
-  }
 }
 
 gc::StateFilter stateFilter(const Parsed& p) {
@@ -171,6 +191,15 @@ std::vector<gc::StateRef> selectStates(const Parsed& p, const gc::SimSequence& s
                            std::to_string(seq.states().size()) + " states)");
   }
   return states;
+}
+
+/// Opens the input files as one sequence (warnings to stderr) and returns the selected states.
+std::vector<gc::StateRef> openSelectedStates(const Parsed& p, gc::SimSequence& seq) {
+  seq.open(inputs(p), !p.vm.count("keep-repeated"));
+  for (const auto& w : seq.warnings()) {
+    std::fprintf(stderr, "warning: %s\n", w.c_str());
+  }
+  return selectStates(p, seq);
 }
 
 gc::BodySelector bodySelector(const Parsed& p) {
@@ -280,11 +309,7 @@ int cmdInfo(const std::vector<std::string>& args) {
 }
 
 int cmdSim(const std::vector<std::string>& args) {
-  po::options_description d("options");
-  addCommonOptions(d);
-  addInputOptions(d);
-  addStateOptions(d);
-  addBodyOptions(d);
+  po::options_description d = selectionOptions(false);
   // clang-format off
   d.add_options()
       ("output,o", po::value<std::string>(), "output .sim file (with --split: name pattern, "
@@ -303,8 +328,7 @@ int cmdSim(const std::vector<std::string>& args) {
   }
   const std::string out = output(*p);
   gc::SimSequence seq;
-  openSequence(*p, seq);
-  const auto states = selectStates(*p, seq);
+  const auto states = openSelectedStates(*p, seq);
   gc::SimExportOptions opt;
   opt.split = p->vm.count("split") > 0;
   opt.keepOrder = p->vm.count("keep-order") > 0;
@@ -318,12 +342,7 @@ int cmdSim(const std::vector<std::string>& args) {
 }
 
 int cmdVtk(const std::vector<std::string>& args) {
-  po::options_description d("options");
-  addCommonOptions(d);
-  addInputOptions(d);
-  addStateOptions(d);
-  addBodyOptions(d);
-  addSceneOptions(d, false);
+  po::options_description d = selectionOptions(true);
   // clang-format off
   d.add_options()
       ("output,o", po::value<std::string>(), "output folder")
@@ -332,11 +351,9 @@ int cmdVtk(const std::vector<std::string>& args) {
       ("tessellate", "write bodies as triangulated surfaces (default: points with radius "
        "and orientation, for ParaView's glyph filter)")
       ("sphere-subdivisions", po::value<int>()->default_value(2),
-       "icosphere refinement of tessellated spheres")
-      ("plane-size", po::value<double>()->default_value(0.0),
-       "half edge (m) of the square drawn for a halfspace (default: diagonal of the bodies' "
-       "bounds)");
+       "icosphere refinement of tessellated spheres");
   // clang-format on
+  addPlaneSizeOption(d);
   auto p = parse(args, d,
                  "grain-convert vtk: VTK XML series for ParaView: OUT/NAME.pvd, "
                  "OUT/NAME/NAME_<k>.vtu per state and OUT/NAME_static.vtu (static bodies, with "
@@ -347,8 +364,7 @@ int cmdVtk(const std::vector<std::string>& args) {
   const fs::path out = output(*p);
   const gc::SceneBodies bodies = sceneBodies(*p, false);
   gc::SimSequence seq;
-  openSequence(*p, seq);
-  const auto states = selectStates(*p, seq);
+  const auto states = openSelectedStates(*p, seq);
   gc::VtkOptions opt;
   opt.binary = !p->vm.count("ascii");
   opt.tessellate = p->vm.count("tessellate") > 0;
@@ -372,11 +388,9 @@ void addHdf5Options(po::options_description& d) {
   d.add_options()
       ("deflate", po::value<int>()->default_value(0), "gzip level 0..9 of the state arrays")
       ("chunk-bodies", po::value<std::size_t>()->default_value(65536),
-       "bodies per chunk of the state arrays")
-      ("plane-size", po::value<double>()->default_value(0.0),
-       "half edge (m) of the square drawn for a halfspace (default: diagonal of the bodies' "
-       "bounds)");
+       "bodies per chunk of the state arrays");
   // clang-format on
+  addPlaneSizeOption(d);
 }
 
 gc::Hdf5Options hdf5Options(const Parsed& p) {
@@ -388,12 +402,7 @@ gc::Hdf5Options hdf5Options(const Parsed& p) {
 }
 
 int cmdHdf5(const std::vector<std::string>& args, bool xdmf) {
-  po::options_description d("options");
-  addCommonOptions(d);
-  addInputOptions(d);
-  addStateOptions(d);
-  addBodyOptions(d);
-  addSceneOptions(d, false);
+  po::options_description d = selectionOptions(true);
   addHdf5Options(d);
   d.add_options()(
       "output,o", po::value<std::string>(),
@@ -411,8 +420,7 @@ int cmdHdf5(const std::vector<std::string>& args, bool xdmf) {
   fs::path out = output(*p);
   const gc::SceneBodies bodies = sceneBodies(*p, false);
   gc::SimSequence seq;
-  openSequence(*p, seq);
-  const auto states = selectStates(*p, seq);
+  const auto states = openSelectedStates(*p, seq);
   const fs::path h5 = xdmf ? fs::path(out).replace_extension(".h5") : out;
   Progress progress(*p, states);
   gc::writeHdf5States(seq, states, bodySelector(*p), bodies, h5, hdf5Options(*p), progress.fn());
@@ -425,12 +433,7 @@ int cmdHdf5(const std::vector<std::string>& args, bool xdmf) {
 }
 
 int cmdGrid(const std::vector<std::string>& args) {
-  po::options_description d("options");
-  addCommonOptions(d);
-  addInputOptions(d);
-  addStateOptions(d);
-  addBodyOptions(d);
-  addSceneOptions(d, false);
+  po::options_description d = selectionOptions(true);
   // clang-format off
   d.add_options()
       ("output,o", po::value<std::string>(), "output HDF5 file")
@@ -470,8 +473,7 @@ int cmdGrid(const std::vector<std::string>& args) {
     throw UsageError("grid needs the scene (-s) or a body radius (-r)\n\n" + p->usage);
   }
   gc::SimSequence seq;
-  openSequence(*p, seq);
-  const auto states = selectStates(*p, seq);
+  const auto states = openSelectedStates(*p, seq);
   Progress progress(*p, states);
   gc::writeGridHdf5(seq, states, bodySelector(*p), bodies, grid, out, progress.fn());
   progress.finish("wrote " + std::to_string(states.size()) + " grid state(s) to " + out);
@@ -480,12 +482,7 @@ int cmdGrid(const std::vector<std::string>& args) {
 #endif
 
 int cmdAnalyze(const std::vector<std::string>& args) {
-  po::options_description d("options");
-  addCommonOptions(d);
-  addInputOptions(d);
-  addStateOptions(d);
-  addBodyOptions(d);
-  addSceneOptions(d, false);
+  po::options_description d = selectionOptions(true);
   // clang-format off
   d.add_options()
       ("measure", po::value<std::string>(), "crossing | energy | profile | packing | contacts")
@@ -504,32 +501,24 @@ int cmdAnalyze(const std::vector<std::string>& args) {
   // clang-format on
   po::positional_options_description pos;
   pos.add("measure", 1).add("input", -1);
-  Parsed parsed;
-  std::ostringstream help;
-  help << "grain-convert analyze: CSV tables\n\n"
-          "usage: grain-convert analyze MEASURE FILE... -o OUT.csv [options]\n\n"
-          "measures:\n"
-          "  crossing  bodies past a plane over time (inside, crossed cumulative) and the flow\n"
-          "            duration Q(0.95) - Q(0.05) (--point, --normal)\n"
-          "  energy    kinetic (translational, rotational) and potential energy per state "
-          "(needs -s)\n"
-          "  profile   mean velocity in bins along an axis per state (--axis, --range, --bins)\n"
-          "  packing   packing fraction in a box per state (--min, --max; needs -s or -r)\n"
-          "  contacts  contact, iteration and overlap statistics of a run log (FILE = "
-          "SimData.dat)\n\n"
-       << d;
-  parsed.usage = help.str();
-  try {
-    po::store(po::command_line_parser(args).options(d).positional(pos).run(), parsed.vm);
-    po::notify(parsed.vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string(e.what()) + "\n\n" + parsed.usage);
-  }
-  const Parsed& p = parsed;
-  if (p.vm.count("help")) {
-    std::cout << p.usage << "\n";
+  const auto parsed =
+      parse(args, d,
+            "grain-convert analyze: CSV tables\n\n"
+            "usage: grain-convert analyze MEASURE FILE... -o OUT.csv [options]\n\n"
+            "measures:\n"
+            "  crossing  bodies past a plane over time (inside, crossed cumulative) and the flow\n"
+            "            duration Q(0.95) - Q(0.05) (--point, --normal)\n"
+            "  energy    kinetic (translational, rotational) and potential energy per state "
+            "(needs -s)\n"
+            "  profile   mean velocity in bins along an axis per state (--axis, --range, --bins)\n"
+            "  packing   packing fraction in a box per state (--min, --max; needs -s or -r)\n"
+            "  contacts  contact, iteration and overlap statistics of a run log (FILE = "
+            "SimData.dat)\n",
+            pos);
+  if (!parsed) {
     return kExitOk;
   }
+  const Parsed& p = *parsed;
   if (!p.vm.count("measure")) {
     throw UsageError("no measure\n\n" + p.usage);
   }
@@ -556,8 +545,7 @@ int cmdAnalyze(const std::vector<std::string>& args) {
   }
   const gc::SceneBodies bodies = sceneBodies(p, measure == "energy");
   gc::SimSequence seq;
-  openSequence(p, seq);
-  const auto states = selectStates(p, seq);
+  const auto states = openSelectedStates(p, seq);
   const std::vector<grain::BodyId> ids =
       bodySelector(p).select(seq.reader(states.front().file).readIds(states.front().index));
   Progress progress(p, states);
@@ -600,12 +588,7 @@ int cmdAnalyze(const std::vector<std::string>& args) {
 }
 
 int cmdRender(const std::vector<std::string>& args) {
-  po::options_description d("options");
-  addCommonOptions(d);
-  addInputOptions(d);
-  addStateOptions(d);
-  addBodyOptions(d);
-  addSceneOptions(d, false);
+  po::options_description d = selectionOptions(true);
   // clang-format off
   d.add_options()
       ("output,o", po::value<std::string>(), "output folder (frame_<k>.png/.pov/.rib), or a "
@@ -622,10 +605,9 @@ int cmdRender(const std::vector<std::string>& args) {
       ("speed-range", po::value<std::string>(), "speeds lo,hi (m/s) for the colour map "
        "(default: 0 to the largest speed of the selected states)")
       ("supersample", po::value<int>()->default_value(2), "samples per pixel and axis (1..4)")
-      ("no-colour-bar", "no colour bar")
-      ("plane-size", po::value<double>()->default_value(0.0), "half edge (m) of the square "
-       "drawn for a halfspace (default: diagonal of the bodies' bounds)");
+      ("no-colour-bar", "no colour bar");
   // clang-format on
+  addPlaneSizeOption(d);
   auto p = parse(args, d,
                  "grain-convert render: pictures of states, bodies coloured by speed; PNG "
                  "(built-in ray caster), POV-Ray or RenderMan RIB\n\nusage: grain-convert render "
@@ -644,8 +626,7 @@ int cmdRender(const std::vector<std::string>& args) {
   }
   const gc::SceneBodies bodies = sceneBodies(*p, false);
   gc::SimSequence seq;
-  openSequence(*p, seq);
-  const auto states = selectStates(*p, seq);
+  const auto states = openSelectedStates(*p, seq);
   const gc::BodySelector selector = bodySelector(*p);
   const std::vector<grain::BodyId> ids =
       selector.select(seq.reader(states.front().file).readIds(states.front().index));
