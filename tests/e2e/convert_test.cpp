@@ -26,10 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using testing::CommandResult;
-using testing::makeTempDir;
-using testing::readText;
-using testing::runCommand;
+using namespace testing;  // grain::testing helpers of e2e_util.hpp
 
 /// CSV rows (comment lines skipped, header dropped) as numbers.
 std::vector<std::vector<double>> readCsv(const fs::path& f, std::vector<std::string>* header) {

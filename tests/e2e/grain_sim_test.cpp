@@ -18,10 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using testing::CommandResult;
-using testing::makeTempDir;
-using testing::runCommand;
-using testing::writeText;
+using namespace testing;  // grain::testing helpers of e2e_util.hpp
 
 CommandResult runSim(const fs::path& scene, const fs::path& out, const std::string& prefix = "") {
   return runCommand(prefix + std::string(GRAIN_SIM_EXE) + " -s " + scene.string() + " -g " +

@@ -19,11 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using testing::CommandResult;
-using testing::makeTempDir;
-using testing::readText;
-using testing::runCommand;
-using testing::writeText;
+using namespace testing;  // grain::testing helpers of e2e_util.hpp
 
 /// 30 spinning bricks dropped onto a floor (they land after about 0.2 s, so restarts happen
 /// with contacts and a non-empty warm-start cache), every 5th step recorded.

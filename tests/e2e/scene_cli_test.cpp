@@ -21,12 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-using testing::CommandResult;
-using testing::makeTempDir;
-using testing::readText;
-using testing::runCommand;
-using testing::sharedDataDir;
-using testing::sourceDir;
+using namespace testing;  // grain::testing helpers of e2e_util.hpp
 
 /// Runs grain-sim with the arguments (each quoted for the shell).
 CommandResult runSim(const std::vector<std::string>& args, const fs::path& errFile) {
