@@ -700,19 +700,6 @@ constexpr ElementSpec kElements[] = {
 };
 // clang-format on
 
-std::vector<std::string_view> splitBar(std::string_view s) {
-  std::vector<std::string_view> parts;
-  while (!s.empty()) {
-    const auto bar = s.find('|');
-    parts.push_back(s.substr(0, bar));
-    if (bar == std::string_view::npos) {
-      break;
-    }
-    s.remove_prefix(bar + 1);
-  }
-  return parts;
-}
-
 bool containsValue(std::string_view barList, std::string_view value) {
   const auto parts = splitBar(barList);
   return std::find(parts.begin(), parts.end(), value) != parts.end();
@@ -997,6 +984,19 @@ std::string_view toString(Bound b) {
       return "non-zero in every component";
   }
   return "?";
+}
+
+std::vector<std::string_view> splitBar(std::string_view s) {
+  std::vector<std::string_view> parts;
+  while (!s.empty()) {
+    const auto bar = s.find('|');
+    parts.push_back(s.substr(0, bar));
+    if (bar == std::string_view::npos) {
+      break;
+    }
+    s.remove_prefix(bar + 1);
+  }
+  return parts;
 }
 
 }  // namespace grain::io::schema

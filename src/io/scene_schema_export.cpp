@@ -121,19 +121,6 @@ std::string typeName(std::string_view name, std::string_view parent) {
   return nameIsShared(name) ? std::string(parent) + std::string(name) : std::string(name);
 }
 
-std::vector<std::string_view> splitBar(std::string_view s) {
-  std::vector<std::string_view> parts;
-  while (!s.empty()) {
-    const auto bar = s.find('|');
-    parts.push_back(s.substr(0, bar));
-    if (bar == std::string_view::npos) {
-      break;
-    }
-    s.remove_prefix(bar + 1);
-  }
-  return parts;
-}
-
 std::string xmlEscape(std::string_view s) {
   std::string out;
   for (const char c : s) {

@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 /// The scene format as data: every element grain reads, its attributes (name, type, whether
 /// required, default, admissible range, unit) and its child elements. The scene reader checks
@@ -151,5 +152,9 @@ std::string sceneSchemaXsd();
 /// The format reference (Markdown) generated from the tables: the content of
 /// docs/scene-format.md.
 std::string sceneFormatMarkdown();
+
+/// The parts of a '|'-separated list ("a|b|c" -> {"a", "b", "c"}), as the tables store enum
+/// values; views into `s`.
+std::vector<std::string_view> splitBar(std::string_view s);
 
 }  // namespace grain::io::schema
