@@ -2,17 +2,20 @@
 // grain-sim: serial simulation of a scene file.
 //
 //   grain-sim -s scene.xml -g OUTDIR [-m MEDIADIR] [--set XPATH=VALUE ...] [--print-scene]
+//             [--dump-fclib EVERY]
 //   grain-sim --restart OUTDIR/SimFiles/SimDataRECORD_<n> [--set XPATH=VALUE ...]
 //             (continue a stopped run, e.g. with a later endTime)
 //
 // Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, EffectiveScene.xml,
-// SimData.dat}.
+// SimData.dat}, and with --dump-fclib the contact problems of every EVERY-th step as FCLIB files in
+// OUTDIR/SimFiles/SimDataRECORD_<n>/fclib/.
 // Exit codes: 0 finished, 1 runtime failure, 2 bad command line or scene, 3 stopped by a signal.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +31,9 @@
 #include <grain/io/scene_overrides.hpp>
 #include <grain/io/sim_file.hpp>
 #include <grain/io/version.hpp>
+#ifdef GRAIN_SIM_WITH_FCLIB
+#include <grain/fclib/step_dump.hpp>
+#endif
 
 namespace {
 
@@ -49,6 +55,7 @@ struct Options {
   fs::path restart;                    ///< record folder of a run to continue
   std::vector<std::string> overrides;  ///< --set XPATH=VALUE, in order
   bool printScene = false;             ///< --print-scene
+  std::uint64_t dumpFclibEvery = 0;    ///< --dump-fclib EVERY (0: off)
 };
 
 /// Parses the command line; returns false if the program should exit with `exitCode`.
@@ -57,7 +64,9 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
       "grain-sim: simulate a scene file\n\n"
       "usage: grain-sim -s SCENE.xml [-g OUTDIR] [-m MEDIADIR] [--set XPATH=VALUE]... "
       "[--print-scene]\n"
-      "       grain-sim --restart RECORD_DIR [--set XPATH=VALUE]...\n\noptions");
+      "                 [--dump-fclib EVERY]\n"
+      "       grain-sim --restart RECORD_DIR [--set XPATH=VALUE]... [--dump-fclib EVERY]\n\n"
+      "options");
   // clang-format off
   desc.add_options()
       ("help,h", "print this help and exit")
@@ -77,7 +86,11 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
        "before the scene is read, e.g. 'SceneSettings/TimeStepperSettings/@endTime=0.5' or "
        "'SceneObjects/RigidBodies[@name=\"beads\"]/@instances=5000'; repeatable; an XPath "
        "that matches nothing is an error")
-      ("print-scene", "write the scene (after --set) to stdout and exit");
+      ("print-scene", "write the scene (after --set) to stdout and exit")
+      ("dump-fclib", po::value<long long>(),
+       "EVERY: write the contact problem of every EVERY-th step (steps with contacts only) as "
+       "an FCLIB local problem with grain's solution, to RECORD_DIR/fclib/"
+       "<scene>-i<step>-<contacts>.hdf5");
   // clang-format on
   po::variables_map vm;
   try {
@@ -102,6 +115,21 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
     opt.overrides = vm["set"].as<std::vector<std::string>>();
   }
   opt.printScene = vm.count("print-scene") > 0;
+  if (vm.count("dump-fclib")) {
+    const long long every = vm["dump-fclib"].as<long long>();
+    if (every < 1) {
+      std::cerr << "grain-sim: --dump-fclib: EVERY must be >= 1 (got " << every << ")\n";
+      exitCode = kExitBadInput;
+      return false;
+    }
+#ifndef GRAIN_SIM_WITH_FCLIB
+    std::cerr << "grain-sim: --dump-fclib is not available: this build has no HDF5 "
+                 "(configure with GRAIN_WITH_HDF5=ON)\n";
+    exitCode = kExitBadInput;
+    return false;
+#endif
+    opt.dumpFclibEvery = static_cast<std::uint64_t>(every);
+  }
   if (vm.count("restart")) {
     opt.restart = vm["restart"].as<std::string>();
     if (vm.count("scene")) {
@@ -218,6 +246,21 @@ int run(const Options& opt) {
     }
   }
   grain::io::WarmStartCheckpoint warmStart;
+#ifdef GRAIN_SIM_WITH_FCLIB
+  std::unique_ptr<grain::fclib::StepProblemDump> dump;
+  if (opt.dumpFclibEvery > 0) {
+    dump = std::make_unique<grain::fclib::StepProblemDump>(record / "fclib", opt.dumpFclibEvery,
+                                                           opt.scene.stem().string());
+    const grain::InclusionSolverSettings& solverSettings = scene.stepper.solver;
+    stepper.setContactProblemObserver([&](const grain::BodyStorage& bodies,
+                                          const grain::ContactProblem& problem,
+                                          std::uint64_t stepNumber) {
+      dump->capture(bodies, problem, solverSettings, stepNumber, system.time);
+    });
+    std::printf("fclib      contact problems of every %llu-th step to %s\n",
+                static_cast<unsigned long long>(opt.dumpFclibEvery), (record / "fclib").c_str());
+  }
+#endif
   // Printed without the file's header comment, which repeats the ignored list above.
   const std::size_t body = scene.effectiveXml.find("<DynamicsSystem");
   std::printf("effective configuration (also in %s):\n%s\n",
@@ -238,6 +281,11 @@ int run(const Options& opt) {
   while (step < totalSteps) {
     const grain::StepStats stats = stepper.step(system);
     ++step;
+#ifdef GRAIN_SIM_WITH_FCLIB
+    if (dump) {
+      dump->finish(stepper.percussions());
+    }
+#endif
     allConverged = allConverged && stats.converged;
     log.write(stats);
     if (recording && scene.recorder.records(step)) {

@@ -134,6 +134,9 @@ StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange
   // 3. Contact problem (eq. 8.8) for u^E.
   const ContactProblem problem{contacts_,      graph_,          system.contactParameters,
                                velocityStart_, omegaBodyStart_, dt};
+  if (problemObserver_ && !contacts_.empty()) {
+    problemObserver_(bodies, problem, stepCount_ + 1);
+  }
   const SolverStats solverStats = solver_.solve(bodies, problem, &exchange);
   stats.iterations = solverStats.iterations;
   stats.converged = solverStats.converged;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include <grain/core/collision/collision_detector.hpp>
@@ -48,6 +49,17 @@ class MoreauStepper {
   /// Sets the number of steps done so far (a restarted run continues the count).
   void setStepCount(std::uint64_t steps) { stepCount_ = steps; }
 
+  /// Called once per step with the step's contact problem, just before the contact solve: the
+  /// bodies then hold the free velocities u^S + M^-1 h dt and the orientations q^M, which is
+  /// the state assembleLocalProblem() needs. `step` is the number the step will have
+  /// (stepCount() + 1). Not called for steps without contacts.
+  using ContactProblemObserver = std::function<void(
+      const BodyStorage& bodies, const ContactProblem& problem, std::uint64_t step)>;
+  /// Installs (or, with an empty function, removes) the observer.
+  void setContactProblemObserver(ContactProblemObserver observer) {
+    problemObserver_ = std::move(observer);
+  }
+
  private:
   StepperSettings settings_;
   CollisionDetector collision_;
@@ -62,6 +74,7 @@ class MoreauStepper {
   std::vector<Vec3> bodyForce_;  // per-body external forces at t^M (N, I frame)
   std::vector<bool> simulatedMask_;
   std::uint64_t stepCount_ = 0;
+  ContactProblemObserver problemObserver_;
 };
 
 }  // namespace grain
