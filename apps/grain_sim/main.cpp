@@ -7,7 +7,7 @@
 //             (continue a stopped run, e.g. with a later endTime)
 //
 // Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, EffectiveScene.xml,
-// SimData.dat}, and with --dump-fclib the contact problems of every EVERY-th step as FCLIB files in
+// SimData.dat} (and ContactForces.dat with a <ContactForceOutput> in the scene), and with --dump-fclib the contact problems of every EVERY-th step as FCLIB files in
 // OUTDIR/SimFiles/SimDataRECORD_<n>/fclib/.
 // Exit codes: 0 finished, 1 runtime failure, 2 bad command line or scene, 3 stopped by a signal.
 #include <cmath>
@@ -25,6 +25,7 @@
 #include <grain/app/run_directory.hpp>
 #include <grain/app/signals.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/io/contact_force_file.hpp>
 #include <grain/io/restart.hpp>
 #include <grain/io/run_log.hpp>
 #include <grain/io/scene.hpp>
@@ -245,6 +246,22 @@ int run(const Options& opt) {
       std::printf("warning    %s\n", m.c_str());
     }
   }
+  // Per-contact forces of some steps (scene element ContactForceOutput).
+  grain::io::ContactForceFileWriter contactForceFile;
+  std::unique_ptr<grain::io::ContactForceRecorder> contactForces;
+  if (scene.contactForceOutput) {
+    const grain::io::ContactForceOutputSettings& c = *scene.contactForceOutput;
+    const fs::path file = record / "ContactForces.dat";
+    if (resume.resumed) {
+      contactForceFile.openAppend(file, resume.step);
+    } else {
+      contactForceFile.open(file);
+    }
+    contactForces = std::make_unique<grain::io::ContactForceRecorder>(c.compatibleForces, c.compatible);
+    std::printf("contacts   forces of every %llu-th step%s to %s\n",
+                static_cast<unsigned long long>(c.everyXStep),
+                c.compatibleForces ? " with compatible normal forces" : "", file.c_str());
+  }
   grain::io::WarmStartCheckpoint warmStart;
 #ifdef GRAIN_SIM_WITH_FCLIB
   std::unique_ptr<grain::fclib::StepProblemDump> dump;
@@ -288,6 +305,11 @@ int run(const Options& opt) {
 #endif
     allConverged = allConverged && stats.converged;
     log.write(stats);
+    if (contactForces && scene.contactForceOutput->writes(step)) {
+      contactForces->record(contactForceFile, system.bodies, stepper.contacts(),
+                            stepper.percussions(), system.contactParameters, dt, step,
+                            system.time);
+    }
     if (recording && scene.recorder.records(step)) {
       sim.writeState(system.time, system.bodies);
       warmStart.stateWritten(stepper, system.time, step);
@@ -310,8 +332,16 @@ int run(const Options& opt) {
   }
   log.close();
   sim.close();
+  contactForceFile.close();
   if (recording) {
     warmStart.save(record, stepper);
+  }
+  if (contactForces && scene.contactForceOutput->compatibleForces && contactForces->blocks() > 0) {
+    std::printf("contacts   compatible forces: %llu output steps, %.6g s, %.6g s per output step%s\n",
+                static_cast<unsigned long long>(contactForces->blocks()),
+                contactForces->compatibleSeconds(),
+                contactForces->compatibleSeconds() / static_cast<double>(contactForces->blocks()),
+                contactForces->notConverged() > 0 ? " (some did not converge)" : "");
   }
   if (stopped) {
     progress.finish("stopped by signal " + std::to_string(grain::app::stopSignal()) + " at t = " +

@@ -157,6 +157,9 @@ class SceneBuilder {
     // TimeStepperSettings first: statesPerSecond needs deltaT.
     readTimeStepper(*s.child("TimeStepperSettings"));
     readRecorder(*s.child("RecorderSettings"));
+    if (const auto cfo = s.child("ContactForceOutput")) {
+      readContactForceOutput(*cfo);
+    }
     if (const auto map = s.child("ContactParameterMap")) {
       readContactMap(*map);
     }
@@ -263,6 +266,20 @@ class SceneBuilder {
     }
   }
 
+  void readContactForceOutput(const Element& e) {
+    ContactForceOutputSettings c;
+    c.everyXStep = e.integer("everyXStep");
+    c.compatibleForces = e.boolean("compatibleForces");
+    c.compatible.exponent = e.real("exponent");
+    if (c.compatible.exponent < 1.0) {
+      e.failAt("exponent", "attribute 'exponent' must be >= 1 (got " +
+                               detail::formatReal(c.compatible.exponent) + ")");
+    }
+    c.compatible.tolerance = e.real("tolerance");
+    c.compatible.maxIterations = e.integer("maxIterations");
+    out_.contactForceOutput = c;
+  }
+
   ContactParameter readContactLaw(const Element& e) {
     ContactParameter p;
     p.model = e.enumeration("type") == "UCFD" ? ContactModel::UCFD : ContactModel::UCF;
@@ -273,6 +290,7 @@ class SceneBuilder {
       p.invDampingN = e.real("invDampingN");
       p.invDampingT = e.real("invDampingT");
     }
+    p.relativeStiffness = e.real("relativeStiffness");
     atElement(e, [&] { validateContactParameter(p); });
     return p;
   }

@@ -56,6 +56,7 @@ constexpr C kRootChildren[] = {child("SceneSettings", 1, 1), child("SceneObjects
 constexpr C kSceneSettingsChildren[] = {
     gui("Visualization"),
     child("RecorderSettings", 1, 1),
+    child("ContactForceOutput"),
     child("TimeStepperSettings", 1, 1),
     child("ContactParameterMap"),
     child("GlobalGeometries"),
@@ -84,6 +85,18 @@ constexpr A kRecorderNoOutput[] = {
     reqEnum("mode", kRecorderModes, {}, "noOutput: no .sim file"),
     ign("everyXStep", T::Integer, B::AtLeastOne, "only for everyXTimeStep"),
     ign("statesPerSecond", T::Real, B::Positive, "only for everyXTimeStep"),
+};
+
+constexpr A kContactForceOutput[] = {
+    req("everyXStep", T::Integer, B::AtLeastOne, {},
+        "write the contacts of every step k with k % everyXStep == 0 to ContactForces.dat"),
+    opt("compatibleForces", T::Boolean, "false", B::None, {},
+        "also compute compatible normal forces (Olsen-Kamrin, docs/contact-output.md)"),
+    opt("exponent", T::Real, "1", B::Positive, {},
+        "exponent e >= 1 of the elastic law f = k c^e of the compatible forces (1 linear, 1.5 Hertz)"),
+    opt("tolerance", T::Real, "1e-10", B::Positive, {},
+        "compatible forces: relative equilibrium residual at which Newton's method stops"),
+    opt("maxIterations", T::Integer, "200", B::AtLeastOne, {}, "compatible forces: Newton iterations per phase"),
 };
 
 constexpr A kTimeStepper[] = {
@@ -144,7 +157,8 @@ constexpr A kStandardUcf[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
-    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
+    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
 };
 constexpr A kStandardUcfd[] = {
     reqEnum("type", kContactTypes, kContactTypesLater, kUcfdDoc),
@@ -152,7 +166,8 @@ constexpr A kStandardUcfd[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
-    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
+    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
 };
 constexpr A kPairUcf[] = {
     req("materialId1", T::Integer, B::None, {}, "first material"),
@@ -162,7 +177,8 @@ constexpr A kPairUcf[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
-    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
+    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
 };
 constexpr A kPairUcfd[] = {
     req("materialId1", T::Integer, B::None, {}, "first material"),
@@ -172,7 +188,8 @@ constexpr A kPairUcfd[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
-    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
+    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
 };
 
 // ---- Geometries (shared by Geometry and GlobalGeometries) -------------------------------------
@@ -552,6 +569,8 @@ constexpr ElementSpec kElements[] = {
       .variantValue = "everyXTimeStep", .attributes = kRecorderEveryX},
     E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
       .variantValue = "noOutput", .attributes = kRecorderNoOutput},
+    E{.name = "ContactForceOutput", .parent = "SceneSettings", .attributes = kContactForceOutput,
+      .doc = "per-contact forces of some steps in ContactForces.dat of the run folder (docs/contact-output.md)"},
     E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = kTimeStepper,
       .children = kTimeStepperChildren, .doc = "Moreau midpoint time stepping"},
     E{.name = "SimulateFromReference", .parent = "TimeStepperSettings", .attributes = kSimulateFromReference,
