@@ -181,7 +181,8 @@ void fillContactForceRows(const BodyStorage& bodies, const ContactStorage& conta
     r.bodyB = bodies.ids()[b];
     const bool moves = bodies.motions()[b] != BodyMotion::Static;
     const Vec3 centreMid =
-        bodies.positions()[b] - (moves ? 0.5 * dt * bodies.velocities()[b] : Vec3::Zero());
+        moves ? Vec3(bodies.positions()[b] - 0.5 * dt * bodies.velocities()[b])
+              : bodies.positions()[b];
     r.point = centreMid + contacts.rB()[i];
     r.normal = contacts.normals()[i];
     const Vec3& p = percussions[i];
