@@ -7,7 +7,8 @@
 //             (continue a stopped run, e.g. with a later endTime)
 //
 // Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, EffectiveScene.xml,
-// SimData.dat} (and ContactForces.dat with a <ContactForceOutput> in the scene), and with --dump-fclib the contact problems of every EVERY-th step as FCLIB files in
+// SimData.dat} (and ContactForces.dat with a <ContactForceOutput> in the scene), and with
+// --dump-fclib the contact problems of every EVERY-th step as FCLIB files in
 // OUTDIR/SimFiles/SimDataRECORD_<n>/fclib/.
 // Exit codes: 0 finished, 1 runtime failure, 2 bad command line or scene, 3 stopped by a signal.
 #include <cmath>
@@ -257,7 +258,8 @@ int run(const Options& opt) {
     } else {
       contactForceFile.open(file);
     }
-    contactForces = std::make_unique<grain::io::ContactForceRecorder>(c.compatibleForces, c.compatible);
+    contactForces =
+        std::make_unique<grain::io::ContactForceRecorder>(c.compatibleForces, c.compatible);
     std::printf("contacts   forces of every %llu-th step%s to %s\n",
                 static_cast<unsigned long long>(c.everyXStep),
                 c.compatibleForces ? " with compatible normal forces" : "", file.c_str());
@@ -307,8 +309,7 @@ int run(const Options& opt) {
     log.write(stats);
     if (contactForces && scene.contactForceOutput->writes(step)) {
       contactForces->record(contactForceFile, system.bodies, stepper.contacts(),
-                            stepper.percussions(), system.contactParameters, dt, step,
-                            system.time);
+                            stepper.percussions(), system.contactParameters, dt, step, system.time);
     }
     if (recording && scene.recorder.records(step)) {
       sim.writeState(system.time, system.bodies);
@@ -337,11 +338,12 @@ int run(const Options& opt) {
     warmStart.save(record, stepper);
   }
   if (contactForces && scene.contactForceOutput->compatibleForces && contactForces->blocks() > 0) {
-    std::printf("contacts   compatible forces: %llu output steps, %.6g s, %.6g s per output step%s\n",
-                static_cast<unsigned long long>(contactForces->blocks()),
-                contactForces->compatibleSeconds(),
-                contactForces->compatibleSeconds() / static_cast<double>(contactForces->blocks()),
-                contactForces->notConverged() > 0 ? " (some did not converge)" : "");
+    std::printf(
+        "contacts   compatible forces: %llu output steps, %.6g s, %.6g s per output step%s\n",
+        static_cast<unsigned long long>(contactForces->blocks()),
+        contactForces->compatibleSeconds(),
+        contactForces->compatibleSeconds() / static_cast<double>(contactForces->blocks()),
+        contactForces->notConverged() > 0 ? " (some did not converge)" : "");
   }
   if (stopped) {
     progress.finish("stopped by signal " + std::to_string(grain::app::stopSignal()) + " at t = " +

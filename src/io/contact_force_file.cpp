@@ -106,8 +106,9 @@ Scan scanText(const std::string& text, const std::filesystem::path& file) {
           !parse(t[5], expected) || !parse(t[7], compatible) ||
           !parse(t[9], current.compatibleStats.iterations) || !parse(t[11], converged) ||
           !parse(t[13], current.compatibleStats.relativeResidual)) {
-        fail("expected a block line 'step S time T contacts N compatible C iterations K "
-             "converged V residual R'");
+        fail(
+            "expected a block line 'step S time T contacts N compatible C iterations K "
+            "converged V residual R'");
       }
       current.compatible = compatible != 0;
       current.compatibleStats.converged = converged != 0;
@@ -180,9 +181,8 @@ void fillContactForceRows(const BodyStorage& bodies, const ContactStorage& conta
     r.bodyA = bodies.ids()[a];
     r.bodyB = bodies.ids()[b];
     const bool moves = bodies.motions()[b] != BodyMotion::Static;
-    const Vec3 centreMid =
-        moves ? Vec3(bodies.positions()[b] - 0.5 * dt * bodies.velocities()[b])
-              : bodies.positions()[b];
+    const Vec3 centreMid = moves ? Vec3(bodies.positions()[b] - 0.5 * dt * bodies.velocities()[b])
+                                 : bodies.positions()[b];
     r.point = centreMid + contacts.rB()[i];
     r.normal = contacts.normals()[i];
     const Vec3& p = percussions[i];
@@ -220,8 +220,7 @@ void ContactForceFileWriter::open(const std::filesystem::path& file) {
   out_.flush();
 }
 
-void ContactForceFileWriter::openAppend(const std::filesystem::path& file,
-                                        std::uint64_t lastStep) {
+void ContactForceFileWriter::openAppend(const std::filesystem::path& file, std::uint64_t lastStep) {
   close();
   if (!std::filesystem::exists(file)) {
     open(file);
@@ -298,8 +297,7 @@ void ContactForceFileWriter::close() {
 }
 
 void ContactForceRecorder::record(ContactForceFileWriter& file, const BodyStorage& bodies,
-                                  const ContactStorage& contacts,
-                                  std::span<const Vec3> percussions,
+                                  const ContactStorage& contacts, std::span<const Vec3> percussions,
                                   const ContactParameterMap& parameters, Real dt,
                                   std::uint64_t step, double time) {
   block_.step = step;

@@ -31,9 +31,9 @@ struct ContactForceRow {
 
 /// The contacts of one output step.
 struct ContactForceBlock {
-  std::uint64_t step = 0;  ///< steps done (the forces act during step number `step`)
-  double time = 0.0;       ///< time at the end of that step (s)
-  bool compatible = false;             ///< compatibleNormal holds compatible forces
+  std::uint64_t step = 0;                ///< steps done (the forces act during step number `step`)
+  double time = 0.0;                     ///< time at the end of that step (s)
+  bool compatible = false;               ///< compatibleNormal holds compatible forces
   CompatibleForceStats compatibleStats;  ///< Newton statistics (if compatible)
   std::vector<ContactForceRow> rows;
 };

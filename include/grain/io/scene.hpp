@@ -46,8 +46,8 @@ struct RecorderSettings {
 /// ContactForceOutput of a scene: which steps grain-sim writes to ContactForces.dat and whether
 /// it adds compatible normal forces (docs/contact-output.md).
 struct ContactForceOutputSettings {
-  std::uint64_t everyXStep = 1;   ///< steps k with k % everyXStep == 0 are written (k >= 1)
-  bool compatibleForces = false;  ///< compute compatible normal forces
+  std::uint64_t everyXStep = 1;        ///< steps k with k % everyXStep == 0 are written (k >= 1)
+  bool compatibleForces = false;       ///< compute compatible normal forces
   CompatibleForceSettings compatible;  ///< exponent, tolerance, maxIterations
 
   bool writes(std::uint64_t step) const { return step % everyXStep == 0; }

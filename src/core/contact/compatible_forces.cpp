@@ -173,8 +173,7 @@ CompatibleForceSolver::Phase CompatibleForceSolver::newton(Real exponent,
       overlaps(xTrial_, cTrial_);
       residual(cTrial_, exponent, rTrial_);
       const Real pi = potential(xTrial_, cTrial_, exponent);
-      if (pi <= pi0 + 1e-4 * t * slope ||
-          rTrial_.norm() <= (1.0 - 1e-4 * t) * phase.residualNorm) {
+      if (pi <= pi0 + 1e-4 * t * slope || rTrial_.norm() <= (1.0 - 1e-4 * t) * phase.residualNorm) {
         accepted = true;
         break;
       }

@@ -46,14 +46,17 @@ struct SupportedBody {
     settings.exponent = exponent;
     settings.tolerance = tolerance;
     std::vector<Real> out;
-    const CompatibleForceStats stats = s.solve(scene.bodies, scene.contacts, solver, k, settings, out);
+    const CompatibleForceStats stats =
+        s.solve(scene.bodies, scene.contacts, solver, k, settings, out);
     EXPECT_TRUE(stats.converged);
     EXPECT_LE(stats.relativeResidual, tolerance);
     return out;
   }
 };
 
-std::vector<Vec3> beamSupports() { return {Vec3(-1.0, 0, 0), Vec3(0, 0, 0), Vec3(1.0, 0, 0)}; }
+std::vector<Vec3> beamSupports() {
+  return {Vec3(-1.0, 0, 0), Vec3(0, 0, 0), Vec3(1.0, 0, 0)};
+}
 
 void expectForces(const std::vector<Real>& got, const std::vector<Real>& want, Real relTol) {
   ASSERT_EQ(got.size(), want.size());
@@ -87,8 +90,8 @@ TEST(CompatibleForces, BeamStiffMiddleSupportTakesTheLargerShareLinearlyInTheLoa
 TEST(CompatibleForces, SorSweepOrderChangesTheSolverForcesButNotTheCompatibleOnes) {
   const Real g = 9.81;
   std::vector<std::vector<Real>> solverForces;
-  for (const std::vector<int>& order : {std::vector<int>{0, 1, 2}, std::vector<int>{1, 0, 2},
-                                        std::vector<int>{2, 1, 0}}) {
+  for (const std::vector<int>& order :
+       {std::vector<int>{0, 1, 2}, std::vector<int>{1, 0, 2}, std::vector<int>{2, 1, 0}}) {
     std::vector<Vec3> supports;
     for (const int o : order) {
       supports.push_back(beamSupports()[static_cast<std::size_t>(o)]);
@@ -200,8 +203,8 @@ TEST(CompatibleForces, FrictionOnAnInclineStaysUntouched) {
   settings.tolerance = 1e-13;
   std::vector<Vec3> out;
   const std::vector<Real> k(4, 1.0);
-  ASSERT_TRUE(solver.solve(box.scene.bodies, box.scene.contacts, percussions, k, settings, out)
-                  .converged);
+  ASSERT_TRUE(
+      solver.solve(box.scene.bodies, box.scene.contacts, percussions, k, settings, out).converged);
   for (std::size_t i = 0; i < out.size(); ++i) {
     EXPECT_NEAR(out[i].x(), want[i], 1e-12 * normal);
     EXPECT_EQ(out[i].y(), percussions[i].y());

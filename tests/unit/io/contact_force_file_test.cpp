@@ -93,7 +93,7 @@ TEST(ContactForceFile, LinesHaveTheDocumentedFormat) {
   b.rows[0].compatibleNormal = 2.5;
   b.rows[0].tangential = Vec3(0, 0, -1);
   w.write(b);  // flushed: readable while the writer is open
-  const std::string text = readText(file);
+  const std::string text = test::readText(file);
   EXPECT_EQ(text, ContactForceFileWriter::headerText() +
                       "step 12 time 0.5 contacts 1 compatible 1 iterations 3 converged 1 residual "
                       "1.25e-15\n"
@@ -111,9 +111,10 @@ TEST(ContactForceFile, AppendKeepsBlocksUpToTheStepAndDropsAPartialBlock) {
     }
   }
   // A run killed in the middle of a block: the block line and one of its two rows.
-  std::string text = readText(file);
-  const std::string partial = "step 12 time 1.2 contacts 2 compatible 1 iterations 1 converged 1 "
-                              "residual 0\n2\t0\t1\t0\t0\t0\t0\t0\t0\t1\t1\t1\t0\t0\t0\n2\t1\t1";
+  std::string text = test::readText(file);
+  const std::string partial =
+      "step 12 time 1.2 contacts 2 compatible 1 iterations 1 converged 1 "
+      "residual 0\n2\t0\t1\t0\t0\t0\t0\t0\t0\t1\t1\t1\t0\t0\t0\n2\t1\t1";
   test::writeText(file, text + partial);
   EXPECT_EQ(readContactForceFile(file).size(), 5u);  // the partial block is not read
   {

@@ -697,8 +697,9 @@ TEST(ContactForceOutput, BadValuesAreSceneErrors) {
   EXPECT_NE(loadError(scene(R"(<ContactForceOutput everyXStep="2" exponent="0.5"/>)", sphere))
                 .first.find("'exponent' must be >= 1"),
             std::string::npos);
-  EXPECT_NE(loadError(scene(R"(<ContactForceOutput everyXStep="0"/>)", sphere)).first.find("everyXStep"),
-            std::string::npos);
+  EXPECT_NE(
+      loadError(scene(R"(<ContactForceOutput everyXStep="0"/>)", sphere)).first.find("everyXStep"),
+      std::string::npos);
   EXPECT_NE(loadError(scene(R"(<ContactForceOutput/>)", sphere)).first.find("everyXStep"),
             std::string::npos);
 }

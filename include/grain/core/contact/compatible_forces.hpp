@@ -30,7 +30,7 @@ struct CompatibleForceSettings {
 struct CompatibleForceStats {
   std::uint32_t iterations = 0;  ///< Newton iterations, all phases
   bool converged = false;
-  Real relativeResidual = 0.0;  ///< ||r|| / ||F~|| at the end (0 without load)
+  Real relativeResidual = 0.0;       ///< ||r|| / ||F~|| at the end (0 without load)
   std::uint32_t activeContacts = 0;  ///< contacts with a positive compatible force
 };
 
