@@ -316,6 +316,7 @@ void ContactForceRecorder::record(ContactForceFileWriter& file, const BodyStorag
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     notConverged_ += block_.compatibleStats.converged ? 0 : 1;
     fillContactForceRows(bodies, contacts, percussions, compatibleNormal_, dt, block_);
+    block_.compatible = true;  // also without contacts
   } else {
     fillContactForceRows(bodies, contacts, percussions, {}, dt, block_);
   }
