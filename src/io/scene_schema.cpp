@@ -94,7 +94,7 @@ constexpr A kContactForceOutput[] = {
         "also compute compatible normal forces (Olsen-Kamrin, docs/contact-output.md)"),
     opt("exponent", T::Real, "1", B::Positive, {},
         "exponent e >= 1 of the elastic law f = k c^e of the compatible forces (1 linear, 1.5 Hertz)"),
-    opt("tolerance", T::Real, "1e-10", B::Positive, {},
+    opt("tolerance", T::Real, "1e-8", B::Positive, {},
         "compatible forces: relative equilibrium residual at which Newton's method stops"),
     opt("maxIterations", T::Integer, "200", B::AtLeastOne, {}, "compatible forces: Newton iterations per phase"),
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <grain/core/common/error.hpp>
 #include <grain/core/contact/compatible_forces.hpp>
@@ -97,13 +98,34 @@ CompatibleForceSolver::Phase CompatibleForceSolver::newton(Real exponent,
   overlaps(x_, c_);
   residual(c_, exponent, r_);
   bool patternAnalysed = false;
+  // Best iterate so far; the iteration stops when it has not halved the best residual for
+  // kStagnation iterations (contacts that carry almost nothing switching in and out at the
+  // round-off level of the factorisation) and returns the best iterate.
+  constexpr std::uint32_t kStagnation = 8;
+  Real bestNorm = std::numeric_limits<Real>::infinity();
+  std::uint32_t sinceProgress = 0;
   for (;;) {
     phase.residualNorm = r_.norm();
     if (phase.residualNorm <= settings.tolerance * loadNorm) {
       phase.converged = true;
       return phase;
     }
-    if (phase.iterations >= settings.maxIterations) {
+    if (phase.residualNorm < 0.5 * bestNorm) {
+      sinceProgress = 0;
+    } else {
+      ++sinceProgress;
+    }
+    if (phase.residualNorm < bestNorm) {
+      bestNorm = phase.residualNorm;
+      xBest_ = x_;
+    }
+    if (phase.iterations >= settings.maxIterations || sinceProgress >= kStagnation) {
+      if (bestNorm < phase.residualNorm) {
+        x_ = xBest_;
+        overlaps(x_, c_);
+        residual(c_, exponent, r_);
+        phase.residualNorm = bestNorm;
+      }
       return phase;
     }
     ++phase.iterations;

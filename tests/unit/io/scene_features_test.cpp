@@ -678,7 +678,7 @@ TEST(ContactForceOutput, ReadWithDefaultsAndValues) {
   EXPECT_EQ(d.contactForceOutput->everyXStep, 4u);
   EXPECT_FALSE(d.contactForceOutput->compatibleForces);
   EXPECT_EQ(d.contactForceOutput->compatible.exponent, 1.0);
-  EXPECT_EQ(d.contactForceOutput->compatible.tolerance, 1e-10);
+  EXPECT_EQ(d.contactForceOutput->compatible.tolerance, 1e-8);
   EXPECT_EQ(d.contactForceOutput->compatible.maxIterations, 200u);
   EXPECT_TRUE(d.contactForceOutput->writes(8));
   EXPECT_FALSE(d.contactForceOutput->writes(9));
