@@ -78,4 +78,8 @@ void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverR
 /// fallback, which the caller runs).
 void runPqn(const LocalContext& ctx, VecX r, LocalSolverResult& result);
 
+/// Interior point method for the convex relaxation, then polishing (local_ipm.hpp); fills
+/// `result` like runSor with the relaxed error.
+void runIpm(const LocalContext& ctx, LocalSolverResult& result);
+
 }  // namespace grain::detail
