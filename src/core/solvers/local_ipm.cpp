@@ -26,8 +26,11 @@ Mat3 NtScaling::inverseMatrix() const {
 }
 
 NtScaling ntScaling(const Vec3& x, const Vec3& y) {
-  const Real nx = std::sqrt(coneDet(x));
-  const Real ny = std::sqrt(coneDet(y));
+  // det = (x_0 - |x_1|)(x_0 + |x_1|) loses less accuracy near the boundary than x_0^2 - |x_1|^2.
+  const Real x1 = std::hypot(x.y(), x.z());
+  const Real y1 = std::hypot(y.y(), y.z());
+  const Real nx = std::sqrt((x.x() - x1) * (x.x() + x1));
+  const Real ny = std::sqrt((y.x() - y1) * (y.x() + y1));
   const Vec3 xb = x / nx;
   const Vec3 yb = y / ny;
   const Real g = std::sqrt(0.5 * (1.0 + xb.dot(yb)));
@@ -198,7 +201,8 @@ std::uint32_t polish(const LocalContext& ctx, BestIterate& best) {
   const std::size_t n = ctx.n;
   const auto m = static_cast<Eigen::Index>(3 * n);
   const Real* mu = ctx.problem.mu.data();
-  const Real delta = s.ipmRegularization * meanPositiveDiagonal(ctx.problem.W);
+  const Real delta = std::max(s.ipmRegularization, Real(1e-14));
+  const Real deltaW = delta * meanPositiveDiagonal(ctx.problem.W);
   const auto& rowStart = ctx.w.rowStart();
   const auto& cols = ctx.w.columns();
   const auto& blocks = ctx.w.blocks();
@@ -206,7 +210,9 @@ std::uint32_t polish(const LocalContext& ctx, BestIterate& best) {
   std::vector<Eigen::Triplet<Real>> t;
   t.reserve(9 * (blocks.size() + n));
   Eigen::SparseLU<SparseMat> lu;
-  bool analysed = false;
+  Eigen::SimplicialLDLT<SparseMat, Eigen::Lower> ldlt;
+  bool luAnalysed = false;
+  bool ldltAnalysed = false;
   VecX f(m);
   VecX uTrial(m);
   std::uint32_t steps = 0;
@@ -217,7 +223,7 @@ std::uint32_t polish(const LocalContext& ctx, BestIterate& best) {
       const Vec3 z = best.r.segment<3>(k) - best.u.segment<3>(k);
       d[i] = ipm::coneProjectionJacobian(z, mu[i]);
       f.segment<3>(k) = best.r.segment<3>(k) - prox::projectCone(z, mu[i]);
-      const Mat3 diag = Mat3::Identity() - d[i] + delta * Mat3::Identity();
+      const Mat3 diag = Mat3::Identity() - d[i];
       for (Eigen::Index c = 0; c < 3; ++c) {
         for (Eigen::Index r = 0; r < 3; ++r) {
           t.emplace_back(k + r, k + c, diag(r, c));
@@ -236,26 +242,56 @@ std::uint32_t polish(const LocalContext& ctx, BestIterate& best) {
     SparseMat jac(m, m);
     jac.setFromTriplets(t.begin(), t.end());
     jac.makeCompressed();
-    if (!analysed) {
-      lu.analyzePattern(jac);
-      analysed = true;
-    }
-    lu.factorize(jac);
-    if (lu.info() != Eigen::Success) {
-      break;
-    }
-    const VecX dr = -lu.solve(f);
-    if (!dr.allFinite()) {
-      break;
-    }
+    // First the semismooth Newton step (J + delta_W I) dr = -F. Where W is rank-deficient J is
+    // (nearly) singular and that step can be useless; then Levenberg-Marquardt steps
+    // (J^T J + s I) dr = -J^T F, which stay out of the null space, with s growing from
+    // (error) mean diag(J^T J) until the error decreases.
     bool accepted = false;
-    Real tau = 1.0;
-    for (int halving = 0; halving <= 4 && !accepted; ++halving, tau *= 0.5) {
-      const VecX rTrial = best.r + tau * dr;
-      const Real e = relaxedError(ctx, rTrial, uTrial);
-      if (e < best.error) {
-        best.offer(rTrial, uTrial, e);
-        accepted = true;
+    auto tryStep = [&](const VecX& dr) {
+      if (!dr.allFinite()) {
+        return;
+      }
+      Real tau = 1.0;
+      for (int halving = 0; halving <= 2 && !accepted; ++halving, tau *= 0.5) {
+        const VecX rTrial = best.r + tau * dr;
+        const Real e = relaxedError(ctx, rTrial, uTrial);
+        if (e < best.error) {
+          best.offer(rTrial, uTrial, e);
+          accepted = true;
+        }
+      }
+    };
+    {
+      SparseMat shifted = jac;
+      for (Eigen::Index k = 0; k < m; ++k) {
+        shifted.coeffRef(k, k) += deltaW;
+      }
+      if (!luAnalysed) {
+        lu.analyzePattern(shifted);
+        luAnalysed = true;
+      }
+      lu.factorize(shifted);
+      if (lu.info() == Eigen::Success) {
+        tryStep(-lu.solve(f));
+      }
+    }
+    if (!accepted) {
+      const SparseMat jtj = SparseMat(jac.transpose() * jac);
+      const VecX jtf = jac.transpose() * f;
+      Real shift = meanPositiveDiagonal(jtj) * std::max(std::min(best.error, Real(1e-6)), delta);
+      for (int attempt = 0; attempt < 4 && !accepted; ++attempt, shift *= 100.0) {
+        SparseMat shifted = jtj;
+        for (Eigen::Index k = 0; k < m; ++k) {
+          shifted.coeffRef(k, k) += shift;
+        }
+        if (!ldltAnalysed) {
+          ldlt.analyzePattern(shifted);
+          ldltAnalysed = true;
+        }
+        ldlt.factorize(shifted);
+        if (ldlt.info() == Eigen::Success) {
+          tryStep(-ldlt.solve(jtf));
+        }
       }
     }
     if (!accepted) {
@@ -299,6 +335,7 @@ void runIpm(const LocalContext& ctx, LocalSolverResult& result) {
   const Real diagMean = meanPositiveDiagonal(nMat);
   const Real delta = s.ipmRegularization * diagMean;
   NewtonSolver solver(symmetric);
+  Real deltaUsed = delta;
 
   // Start.
   const Real pInf = p.cwiseAbs().maxCoeff();
@@ -320,7 +357,6 @@ void runIpm(const LocalContext& ctx, LocalSolverResult& result) {
   std::vector<NtScaling> nt(n);
   VecX rp(m);
   VecX rhs(m);
-  VecX dd(m);
   VecX dxAff(m);
   VecX dyAff(m);
   VecX r(m);
@@ -336,6 +372,11 @@ void runIpm(const LocalContext& ctx, LocalSolverResult& result) {
       rhs.segment<3>(k) = nt[i].applyInverse(di) + rp.segment<3>(k);
     }
     dx = solver.solve(rhs);
+    // Iterative refinement against the matrix without the shift delta.
+    for (int refine = 0; refine < 2; ++refine) {
+      const VecX res = rhs - (newton.a * dx - deltaUsed * dx);
+      dx += solver.solve(res);
+    }
     dy = nMat * dx - rp;
   };
   auto maxStep = [&](const VecX& dx, const VecX& dy) {
@@ -349,21 +390,29 @@ void runIpm(const LocalContext& ctx, LocalSolverResult& result) {
   };
 
   for (std::uint32_t it = 0; it < s.ipmMaxIter && !(best.error <= s.tolerance); ++it) {
-    // Scalings and the Newton matrix N + G^-2 + delta I.
-    Real* values = newton.a.valuePtr();
-    std::copy(base.begin(), base.end(), values);
+    // Scalings and the Newton matrix N + G^-2 + delta I (delta raised if the factorisation
+    // fails).
     for (std::size_t i = 0; i < n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      nt[i] = ipm::ntScaling(x.segment<3>(k), y.segment<3>(k));
-      const Mat3 gi = nt[i].inverseMatrix();
-      const Mat3 gi2 = gi * gi + delta * Mat3::Identity();
-      for (int c = 0; c < 3; ++c) {
-        for (int rr = 0; rr < 3; ++rr) {
-          values[newton.slot[i][static_cast<std::size_t>(3 * c + rr)]] += gi2(rr, c);
+      nt[i] = ipm::ntScaling(x.segment<3>(static_cast<Eigen::Index>(3 * i)),
+                             y.segment<3>(static_cast<Eigen::Index>(3 * i)));
+    }
+    bool factorised = false;
+    for (int attempt = 0; attempt < 4 && !factorised; ++attempt) {
+      deltaUsed = attempt == 0 ? delta : std::max(100.0 * deltaUsed, 1e-14 * diagMean);
+      Real* values = newton.a.valuePtr();
+      std::copy(base.begin(), base.end(), values);
+      for (std::size_t i = 0; i < n; ++i) {
+        const Mat3 gi = nt[i].inverseMatrix();
+        const Mat3 gi2 = gi * gi + deltaUsed * Mat3::Identity();
+        for (int c = 0; c < 3; ++c) {
+          for (int rr = 0; rr < 3; ++rr) {
+            values[newton.slot[i][static_cast<std::size_t>(3 * c + rr)]] += gi2(rr, c);
+          }
         }
       }
+      factorised = solver.factorize(newton.a);
     }
-    if (!solver.factorize(newton.a)) {
+    if (!factorised) {
       break;
     }
     rp = y - nMat * x - p;
@@ -404,8 +453,8 @@ void runIpm(const LocalContext& ctx, LocalSolverResult& result) {
     }
     best.offer(r, u, e);
   }
-  iterations += polish(ctx, best);
-  result.iterations = iterations;
+  result.polishSteps = polish(ctx, best);
+  result.iterations = iterations + result.polishSteps;
   result.r = std::move(best.r);
   result.u = std::move(best.u);
   result.error = best.error;

@@ -41,9 +41,11 @@
 ///   - step: x += a dx, y += a dy with a = min(1, ipmStepFraction * step to the boundary), one
 ///     step length for x and y (r_p then shrinks by the factor 1 - a).
 /// The matrix N + G^-2 + delta I (block pattern of W, delta = ipmRegularization times the mean
-/// diagonal entry of N) is factorised once per iteration by sparse LDL^T (Eigen SimplicialLDLT)
-/// when W is symmetric (||W - W^T||_F <= 1e-12 ||W||_F; its symmetric part is then used), and by
-/// sparse LU (Eigen SparseLU) otherwise.
+/// diagonal entry of N; multiplied by 100, up to three times, if the factorisation fails) is
+/// factorised once per iteration by sparse LDL^T (Eigen SimplicialLDLT) when W is symmetric
+/// (||W - W^T||_F <= 1e-12 ||W||_F; its symmetric part is then used), and by sparse LU (Eigen
+/// SparseLU) otherwise; each solve is followed by two steps of iterative refinement against
+/// N + G^-2 (without delta). det x is evaluated as (x_0 - ||x_1||)(x_0 + ||x_1||).
 /// Start: x = rho_x e with rho_x = ||q||_inf / (mean diagonal entry of N), y = N x + p, and every
 /// y_i whose smallest eigenvalue y_0 - ||y_1|| is below rho_y = ||q||_inf is moved along e to it.
 /// A given initial guess is not used (the method needs an interior start).
@@ -52,11 +54,15 @@
 /// (LocalErrorMeasure::Relaxed) of r = S x, u = W r + q is evaluated; the method stops when it
 /// is <= tolerance, after ipmMaxIter iterations, or when the step length falls below 1e-12. The
 /// iterate with the smallest error is then polished, if it has not converged, by at most
-/// ipmPolishSteps semismooth Newton steps on the relaxed natural map
-///   F(r) = r - P_K(r - (W r + q)),   (I - D + D W + delta' I) dr = -F(r)   (sparse LU),
-/// D = blockdiag of the Jacobians of P_K (coneProjectionJacobian()) and delta' =
-/// ipmRegularization times the mean diagonal entry of W; the step is halved (at most 4 times)
-/// until the error decreases, and polishing stops when it does not.
+/// ipmPolishSteps Newton steps on the relaxed natural map F(r) = r - P_K(r - (W r + q)) with the
+/// generalised Jacobian J = I - D + D W, D = blockdiag of the Jacobians of P_K at r - u
+/// (coneProjectionJacobian()). Each step first tries the semismooth Newton step
+/// (J + delta' I) dr = -F (sparse LU, delta' = ipmRegularization times the mean diagonal entry
+/// of W); where W is rank-deficient J is nearly singular and that step can be useless, and then
+/// Levenberg-Marquardt steps (J^T J + s I) dr = -J^T F (sparse LDL^T) are tried with s =
+/// min(error, 1e-6) mean diag(J^T J), multiplied by 100 up to three times. A step is accepted
+/// (with the lengths 1, 1/2, 1/4) only if it lowers the relaxed error; polishing stops at the
+/// first step that is not accepted.
 /// The result's error and converged refer to the relaxed measure, whatever errorMeasure says:
 /// this solver solves the relaxed problem, not FC(W, q, mu). iterations counts IPM iterations
 /// plus polishing steps.

@@ -133,6 +133,7 @@ struct LocalSolverResult {
   std::uint32_t iterations = 0;           ///< iterations of the method (plus fallback sweeps)
   std::uint32_t fallbackIterations = 0;   ///< PQN: SOR sweeps of the fallback (0 if none)
   std::uint32_t warmStartIterations = 0;  ///< PQN: SOR sweeps before the first Newton step
+  std::uint32_t polishSteps = 0;          ///< IPM: semismooth Newton steps (in iterations)
   double seconds = 0.0;                   ///< wall time of the whole solve (setup included)
   Real error = 0.0;                       ///< selected measure at (r, u) (Ipm: Relaxed)
   bool converged = false;                 ///< error <= tolerance
