@@ -3,7 +3,8 @@
 //
 //   grain-fclib solve FILE [--solver sor|jor|apgd|pqn|ipm] [--tol T] [--max-iter N]
 //                          [--out SOL.h5] [--measure natural-map|koziara|relaxed]
-//                          [--apgd-relaxed] [--ipm-max-iter N] [--ucf ac|ds] [--alpha A]
+//                          [--apgd-relaxed] [--ipm-max-iter N] [--ipm-polish N]
+//                          [--ucf ac|ds] [--alpha A]
 //                          [--r-strategy max|sum] [--check adaptive|every] [--check-period K]
 //                          [--guess] [--csv]
 //   grain-fclib info FILE
@@ -138,6 +139,7 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
     s.errorMeasure = grain::LocalErrorMeasure::Relaxed;  // the only measure the IPM stops on
   }
   s.ipmMaxIter = vm["ipm-max-iter"].as<unsigned>();
+  s.ipmPolishSteps = vm["ipm-polish"].as<unsigned>();
   const std::string ucf = vm["ucf"].as<std::string>();
   if (ucf == "ac") {
     s.subMethod = grain::UcfSubMethod::AlartCurnier;
@@ -212,9 +214,11 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
     std::printf("\ntime        %.6f s\n", res.seconds);
     std::printf("error       %.6e (natural-map %.6e, koziara %.6e, |e|/|q| %.6e, relaxed %.6e)\n",
                 res.error, natural, koziara, ev.naturalMapOverQ(res.r, res.u), relaxed);
-    if (s.errorMeasure == grain::LocalErrorMeasure::Relaxed) {
-      std::printf("problem     convex relaxation (no De Saxce term): the natural-map error above "
-                  "is the distance to the Coulomb law\n");
+    if (s.method == grain::LocalSolverMethod::Ipm ||
+        (s.method == grain::LocalSolverMethod::Apgd && !s.apgdDeSaxce)) {
+      std::printf(
+          "problem     convex relaxation (no De Saxce term): the natural-map error above "
+          "is the distance to the Coulomb law\n");
     }
     std::printf("converged   %s%s\n", res.converged ? "yes" : "no",
                 res.finite ? "" : " (NaN/Inf encountered)");
@@ -247,6 +251,8 @@ int main(int argc, char** argv) {
     ("apgd-relaxed", "APGD on the convex relaxation (no De Saxce term); stops on the relaxed "
      "measure unless --measure is given")
     ("ipm-max-iter", po::value<unsigned>()->default_value(100), "IPM: interior point iterations")
+    ("ipm-polish", po::value<unsigned>()->default_value(5), "IPM: at most this many polishing "
+     "Newton steps")
     ("ucf", po::value<std::string>()->default_value("ac"),
      "prox of SOR/JOR/PQN fallback: ac (Alart-Curnier) or ds (De Saxce)")
     ("alpha", po::value<double>(), "relaxation of SOR/JOR (defaults 1.0 / 0.5)")

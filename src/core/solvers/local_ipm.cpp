@@ -433,8 +433,8 @@ void runIpm(const LocalContext& ctx, LocalSolverResult& result) {
           const auto k = static_cast<Eigen::Index>(3 * i);
           const Vec3 corr = ipm::jordanProduct(nt[i].applyInverse(dxAff.segment<3>(k)),
                                                nt[i].apply(dyAff.segment<3>(k)));
-          return Vec3(Vec3(sigma * muC, 0.0, 0.0) -
-                      ipm::jordanProduct(nt[i].lambda, nt[i].lambda) - corr);
+          return Vec3(Vec3(sigma * muC, 0.0, 0.0) - ipm::jordanProduct(nt[i].lambda, nt[i].lambda) -
+                      corr);
         },
         dx, dy);
     const Real a = std::min(1.0, s.ipmStepFraction * maxStep(dx, dy));

@@ -231,7 +231,8 @@ TEST(IpmSolver, RandomCoupledProblemsAgreeWithRelaxedApgd) {
         a(i, j) = g(gen);
       }
     }
-    const Eigen::MatrixXd w = a * a.transpose() / (3 * n) + 0.1 * Eigen::MatrixXd::Identity(3 * n, 3 * n);
+    const Eigen::MatrixXd w =
+        a * a.transpose() / (3 * n) + 0.1 * Eigen::MatrixXd::Identity(3 * n, 3 * n);
     LocalProblem p;
     p.W = w.sparseView();
     p.q = VecX(3 * n);

@@ -93,7 +93,7 @@ enum class ErrorCheck : std::uint8_t { Every, Adaptive };
 /// Table 1 (relative delta) for PQN.
 struct LocalSolverSettings {
   LocalSolverMethod method = LocalSolverMethod::SorProx;
-  LocalErrorMeasure errorMeasure = LocalErrorMeasure::NaturalMap;
+  LocalErrorMeasure errorMeasure = LocalErrorMeasure::NaturalMap;  ///< Ipm: always Relaxed
   Real tolerance = 1e-8;
   std::uint32_t maxIter = 100000;  ///< iterations (SOR/JOR sweeps, APGD steps, PQN steps)
   ErrorCheck errorCheck = ErrorCheck::Adaptive;
@@ -117,9 +117,9 @@ struct LocalSolverSettings {
   bool pqnDirectSolve = false;         ///< sparse LU of X W + Y + delta I instead of GMRES
   Real pqnWarmStartTolerance = 0;      ///< SOR until this error first (off if <= tolerance)
   // IPM for the convex relaxation (local_ipm.hpp).
-  std::uint32_t ipmMaxIter = 100;   ///< interior point iterations (>= 1)
-  Real ipmStepFraction = 0.99;      ///< fraction of the step to the cone boundary, in (0, 1)
-  Real ipmRegularization = 1e-10;   ///< delta relative to the mean diagonal entry, >= 0
+  std::uint32_t ipmMaxIter = 100;    ///< interior point iterations (>= 1)
+  Real ipmStepFraction = 0.99;       ///< fraction of the step to the cone boundary, in (0, 1)
+  Real ipmRegularization = 1e-10;    ///< delta relative to the mean diagonal entry, >= 0
   std::uint32_t ipmPolishSteps = 5;  ///< semismooth Newton steps after the IPM (0: none)
 };
 
