@@ -209,7 +209,7 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
       std::printf(" (%u SOR fallback sweeps)", res.fallbackIterations);
     }
     if (res.polishSteps > 0) {
-      std::printf(" (%u polishing Newton steps)", res.polishSteps);
+      std::printf(" (%u polishing steps: Newton and APGD)", res.polishSteps);
     }
     std::printf("\ntime        %.6f s\n", res.seconds);
     std::printf("error       %.6e (natural-map %.6e, koziara %.6e, |e|/|q| %.6e, relaxed %.6e)\n",

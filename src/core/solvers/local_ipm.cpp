@@ -454,6 +454,22 @@ void runIpm(const LocalContext& ctx, LocalSolverResult& result) {
     best.offer(r, u, e);
   }
   result.polishSteps = polish(ctx, best);
+  if (!(best.error <= s.tolerance) && s.ipmApgdSteps > 0) {
+    // Projection steps: APGD on the relaxation from the best iterate (linear convergence, but it
+    // settles the contacts whose active set the Newton steps do not identify).
+    LocalSolverSettings apgd = s;
+    apgd.method = LocalSolverMethod::Apgd;
+    apgd.apgdDeSaxce = false;
+    apgd.errorMeasure = LocalErrorMeasure::Relaxed;
+    apgd.maxIter = s.ipmApgdSteps;
+    const LocalContext apgdCtx(prob, apgd);
+    LocalSolverResult pg;
+    runApgd(apgdCtx, best.r, pg);
+    result.polishSteps += pg.iterations;
+    if (pg.finite) {
+      best.offer(pg.r, pg.u, pg.error);
+    }
+  }
   result.iterations = iterations + result.polishSteps;
   result.r = std::move(best.r);
   result.u = std::move(best.u);

@@ -225,6 +225,8 @@ void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
   finish(ctx, r, u, e, result);
 }
 
+}  // namespace
+
 void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result) {
   const LocalSolverSettings& s = ctx.settings;
   const auto m = static_cast<Eigen::Index>(3 * ctx.n);
@@ -298,8 +300,6 @@ void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result) {
   }
   finish(ctx, best, result);
 }
-
-}  // namespace
 
 void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverResult& result) {
   const LocalSolverSettings& s = ctx.settings;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The interior point method on real FCLIB / Siconos problems: it agrees with APGD on the convex
 // relaxation, and without friction (where the relaxation is the Coulomb problem) with SOR.
+#include <cstdint>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -36,7 +37,8 @@ LocalSolverResult solveRelaxedApgd(const LocalProblem& p, Real tol) {
 
 /// IPM and relaxed APGD reach the tolerance on the relaxed measure and agree on u (unique for
 /// a symmetric positive semi-definite W) to uTol relative to |q|.
-void expectIpmAgreesWithRelaxedApgd(const std::string& name, Real tol, Real uTol) {
+void expectIpmAgreesWithRelaxedApgd(const std::string& name, Real tol, Real uTol,
+                                    std::uint32_t maxIterations = 100) {
   const LocalProblem p = readShared(name);
   const LocalSolverResult ipmRes = solveIpm(p, tol);
   const LocalSolverResult apgd = solveRelaxedApgd(p, tol);
@@ -45,7 +47,7 @@ void expectIpmAgreesWithRelaxedApgd(const std::string& name, Real tol, Real uTol
   const LocalErrorEvaluator ev(p);
   EXPECT_LE(ev.relaxed(ipmRes.r, localVelocity(p, ipmRes.r)), tol) << name;
   EXPECT_LT((ipmRes.u - apgd.u).norm(), uTol * p.q.norm()) << name;
-  EXPECT_LT(ipmRes.iterations, 100u) << name;
+  EXPECT_LE(ipmRes.iterations, maxIterations) << name;
 }
 
 TEST(FclibIpm, AgreesWithRelaxedApgdOnBoxStacks) {
@@ -58,6 +60,19 @@ TEST(FclibIpm, AgreesWithRelaxedApgdOnCapsules) {
 
 TEST(FclibIpm, AgreesWithRelaxedApgdOnSpheres) {
   expectIpmAgreesWithRelaxedApgd("Spheres-i099-356-679.hdf5", 1e-10, 1e-6);
+}
+
+TEST(FclibIpm, DegenerateCapsulesReachTightToleranceWithApgdPolishing) {
+  // The interior point iterations stall near 1e-8 here and the Newton polishing does not settle
+  // every contact; the APGD stage reaches 1e-10 (iterations include its steps).
+  const LocalProblem p = readShared("Capsules-i100-1090.dat");
+  LocalSolverSettings s;
+  s.method = LocalSolverMethod::Ipm;
+  s.tolerance = 1e-10;
+  s.ipmApgdSteps = 0;
+  const LocalSolverResult without = solve(p, s);
+  EXPECT_FALSE(without.converged) << without.error;
+  expectIpmAgreesWithRelaxedApgd("Capsules-i100-1090.dat", 1e-10, 1e-6, 2100);
 }
 
 TEST(FclibIpm, FrictionlessProblemAgreesWithSor) {

@@ -62,10 +62,14 @@
 /// Levenberg-Marquardt steps (J^T J + s I) dr = -J^T F (sparse LDL^T) are tried with s =
 /// min(error, 1e-6) mean diag(J^T J), multiplied by 100 up to three times. A step is accepted
 /// (with the lengths 1, 1/2, 1/4) only if it lowers the relaxed error; polishing stops at the
-/// first step that is not accepted.
+/// first step that is not accepted. If the tolerance is still not reached, at most ipmApgdSteps
+/// APGD steps on the relaxation (apgdDeSaxce = false, see local_solver.hpp) follow from the best
+/// iterate: on problems with degenerate contacts (r and u both tending to 0) the IPM stalls near
+/// a complementarity of 1e-13 with a relaxed error of 1e-9 to 1e-7, and the Newton steps do not
+/// always identify those contacts' states.
 /// The result's error and converged refer to the relaxed measure, whatever errorMeasure says:
 /// this solver solves the relaxed problem, not FC(W, q, mu). iterations counts IPM iterations
-/// plus polishing steps.
+/// plus polishing steps (Newton and APGD; polishSteps).
 namespace grain::ipm {
 
 /// Jordan product x o y of the Lorentz cone.

@@ -117,10 +117,11 @@ struct LocalSolverSettings {
   bool pqnDirectSolve = false;         ///< sparse LU of X W + Y + delta I instead of GMRES
   Real pqnWarmStartTolerance = 0;      ///< SOR until this error first (off if <= tolerance)
   // IPM for the convex relaxation (local_ipm.hpp).
-  std::uint32_t ipmMaxIter = 100;    ///< interior point iterations (>= 1)
-  Real ipmStepFraction = 0.99;       ///< fraction of the step to the cone boundary, in (0, 1)
-  Real ipmRegularization = 1e-10;    ///< delta relative to the mean diagonal entry, >= 0
-  std::uint32_t ipmPolishSteps = 5;  ///< semismooth Newton steps after the IPM (0: none)
+  std::uint32_t ipmMaxIter = 100;     ///< interior point iterations (>= 1)
+  Real ipmStepFraction = 0.99;        ///< fraction of the step to the cone boundary, in (0, 1)
+  Real ipmRegularization = 1e-10;     ///< delta relative to the mean diagonal entry, >= 0
+  std::uint32_t ipmPolishSteps = 5;   ///< Newton polishing steps after the IPM (0: none)
+  std::uint32_t ipmApgdSteps = 2000;  ///< then APGD steps on the relaxation (0: none)
 };
 
 /// Throws grain::Error naming the field if a value is out of range.
@@ -133,7 +134,7 @@ struct LocalSolverResult {
   std::uint32_t iterations = 0;           ///< iterations of the method (plus fallback sweeps)
   std::uint32_t fallbackIterations = 0;   ///< PQN: SOR sweeps of the fallback (0 if none)
   std::uint32_t warmStartIterations = 0;  ///< PQN: SOR sweeps before the first Newton step
-  std::uint32_t polishSteps = 0;          ///< IPM: semismooth Newton steps (in iterations)
+  std::uint32_t polishSteps = 0;          ///< IPM: Newton polishing and APGD steps (in iterations)
   double seconds = 0.0;                   ///< wall time of the whole solve (setup included)
   Real error = 0.0;                       ///< selected measure at (r, u) (Ipm: Relaxed)
   bool converged = false;                 ///< error <= tolerance
