@@ -3,7 +3,7 @@
 //
 //   grain-fclib solve FILE [--solver sor|jor|apgd|pqn|ipm] [--tol T] [--max-iter N]
 //                          [--out SOL.h5] [--measure natural-map|koziara|relaxed]
-//                          [--apgd-relaxed] [--ipm-max-iter N] [--ipm-polish N]
+//                          [--apgd-relaxed] [--ipm-max-iter N] [--ipm-polish N] [--ipm-apgd N]
 //                          [--ucf ac|ds] [--alpha A]
 //                          [--r-strategy max|sum] [--check adaptive|every] [--check-period K]
 //                          [--guess] [--csv]
@@ -140,6 +140,7 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
   }
   s.ipmMaxIter = vm["ipm-max-iter"].as<unsigned>();
   s.ipmPolishSteps = vm["ipm-polish"].as<unsigned>();
+  s.ipmApgdSteps = vm["ipm-apgd"].as<unsigned>();
   const std::string ucf = vm["ucf"].as<std::string>();
   if (ucf == "ac") {
     s.subMethod = grain::UcfSubMethod::AlartCurnier;
@@ -253,6 +254,8 @@ int main(int argc, char** argv) {
     ("ipm-max-iter", po::value<unsigned>()->default_value(100), "IPM: interior point iterations")
     ("ipm-polish", po::value<unsigned>()->default_value(5), "IPM: at most this many polishing "
      "Newton steps")
+    ("ipm-apgd", po::value<unsigned>()->default_value(2000), "IPM: then at most this many APGD "
+     "steps on the relaxation")
     ("ucf", po::value<std::string>()->default_value("ac"),
      "prox of SOR/JOR/PQN fallback: ac (Alart-Curnier) or ds (De Saxce)")
     ("alpha", po::value<double>(), "relaxation of SOR/JOR (defaults 1.0 / 0.5)")

@@ -194,8 +194,8 @@ Real relaxedError(const LocalContext& ctx, const VecX& r, VecX& u) {
   return ctx.evaluator.relaxed(r, u);
 }
 
-/// Semismooth Newton polishing of r on the relaxed natural map (see local_ipm.hpp).
-/// Returns the number of accepted steps.
+/// Newton polishing of r on the relaxed natural map, semismooth and Levenberg-Marquardt steps
+/// (see local_ipm.hpp). Returns the number of accepted steps.
 std::uint32_t polish(const LocalContext& ctx, BestIterate& best) {
   const LocalSolverSettings& s = ctx.settings;
   const std::size_t n = ctx.n;
