@@ -82,6 +82,8 @@ std::string_view toString(LocalErrorMeasure m) {
       return "natural-map";
     case LocalErrorMeasure::Koziara:
       return "koziara";
+    case LocalErrorMeasure::Relaxed:
+      return "relaxed";
   }
   return "?";
 }
@@ -132,13 +134,30 @@ Real LocalErrorEvaluator::naturalMapAbsolute(const VecX& r, const VecX& u) const
   return std::sqrt(s);
 }
 
-Real LocalErrorEvaluator::naturalMap(const VecX& r, const VecX& u) const {
-  const Real e = naturalMapAbsolute(r, u);
+Real LocalErrorEvaluator::relaxedAbsolute(const VecX& r, const VecX& u) const {
+  const std::size_t n = problem_->contactCount();
+  Real s = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Eigen::Index k = 3 * static_cast<Eigen::Index>(i);
+    s += relaxedResidual(r.segment<3>(k), u.segment<3>(k), problem_->mu[k / 3]).squaredNorm();
+  }
+  return std::sqrt(s);
+}
+
+Real LocalErrorEvaluator::normalise(Real e, const VecX& r, const VecX& u) const {
   const Real scale = std::max({normQ_, r.norm(), u.norm()});
   if (!std::isfinite(e) || !std::isfinite(scale)) {
     return std::numeric_limits<Real>::infinity();
   }
   return scale > DBL_EPSILON ? e / scale : e;
+}
+
+Real LocalErrorEvaluator::naturalMap(const VecX& r, const VecX& u) const {
+  return normalise(naturalMapAbsolute(r, u), r, u);
+}
+
+Real LocalErrorEvaluator::relaxed(const VecX& r, const VecX& u) const {
+  return normalise(relaxedAbsolute(r, u), r, u);
 }
 
 Real LocalErrorEvaluator::naturalMapOverQ(const VecX& r, const VecX& u) const {
@@ -159,7 +178,15 @@ Real LocalErrorEvaluator::koziara(const VecX& r, const VecX& u) const {
 }
 
 Real LocalErrorEvaluator::evaluate(LocalErrorMeasure m, const VecX& r, const VecX& u) const {
-  return m == LocalErrorMeasure::Koziara ? koziara(r, u) : naturalMap(r, u);
+  switch (m) {
+    case LocalErrorMeasure::NaturalMap:
+      break;
+    case LocalErrorMeasure::Koziara:
+      return koziara(r, u);
+    case LocalErrorMeasure::Relaxed:
+      return relaxed(r, u);
+  }
+  return naturalMap(r, u);
 }
 
 }  // namespace grain

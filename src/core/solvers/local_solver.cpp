@@ -29,6 +29,11 @@ void validate(const LocalSolverSettings& s) {
   GRAIN_REQUIRE(s.pqnGmresMaxIter >= 1, "pqnGmresMaxIter must be >= 1");
   GRAIN_REQUIRE(std::isfinite(s.pqnWarmStartTolerance) && s.pqnWarmStartTolerance >= 0.0,
                 "pqnWarmStartTolerance must be >= 0");
+  GRAIN_REQUIRE(s.ipmMaxIter >= 1, "ipmMaxIter must be >= 1");
+  GRAIN_REQUIRE(s.ipmStepFraction > 0.0 && s.ipmStepFraction < 1.0,
+                "ipmStepFraction must be in (0, 1)");
+  GRAIN_REQUIRE(std::isfinite(s.ipmRegularization) && s.ipmRegularization >= 0.0,
+                "ipmRegularization must be >= 0");
 }
 
 std::string_view toString(LocalSolverMethod m) {
@@ -41,6 +46,8 @@ std::string_view toString(LocalSolverMethod m) {
       return "apgd";
     case LocalSolverMethod::Pqn:
       return "pqn";
+    case LocalSolverMethod::Ipm:
+      return "ipm";
   }
   return "?";
 }
@@ -60,6 +67,9 @@ std::optional<LocalSolverMethod> localSolverMethodFromString(std::string_view na
   }
   if (s == "pqn") {
     return LocalSolverMethod::Pqn;
+  }
+  if (s == "ipm") {
+    return LocalSolverMethod::Ipm;
   }
   return std::nullopt;
 }
@@ -215,6 +225,8 @@ void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
   finish(ctx, r, u, e, result);
 }
 
+}  // namespace
+
 void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result) {
   const LocalSolverSettings& s = ctx.settings;
   const auto m = static_cast<Eigen::Index>(3 * ctx.n);
@@ -289,8 +301,6 @@ void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result) {
   finish(ctx, best, result);
 }
 
-}  // namespace
-
 void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverResult& result) {
   const LocalSolverSettings& s = ctx.settings;
   const std::vector<Vec3> metric = proxMetric(ctx.w, s.alphaSor, s.rStrategy, s.subMethod);
@@ -356,6 +366,9 @@ LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& 
         break;
       case LocalSolverMethod::Apgd:
         detail::runApgd(ctx, std::move(r0), result);
+        break;
+      case LocalSolverMethod::Ipm:
+        detail::runIpm(ctx, result);
         break;
       case LocalSolverMethod::Pqn: {
         if (settings.pqnWarmStartTolerance > settings.tolerance) {
