@@ -93,6 +93,14 @@ enum class LocalErrorMeasure : std::uint8_t {
   Koziara,
 };
 
+/// The normalised natural-map error from the global norms: residual / max(normQ, normR, normU),
+/// or the plain residual if the three norms are all <= DBL_EPSILON; +inf if a value is not
+/// finite. (Shared by LocalErrorEvaluator and ContactSolver, so both report the same number.)
+Real naturalMapError(Real residualNorm, Real normQ, Real normR, Real normU);
+/// Koziara's measure from its sums: numerator / denominator, or the numerator if the
+/// denominator is not positive.
+Real koziaraError(Real numerator, Real denominator);
+
 /// Name of a measure ("natural-map", "koziara").
 std::string_view toString(LocalErrorMeasure m);
 
