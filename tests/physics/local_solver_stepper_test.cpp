@@ -78,8 +78,8 @@ TEST_P(LocalMethodInStepper, StaysAtRestWhenMuExceedsTanTheta) {
 
 INSTANTIATE_TEST_SUITE_P(EveryLocalMethod, LocalMethodInStepper,
                          ::testing::ValuesIn(kLocalMethodNames),
-                         [](const ::testing::TestParamInfo<LocalMethodName>& info) {
-                           return std::string(info.param.sceneName);
+                         [](const ::testing::TestParamInfo<LocalMethodName>& p) {
+                           return std::string(p.param.sceneName);
                          });
 
 /// Nine spheres dropped in a 3 x 3 grid onto a floor, with sphere-sphere contacts from the start.
@@ -93,7 +93,8 @@ DynamicsSystem spherePile() {
       for (int layer = 0; layer < 2; ++layer) {
         const Vec3 pos(0.0999 * i + 0.02 * layer, 0.0999 * j + 0.01 * layer * i,
                        r - 1e-6 + 0.099 * layer);
-        addSimulated(sys, number++, Sphere{r}, 0.5 + 0.1 * number, pos, Quat::Identity(),
+        const Real mass = 0.5 + 0.1 * number;
+        addSimulated(sys, number++, Sphere{r}, mass, pos, Quat::Identity(),
                      Vec3(0.1 * layer, -0.05 * i, -0.2 * layer));
       }
     }
@@ -104,7 +105,8 @@ DynamicsSystem spherePile() {
 // Delassus SOR on the assembled problem with the same metric and contact order is the velocity
 // SORContact iteration (docs/solvers.md): with a fixed number of sweeps per step (relTol 0), the
 // same warm start and drift correction, both give the same percussions and trajectories.
-TEST(LocalMethodInStepper, DelassusSorEqualsSorContact) {
+// (A gtest suite of its own: LocalMethodInStepper is a parametrized fixture.)
+TEST(DelassusSorInStepper, EqualsSorContact) {
   StepperSettings sor;
   sor.deltaT = 2e-3;
   sor.endTime = 1e9;
@@ -127,7 +129,11 @@ TEST(LocalMethodInStepper, DelassusSorEqualsSorContact) {
     const StepStats ta = sa.step(a);
     const StepStats tb = sb.step(b);
     ASSERT_EQ(ta.contacts, tb.contacts) << "step " << k;
-    EXPECT_EQ(ta.iterations, tb.iterations);
+    // relTol 0: both run maxIter sweeps, unless an iterate is exact (e.g. only floor contacts,
+    // one per sphere), which the local solver may detect a few sweeps earlier.
+    if (!tb.converged) {
+      EXPECT_EQ(ta.iterations, tb.iterations) << "step " << k;
+    }
     EXPECT_NEAR(ta.naturalMapError, tb.naturalMapError, 1e-8 * ta.naturalMapError + 1e-14);
     EXPECT_NEAR(ta.koziaraError, tb.koziaraError, 1e-8 * ta.koziaraError + 1e-14);
     Real scale = 0.0;
@@ -138,7 +144,7 @@ TEST(LocalMethodInStepper, DelassusSorEqualsSorContact) {
       EXPECT_LE((sa.percussions()[c] - sb.percussions()[c]).norm(), 1e-9 * scale)
           << "step " << k << " contact " << c;
     }
-    withContacts += ta.contacts > 9 ? 1 : 0;
+    withContacts += ta.contacts > 9 && !tb.converged ? 1 : 0;
   }
   EXPECT_GT(withContacts, 20u);
   for (std::size_t i = 0; i < a.bodies.size(); ++i) {
