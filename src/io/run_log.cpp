@@ -63,8 +63,7 @@ std::string RunLogWriter::formatLine(const StepStats& s, double wallSeconds) {
   line += '\t';
   appendInteger(line, s.contacts);
   for (const double x : {s.maxPenetration, s.kineticEnergy, s.rotationalEnergy, s.potentialEnergy,
-                         s.kineticEnergy + s.potentialEnergy, s.naturalMapError,
-                         s.koziaraError}) {
+                         s.kineticEnergy + s.potentialEnergy, s.naturalMapError, s.koziaraError}) {
     line += '\t';
     appendNumber(line, x);
   }

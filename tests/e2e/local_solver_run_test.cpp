@@ -34,7 +34,8 @@ std::string scene(const std::string& method, double endTime) {
       <InclusionSolverSettings method=")"
     << method << R"(" useGPU="false" alphaJORProx="0.5" alphaSORProx="1.0"
           convergenceMethod="NaturalMap" maxIter="20000" absTol="0" relTol=")"
-    << kRelTol << R"(" usePercussionCache="true" driftCorrectionGap="true" driftCorrectionGapAlpha="0.2"/>
+    << kRelTol
+    << R"(" usePercussionCache="true" driftCorrectionGap="true" driftCorrectionGapAlpha="0.2"/>
     </TimeStepperSettings>
     <ContactParameterMap>
       <ContactParameterStandard type="UCF" mu="0.4" epsilonN="0" epsilonT="0"/>

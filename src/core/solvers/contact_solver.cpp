@@ -671,10 +671,14 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
   const unsigned exchangePeriod = exchange != nullptr ? exchange->splitExchangePeriod() : 0;
   detail::ContactMeasures measures;
   std::uint32_t measuredIteration = 0;  // sweeps done when `measures` was evaluated (0: never)
+  std::uint32_t nextMeasure = 1;        // sweeps after which the next measure test is due
   for (std::uint32_t it = 0; it < settings_.maxIter; ++it) {
     const bool tangential = hasTangentialSweep(it);
-    // SorNormalTangential: only test after iterations that include the tangential sweep.
-    const bool check = it + 1 >= settings_.minIter && tangential;
+    // SorNormalTangential: only test after iterations that include the tangential sweep. The
+    // accuracy measures (about one sweep each) are tested on a geometric schedule and after the
+    // last allowed sweep.
+    const bool measureDue = !usesMeasure() || it + 1 >= nextMeasure || it + 1 == settings_.maxIter;
+    const bool check = it + 1 >= settings_.minIter && tangential && measureDue;
     if (check) {
       saveOldState();
     }
@@ -690,6 +694,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
       if (usesMeasure()) {
         measures = evaluateMeasures(exchange);
         measuredIteration = it + 1;
+        nextMeasure = it + 1 + std::max<std::uint32_t>(1, (it + 1) / 8);
         const Real error = settings_.convergenceMethod == ConvergenceMethod::Koziara
                                ? measures.koziara
                                : measures.naturalMap;

@@ -90,8 +90,9 @@ MeasureSums contactMeasureSums(const SolverContacts& c, const SolverBodies& b,
 ContactMeasures measuresFromSums(const MeasureSums& sums) {
   const auto& v = sums.value;
   ContactMeasures m;
-  m.naturalMap = naturalMapError(std::sqrt(v[MeasureSums::Residual2]), std::sqrt(v[MeasureSums::Q2]),
-                                 std::sqrt(v[MeasureSums::R2]), std::sqrt(v[MeasureSums::U2]));
+  m.naturalMap =
+      naturalMapError(std::sqrt(v[MeasureSums::Residual2]), std::sqrt(v[MeasureSums::Q2]),
+                      std::sqrt(v[MeasureSums::R2]), std::sqrt(v[MeasureSums::U2]));
   m.koziara = koziaraError(v[MeasureSums::KoziaraNumerator], v[MeasureSums::KoziaraDenominator]);
   if (!std::isfinite(m.koziara)) {
     m.koziara = std::numeric_limits<Real>::infinity();

@@ -31,8 +31,7 @@ void makePercussionCacheKeys(const BodyStorage& bodies, const ContactStorage& co
   std::sort(keys.begin(), keys.end(), lessKey);
   ordinal.resize(nc);
   for (std::size_t k = 0; k < nc; ++k) {
-    const bool samePair =
-        k > 0 && keys[k].lo == keys[k - 1].lo && keys[k].hi == keys[k - 1].hi;
+    const bool samePair = k > 0 && keys[k].lo == keys[k - 1].lo && keys[k].hi == keys[k - 1].hi;
     ordinal[keys[k].contact] = samePair ? ordinal[keys[k - 1].contact] + 1 : 0;
   }
 }

@@ -122,9 +122,7 @@ std::string oldFormatLog(int steps, bool partialLast) {
 TEST(RunLog, AppendingToAnOlderFormatUpgradesIt) {
   test::TempDir dir;
   const auto file = dir / "SimData.dat";
-  {
-    std::ofstream(file, std::ios::binary) << oldFormatLog(5, true);
-  }
+  { std::ofstream(file, std::ios::binary) << oldFormatLog(5, true); }
   StepStats s;
   s.step = 4;
   s.naturalMapError = 1e-9;
@@ -168,9 +166,7 @@ TEST(RunLog, AppendingToAnOlderFormatUpgradesIt) {
 TEST(RunLog, AppendingToAnUnknownFormatFails) {
   test::TempDir dir;
   const auto file = dir / "SimData.dat";
-  {
-    std::ofstream(file, std::ios::binary) << "# Time [s]\tSomething else\n0\t1\n";
-  }
+  { std::ofstream(file, std::ios::binary) << "# Time [s]\tSomething else\n0\t1\n"; }
   RunLogWriter w;
   EXPECT_THROW(w.openAppend(file, 10), Error);
   EXPECT_EQ(test::readText(file), "# Time [s]\tSomething else\n0\t1\n");

@@ -828,8 +828,8 @@ TEST(SceneWarnings, VelocityConvergenceMethodWithLocalSolverWarns) {
             std::string::npos)
       << d.warnings[0];
   // Without an explicit convergenceMethod there is nothing to warn about.
-  test::writeText(dir / "plain.xml", test::replaceOnce(kBase, "method=\"SORContact\"",
-                                                        "method=\"DelassusJOR\""));
+  test::writeText(dir / "plain.xml",
+                  test::replaceOnce(kBase, "method=\"SORContact\"", "method=\"DelassusJOR\""));
   const SceneDescription plain = loadScene(dir / "plain.xml");
   EXPECT_TRUE(plain.warnings.empty());
   EXPECT_EQ(*plain.stepper.solver.localMethod, LocalSolverMethod::JorProx);

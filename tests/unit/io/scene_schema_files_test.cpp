@@ -222,8 +222,9 @@ TEST(SceneSchemaXmllint, LocalMethodsAndMeasuresAreValidForBoth) {
   }
   // The velocity solver with the measures as stopping test.
   const fs::path file = dir / "sor-natural-map.xml";
-  test::writeText(file, test::replaceOnce(kValid, "method=\"SORContact\"",
-                                          "method=\"SORContact\" convergenceMethod=\"NaturalMap\""));
+  test::writeText(file,
+                  test::replaceOnce(kValid, "method=\"SORContact\"",
+                                    "method=\"SORContact\" convergenceMethod=\"NaturalMap\""));
   const Lint r = xmllint(file);
   EXPECT_EQ(r.exitCode, 0) << r.output;
   const SceneDescription d = loadScene(file);

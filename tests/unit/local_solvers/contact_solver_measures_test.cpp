@@ -55,8 +55,8 @@ TEST(ContactSolverMeasures, ExactSolutionHasZeroError) {
 }
 
 // alpha = 1/2: after k sweeps P_N = (1 - 2^-k) m g dt and u_N = -2^-k g dt. The natural-map
-// residual is e = (u_N, 0, 0) (r - u is inside the cone), so
-//   NaturalMap = 2^-k g dt / max(g dt, (1 - 2^-k) m g dt, 2^-k g dt) = 2^-k / ((1 - 2^-k) m) (m >= 2),
+// residual is e = (u_N, 0, 0) (r - u is inside the cone), so with m >= 2
+//   NaturalMap = 2^-k g dt / max(g dt, (1 - 2^-k) m g dt, 2^-k g dt) = 2^-k / ((1 - 2^-k) m),
 //   Koziara    = e W_NN^-1 e / q W_NN^-1 q = 4^-k.
 TEST(ContactSolverMeasures, PerturbedPercussionHasClosedFormError) {
   const Real m = 4.0;
@@ -137,6 +137,27 @@ TEST(ContactSolverMeasures, GlobalNormsComeFromReduceSums) {
   const SolverStats st2 = s2.solve(solver2, &exchange2);
   EXPECT_EQ(exchange2.calls, static_cast<int>(st2.iterations));
   EXPECT_EQ(st2.iterations, 9u);  // 2^-k / (2 (1 - 2^-k)) <= 1e-3 first at k = 9
+}
+
+// The measure is tested after sweeps 1..16, then 18, 20, 22, 24, 27 (k + floor(k/8)): with
+// relTol 1e-8 the first converged sweep is 26 (2^-k / (2 (1 - 2^-k)) <= 1e-8), found at 27.
+TEST(ContactSolverMeasures, MeasureIsTestedOnAGeometricSchedule) {
+  SolverScene s = restingSphere(4.0);
+  ContactSolver solver(sweeps(0.5, 1000, ConvergenceMethod::NaturalMap, 1e-8));
+  ScalingExchange exchange;
+  const SolverStats st = s.solve(solver, &exchange);
+  EXPECT_TRUE(st.converged);
+  EXPECT_EQ(st.iterations, 27u);
+  EXPECT_EQ(exchange.calls, 21);
+  EXPECT_LE(st.naturalMapError, 1e-8);
+  // The last allowed sweep is always tested: maxIter 26 converges at 26.
+  SolverScene s2 = restingSphere(4.0);
+  ContactSolver solver2(sweeps(0.5, 26, ConvergenceMethod::NaturalMap, 1e-8));
+  ScalingExchange exchange2;
+  const SolverStats st2 = s2.solve(solver2, &exchange2);
+  EXPECT_TRUE(st2.converged);
+  EXPECT_EQ(st2.iterations, 26u);
+  EXPECT_EQ(exchange2.calls, 21);  // 1..16, 18, 20, 22, 24, 26
 }
 
 /// The measures from the solver's data equal LocalErrorEvaluator's on the assembled problem at

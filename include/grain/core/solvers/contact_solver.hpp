@@ -117,8 +117,11 @@ namespace grain {
 ///     with ||u||_M^2 = m v.v + Omega_K . Theta_K Omega_K (8.40);
 ///   - NaturalMap, Koziara: the accuracy measure of the current iterate (LocalErrorMeasure, on
 ///     the step's local problem r = P, u = xi + D P / dt, W = G + D / dt, q = u at P = 0) is
-///     <= relTol; absTol is not used. One evaluation costs about one sweep; the measures' global
-///     norms are summed over processes with VelocityExchange::reduceSums().
+///     <= relTol; absTol is not used. One evaluation costs about one sweep, so the test is done
+///     after sweeps 1, 2, ..., then after sweep k + max(1, floor(k/8)) following a test at sweep
+///     k (at most 1/8 extra work, and at most 1/8 more sweeps than the first converged one),
+///     and always after the last allowed sweep. The measures' global norms are summed over
+///     processes with VelocityExchange::reduceSums().
 /// With a VelocityExchange, the local decision is combined by reduceConverged() (once per tested
 /// sweep) and exchangeSplitVelocities() is called after every splitExchangePeriod()-th sweep.
 ///

@@ -130,8 +130,7 @@ void prepareContactMeasures(const SolverContacts& contacts, const SolverBodies& 
                             ContactMeasureData& data);
 /// The local sums of the iterate (percussions, current solver-body velocities).
 MeasureSums contactMeasureSums(const SolverContacts& contacts, const SolverBodies& bodies,
-                               const std::vector<Vec3>& percussion,
-                               const ContactMeasureData& data);
+                               const std::vector<Vec3>& percussion, const ContactMeasureData& data);
 /// The measures from the (global) sums.
 ContactMeasures measuresFromSums(const MeasureSums& sums);
 
