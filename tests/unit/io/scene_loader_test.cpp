@@ -847,6 +847,7 @@ TEST(SceneDefaults, DefaultsMatchGrsf) {
   EXPECT_EQ(s.rStrategy, RStrategy::Max);
   EXPECT_EQ(s.subMethodUcf, UcfSubMethod::AlartCurnier);
   EXPECT_EQ(s.convergenceMethod, ConvergenceMethod::InVelocity);
+  EXPECT_FALSE(s.localMethod.has_value());
   EXPECT_EQ(s.minIter, 0u);
   EXPECT_EQ(s.reserveContacts, 1000u);
   EXPECT_FALSE(s.driftCorrectionGap);
