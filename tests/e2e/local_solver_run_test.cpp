@@ -161,11 +161,14 @@ INSTANTIATE_TEST_SUITE_P(VelocityAndLocalSolvers, MeasuredRun,
                          ::testing::Values("SORContact", "DelassusSOR", "APGD"));
 
 // A run log of the format before the error columns: a restart upgrades it (old steps get nan)
-// and appends the new steps with their errors.
+// and appends the new steps with their errors. The local solver's warm start is restored, so
+// the continued run writes the same states as an uninterrupted one.
 TEST(MeasuredRun, RestartUpgradesAnOlderRunLog) {
   const fs::path dir = makeTempDir("measured_run_restart");
   writeText(dir / "part.xml", scene("DelassusSOR", 0.23));
+  writeText(dir / "full.xml", scene("DelassusSOR", 0.5));
   ASSERT_EQ(runCommand(sim(dir / "part.xml", dir / "part")).exitCode, 0);
+  ASSERT_EQ(runCommand(sim(dir / "full.xml", dir / "full")).exitCode, 0);
   const fs::path record = dir / "part" / "SimFiles" / "SimDataRECORD_0";
   // Drop the two error columns, as an older grain wrote the file.
   {
@@ -200,6 +203,10 @@ TEST(MeasuredRun, RestartUpgradesAnOlderRunLog) {
     }
   }
   EXPECT_GT(expectAccurateSteps(log, 20), 20u);
+  EXPECT_EQ(r.output.find("no warm-start data"), std::string::npos) << r.output;
+  const std::string full = readText(dir / "full" / "SimFiles" / "SimDataRECORD_0" / "SimState.sim");
+  EXPECT_FALSE(full.empty());
+  EXPECT_TRUE(readText(record / "SimState.sim") == full) << "restarted run differs";
 }
 
 }  // namespace
