@@ -177,5 +177,35 @@ TEST(LocalProblemAssembly, DriftTermEntersTheNormalVelocity) {
   }
 }
 
+// q is affine in the body velocities (q = W_c^T u + b), so applying percussions r to the bodies
+// and assembling again gives q + W r: applyContactPercussions is M^-1 W_c r.
+TEST(LocalProblemAssembly, AppliedPercussionsMoveQByWr) {
+  for (ContactModel model : {ContactModel::UCF, ContactModel::UCFD}) {
+    SolverScene s = pile(model);
+    InclusionSolverSettings set;
+    const LocalProblem before = assemble(s, set);
+    VecX r(before.q.size());
+    for (Eigen::Index k = 0; k < r.size(); ++k) {
+      r[k] = 0.01 * std::sin(1.7 * static_cast<Real>(k) + 0.3);
+    }
+    const auto staticBefore = s.bodies.velocities()[0];
+    applyContactPercussions(s.bodies, s.contacts, r);
+    const LocalProblem after = assemble(s, set);
+    // UCFD: D/dt on the diagonal of W is compliance, not body motion.
+    VecX expected = before.q + before.W * r;
+    if (model == ContactModel::UCFD) {
+      const ContactParameter& p = s.parameters.standard();
+      for (Eigen::Index c = 0; c < r.size() / 3; ++c) {
+        expected[3 * c] -= p.invDampingN / s.dt * r[3 * c];
+        expected[3 * c + 1] -= p.invDampingT / s.dt * r[3 * c + 1];
+        expected[3 * c + 2] -= p.invDampingT / s.dt * r[3 * c + 2];
+      }
+    }
+    EXPECT_LT((after.q - expected).norm(), 1e-12 * expected.norm());
+    EXPECT_EQ(s.bodies.velocities()[0], staticBefore);         // the floor does not move
+    EXPECT_EQ(s.bodies.velocities()[1], Vec3(0.3, 0.1, 0.0));  // nor does the belt
+  }
+}
+
 }  // namespace
 }  // namespace grain
