@@ -25,6 +25,7 @@
 #include <grain/app/progress.hpp>
 #include <grain/app/run_directory.hpp>
 #include <grain/app/signals.hpp>
+#include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/contact_force_file.hpp>
 #include <grain/io/restart.hpp>
@@ -167,10 +168,19 @@ void printSummary(const grain::io::SceneDescription& scene) {
   std::printf(
       "solver     %s alphaSOR %g alphaJOR %g R %s UCF %s convergence %s minIter %u maxIter %u "
       "absTol %g relTol %g percussionCache %d driftCorrection %d (alpha %g)\n",
-      std::string(toString(s.method)).c_str(), s.alphaSorProx, s.alphaJorProx,
+      std::string(grain::methodSceneName(s)).c_str(), s.alphaSorProx, s.alphaJorProx,
       std::string(toString(s.rStrategy)).c_str(), std::string(toString(s.subMethodUcf)).c_str(),
       std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol, s.relTol,
       s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
+  if (s.localMethod) {
+    const grain::LocalSolverSettings l = grain::localSolverSettings(s);
+    std::printf(
+        "local      %s (assembled Delassus problem each step): stops on %s error <= %g, maxIter "
+        "%u, alphaSOR %g alphaJOR %g, warm start %s\n",
+        std::string(toString(l.method)).c_str(), std::string(toString(l.errorMeasure)).c_str(),
+        l.tolerance, l.maxIter, l.alphaSor, l.alphaJor,
+        s.usePercussionCache ? "from the previous step" : "off");
+  }
   const char* mode =
       scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput" : "every X steps";
   std::printf("recorder   %s (X = %llu)\n", mode,

@@ -12,6 +12,7 @@
 #include <grain/core/common/error.hpp>
 #include <grain/core/geometry/mass_properties.hpp>
 #include <grain/core/math/quaternion.hpp>
+#include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/io/body_random.hpp>
 #include <grain/io/mesh_loader.hpp>
 #include <grain/io/radius_distribution.hpp>
@@ -194,7 +195,10 @@ class SceneBuilder {
   void readSolver(const Element& e) {
     InclusionSolverSettings& s = out_.stepper.solver;
     const std::string method = e.enumeration("method");
-    if (method == "SOR" || method == "SORContact") {
+    s.localMethod = localMethodFromSceneName(method);
+    if (s.localMethod) {
+      s.method = SolverMethod::SorContact;  // unused
+    } else if (method == "SOR" || method == "SORContact") {
       s.method = SolverMethod::SorContact;
     } else if (method == "SORFull") {
       s.method = SolverMethod::SorFull;
@@ -217,7 +221,13 @@ class SceneBuilder {
     s.convergenceMethod = conv == "InLambda"           ? ConvergenceMethod::InLambda
                           : conv == "InVelocityLocal"  ? ConvergenceMethod::InVelocityLocal
                           : conv == "InEnergyVelocity" ? ConvergenceMethod::InEnergyVelocity
+                          : conv == "NaturalMap"       ? ConvergenceMethod::NaturalMap
+                          : conv == "Koziara"          ? ConvergenceMethod::Koziara
                                                        : ConvergenceMethod::InVelocity;
+    if (s.localMethod && e.has("convergenceMethod") && conv != "NaturalMap" && conv != "Koziara") {
+      e.warn("convergenceMethod=\"" + conv + "\" does not apply to the local solver " + method +
+             ": it stops on the NaturalMap error <= relTol");
+    }
     s.minIter = e.integer("minIter");
     s.maxIter = e.integer("maxIter");
     if (s.minIter > s.maxIter) {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <vector>
 
+#include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/io/scene_schema.hpp>
 
 #include "io/xml_reader.hpp"
@@ -114,21 +116,50 @@ constexpr A kSimulateFromReference[] = {
     opt("file", T::String, {}, B::None, {}, "unused while enabled is false"),
 };
 
+// Velocity prox methods, then the local solvers from their one table (kLocalMethodNames).
+constexpr SV kVelocityMethods = "SOR|SORContact|SORFull|SORNormalTangential|JOR";
+constexpr std::size_t methodValuesLength() {
+  std::size_t n = kVelocityMethods.size();
+  for (const LocalMethodName& m : kLocalMethodNames) {
+    n += 1 + m.sceneName.size();
+  }
+  return n;
+}
+constexpr auto kMethodValueChars = [] {
+  std::array<char, methodValuesLength()> a{};
+  std::size_t k = 0;
+  for (const char ch : kVelocityMethods) {
+    a[k++] = ch;
+  }
+  for (const LocalMethodName& m : kLocalMethodNames) {
+    a[k++] = '|';
+    for (const char ch : m.sceneName) {
+      a[k++] = ch;
+    }
+  }
+  return a;
+}();
+constexpr SV kMethodValues{kMethodValueChars.data(), kMethodValueChars.size()};
+
 constexpr A kInclusionSolver[] = {
-    reqEnum("method", "SOR|SORContact|SORFull|SORNormalTangential|JOR", {},
-            "iteration scheme; SOR = SORContact"),
+    reqEnum("method", kMethodValues, {},
+            "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, DelassusJOR, "
+            "APGD, PQN: local solvers on the assembled Delassus problem (docs/solvers.md)"),
     req("useGPU", T::Boolean, B::None, {}, "grain has no GPU solver: true gives a warning and solves on the CPU"),
     opt("useGPUID", T::Integer, "0", B::None, {}, "GPU device (unused)"),
     req("alphaJORProx", T::Real, B::OpenZeroTwo, {}, "JOR relaxation factor"),
     req("alphaSORProx", T::Real, B::OpenZeroTwo, {}, "SOR relaxation factor: R_N = alpha/G_nn, R_T = alpha/max(G_tt)"),
     optEnum("matrixRStrategy", "max|sum", "max", "sum2", "how the prox metric R is taken from the Delassus block"),
     optEnum("subMethodUCF", "AC|DS", "AC", {}, "AC: Alart-Curnier (R+ and disk); DS: De Saxce cone"),
-    optEnum("convergenceMethod", "InLambda|InVelocity|InVelocityLocal|InEnergyVelocity", "InVelocity",
-            "InEnergyLocalMix", "quantity compared between sweeps"),
+    optEnum("convergenceMethod", "InLambda|InVelocity|InVelocityLocal|InEnergyVelocity|NaturalMap|Koziara",
+            "InVelocity", "InEnergyLocalMix",
+            "stopping test: In*: quantity compared between sweeps (velocity prox methods); NaturalMap, "
+            "Koziara: accuracy measure of the iterate <= relTol (absTol unused); local solvers stop on "
+            "Koziara if given, else on NaturalMap"),
     opt("minIter", T::Integer, "0", B::None, {}, "minimum number of sweeps (<= maxIter)"),
-    req("maxIter", T::Integer, B::AtLeastOne, {}, "maximum number of sweeps"),
+    req("maxIter", T::Integer, B::AtLeastOne, {}, "maximum number of sweeps (local solvers: iterations)"),
     req("absTol", T::Real, B::NonNegative, {}, "absolute tolerance: converged if |new - old| <= |old| relTol + absTol"),
-    req("relTol", T::Real, B::NonNegative, {}, "relative tolerance"),
+    req("relTol", T::Real, B::NonNegative, {}, "relative tolerance; the error tolerance of NaturalMap, Koziara and the local solvers"),
     opt("computeResidual", T::Boolean, "false", B::None, {}, "keep checking every body after convergence"),
     opt("computeTotalOverlap", T::Boolean, "false", B::None, {}, "per-body sum of penetrations (m)"),
     opt("usePercussionCache", T::Boolean, "false", B::None, {}, "warm start from the previous step"),

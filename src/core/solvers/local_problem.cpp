@@ -134,6 +134,22 @@ Real LocalErrorEvaluator::naturalMapAbsolute(const VecX& r, const VecX& u) const
   return std::sqrt(s);
 }
 
+Real naturalMapError(Real residualNorm, Real normQ, Real normR, Real normU) {
+  const Real scale = std::max({normQ, normR, normU});
+  if (!std::isfinite(residualNorm) || !std::isfinite(scale)) {
+    return std::numeric_limits<Real>::infinity();
+  }
+  return scale > DBL_EPSILON ? residualNorm / scale : residualNorm;
+}
+
+Real koziaraError(Real numerator, Real denominator) {
+  return denominator > 0.0 ? numerator / denominator : numerator;
+}
+
+Real LocalErrorEvaluator::naturalMap(const VecX& r, const VecX& u) const {
+  return naturalMapError(naturalMapAbsolute(r, u), normQ_, r.norm(), u.norm());
+}
+
 Real LocalErrorEvaluator::relaxedAbsolute(const VecX& r, const VecX& u) const {
   const std::size_t n = problem_->contactCount();
   Real s = 0.0;
@@ -144,20 +160,8 @@ Real LocalErrorEvaluator::relaxedAbsolute(const VecX& r, const VecX& u) const {
   return std::sqrt(s);
 }
 
-Real LocalErrorEvaluator::normalise(Real e, const VecX& r, const VecX& u) const {
-  const Real scale = std::max({normQ_, r.norm(), u.norm()});
-  if (!std::isfinite(e) || !std::isfinite(scale)) {
-    return std::numeric_limits<Real>::infinity();
-  }
-  return scale > DBL_EPSILON ? e / scale : e;
-}
-
-Real LocalErrorEvaluator::naturalMap(const VecX& r, const VecX& u) const {
-  return normalise(naturalMapAbsolute(r, u), r, u);
-}
-
 Real LocalErrorEvaluator::relaxed(const VecX& r, const VecX& u) const {
-  return normalise(relaxedAbsolute(r, u), r, u);
+  return naturalMapError(relaxedAbsolute(r, u), normQ_, r.norm(), u.norm());
 }
 
 Real LocalErrorEvaluator::naturalMapOverQ(const VecX& r, const VecX& u) const {
@@ -174,7 +178,7 @@ Real LocalErrorEvaluator::koziara(const VecX& r, const VecX& u) const {
     const Vec3 e = naturalMapResidual(r.segment<3>(k), u.segment<3>(k), problem_->mu[k / 3]);
     s += e.dot(blockInverse_[i] * e);
   }
-  return koziaraDenominator_ > 0.0 ? s / koziaraDenominator_ : s;
+  return koziaraError(s, koziaraDenominator_);
 }
 
 Real LocalErrorEvaluator::evaluate(LocalErrorMeasure m, const VecX& r, const VecX& u) const {

@@ -107,6 +107,14 @@ enum class LocalErrorMeasure : std::uint8_t {
   Relaxed,
 };
 
+/// The normalised natural-map error from the global norms: residual / max(normQ, normR, normU),
+/// or the plain residual if the three norms are all <= DBL_EPSILON; +inf if a value is not
+/// finite. (Shared by LocalErrorEvaluator and ContactSolver, so both report the same number.)
+Real naturalMapError(Real residualNorm, Real normQ, Real normR, Real normU);
+/// Koziara's measure from its sums: numerator / denominator, or the numerator if the
+/// denominator is not positive.
+Real koziaraError(Real numerator, Real denominator);
+
 /// Name of a measure ("natural-map", "koziara", "relaxed").
 std::string_view toString(LocalErrorMeasure m);
 
@@ -138,8 +146,6 @@ class LocalErrorEvaluator {
 
  private:
   void prepareKoziara() const;
-  /// e / max(||q||, ||r||, ||u||) (e itself if the scale is <= DBL_EPSILON; inf if not finite).
-  Real normalise(Real e, const VecX& r, const VecX& u) const;
 
   const LocalProblem* problem_;
   Real normQ_ = 0;

@@ -81,8 +81,7 @@
 /// converged sweep by at most 1/8. The last iteration is always tested.
 namespace grain {
 
-/// Which local solver.
-enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn, Ipm };
+// LocalSolverMethod (which local solver) is declared in solver_settings.hpp.
 
 /// When the SOR solver evaluates the full error (see above).
 enum class ErrorCheck : std::uint8_t { Every, Adaptive };
