@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The scene names of the local solvers (one table) and the settings the stepper derives.
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -11,12 +12,20 @@ namespace grain {
 namespace {
 
 // Every LocalSolverMethod (every value toString() knows) has exactly one scene name, and the
-// names round-trip. A method added to the enum without a table entry fails here.
+// names round-trip, unless it is listed as not offered in the stepper. A method added to the enum
+// without a table entry or an exclusion fails here.
 TEST(LocalMethodSettings, EveryLocalMethodHasOneSceneName) {
   int methods = 0;
+  int excluded = 0;
   for (int v = 0; v < 256; ++v) {
     const auto m = static_cast<LocalSolverMethod>(v);
     if (toString(m) == "?") {
+      continue;
+    }
+    if (std::find(kLocalMethodsNotInStepper.begin(), kLocalMethodsNotInStepper.end(), m) !=
+        kLocalMethodsNotInStepper.end()) {
+      EXPECT_TRUE(sceneName(m).empty()) << toString(m) << " is excluded but has a scene name";
+      ++excluded;
       continue;
     }
     ++methods;
@@ -32,6 +41,7 @@ TEST(LocalMethodSettings, EveryLocalMethodHasOneSceneName) {
     EXPECT_EQ(entries, 1) << toString(m);
   }
   EXPECT_EQ(methods, static_cast<int>(kLocalMethodNames.size()));
+  EXPECT_EQ(excluded, static_cast<int>(kLocalMethodsNotInStepper.size()));
   std::set<std::string_view> names;
   for (const LocalMethodName& e : kLocalMethodNames) {
     EXPECT_TRUE(names.insert(e.sceneName).second) << "duplicate scene name " << e.sceneName;

@@ -20,14 +20,21 @@ struct LocalMethodName {
 };
 
 /// The one table of scene names of the local solvers (the scene reader, the schema and the
-/// settings printout use it). Every LocalSolverMethod has exactly one entry.
-inline constexpr std::array<LocalMethodName, 5> kLocalMethodNames{{
+/// settings printout use it). Every LocalSolverMethod but those of kLocalMethodsNotInStepper has
+/// exactly one entry.
+inline constexpr std::array<LocalMethodName, 4> kLocalMethodNames{{
     {LocalSolverMethod::SorProx, "DelassusSOR"},
     {LocalSolverMethod::JorProx, "DelassusJOR"},
     {LocalSolverMethod::Apgd, "APGD"},
     {LocalSolverMethod::Pqn, "PQN"},
-    {LocalSolverMethod::Ipm, "IPM"},  // solves the convex relaxation (docs/solvers.md)
 }};
+
+/// Local solvers the stepper does not offer: the interior point method solves the convex
+/// relaxation (no De Saxce term), whose sliding contacts dilate (u_N = mu |u_T| > 0), so it is not
+/// a Coulomb contact law for a time step. Every LocalSolverMethod is either in kLocalMethodNames
+/// or here (a unit test checks it).
+inline constexpr std::array<LocalSolverMethod, 1> kLocalMethodsNotInStepper{
+    {LocalSolverMethod::Ipm}};
 
 /// The local solver of a scene name (exact spelling), or nullopt.
 std::optional<LocalSolverMethod> localMethodFromSceneName(std::string_view name);
