@@ -14,6 +14,7 @@
 #include <grain/io/scene.hpp>
 #include <grain/io/sim_file.hpp>
 
+#include "../common/mesh_support.hpp"
 #include "e2e_util.hpp"
 
 namespace grain {
@@ -148,6 +149,7 @@ void runShort(const fs::path& scene, const std::string& name,
 class ExampleScene : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ExampleScene, RunsShortly) {
+  GRAIN_REQUIRE_MESH_SUPPORT_FOR(sourceDir() / "scenes" / (GetParam() + ".xml"));
   runShort(sourceDir() / "scenes" / (GetParam() + ".xml"), "example_" + GetParam());
 }
 
@@ -182,11 +184,13 @@ fs::path grsfScenes() {
 
 TEST(GrsfScenesRun, Funnel) {
   GRAIN_REQUIRE_SHARED_DATA();
+  GRAIN_REQUIRE_MESH_SUPPORT_FOR(grsfScenes() / "funnel.xml");
   runShort(grsfScenes() / "funnel.xml", "grsf_funnel", {"-m", grsfScenes().string()});
 }
 
 TEST(GrsfScenesRun, AvalancheWithPlaceholderFilledAndFewerBeads) {
   GRAIN_REQUIRE_SHARED_DATA();
+  GRAIN_REQUIRE_MESH_SUPPORT();
   const fs::path dir = makeTempDir("grsf_avalanche_ic");
   // The initial condition the study scene reads: 2000 beads in a block above the chute.
   constexpr std::uint32_t kBeads = 2000;

@@ -7,6 +7,7 @@
 
 #include <grain/convert/analyze.hpp>
 
+#include "../../common/mesh_support.hpp"
 #include "convert_test_util.hpp"
 
 namespace grain::convert {
@@ -85,6 +86,7 @@ TEST(SphereBoxVolume, ClosedForms) {
 }
 
 TEST(Energy, FreeFlightEnergiesFromTheScene) {
+  GRAIN_REQUIRE_MESH_SUPPORT();
   // Scene bodies (0, k) are spheres of mass 2 and radius 0.1 (inertia 0.008), g = 10 down.
   test::TempDir dir;
   test::writeFreeFlight(dir / "in.sim", 2, 3, 0.1);  // ids (0,0) and (1,1)

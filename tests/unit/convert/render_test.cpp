@@ -7,6 +7,7 @@
 
 #include <grain/convert/render.hpp>
 
+#include "../../common/mesh_support.hpp"
 #include "convert_test_util.hpp"
 
 namespace grain::convert {
@@ -97,6 +98,7 @@ TEST(Render, NearerSphereHidesFartherOne) {
 }
 
 TEST(Render, SceneWithStaticBodiesGivesANonTrivialPicture) {
+  GRAIN_REQUIRE_MESH_SUPPORT();
   test::TempDir dir;
   const SceneBodies scene = SceneBodies::load(std::filesystem::path(GRAIN_SOURCE_DIR) / "tests" /
                                               "e2e" / "convert_scene.xml");

@@ -9,6 +9,7 @@
 
 #include <grain/convert/vtk.hpp>
 
+#include "../../common/mesh_support.hpp"
 #include "convert_test_util.hpp"
 
 namespace grain::convert {
@@ -146,6 +147,7 @@ TEST(Vtk, BinarySeriesReadsBack) {
 }
 
 TEST(Vtk, StaticGeometryOfTheScene) {
+  GRAIN_REQUIRE_MESH_SUPPORT();
   test::TempDir dir;
   const SceneBodies scene = SceneBodies::load(testScene());
   TessellationOptions t;
