@@ -29,6 +29,14 @@ void validate(const LocalSolverSettings& s) {
   GRAIN_REQUIRE(s.pqnGmresMaxIter >= 1, "pqnGmresMaxIter must be >= 1");
   GRAIN_REQUIRE(std::isfinite(s.pqnWarmStartTolerance) && s.pqnWarmStartTolerance >= 0.0,
                 "pqnWarmStartTolerance must be >= 0");
+  GRAIN_REQUIRE(s.nsnMaxIter >= 1, "nsnMaxIter must be >= 1");
+  GRAIN_REQUIRE(s.nsnLineSearchMemory >= 1, "nsnLineSearchMemory must be >= 1");
+  GRAIN_REQUIRE(s.proxMaxIter >= 1, "proxMaxIter must be >= 1");
+  GRAIN_REQUIRE(s.proxInnerMaxIter >= 1, "proxInnerMaxIter must be >= 1");
+  GRAIN_REQUIRE(std::isfinite(s.proxSigma) && s.proxSigma > 0.0, "proxSigma must be > 0");
+  GRAIN_REQUIRE(std::isfinite(s.proxNu) && s.proxNu >= 0.0, "proxNu must be >= 0");
+  GRAIN_REQUIRE(s.proxInnerFactor > 0.0 && s.proxInnerFactor < 1.0,
+                "proxInnerFactor must be in (0, 1)");
 }
 
 std::string_view toString(LocalSolverMethod m) {
@@ -41,6 +49,10 @@ std::string_view toString(LocalSolverMethod m) {
       return "apgd";
     case LocalSolverMethod::Pqn:
       return "pqn";
+    case LocalSolverMethod::Nsn:
+      return "nsn";
+    case LocalSolverMethod::NsnProx:
+      return "prox";
   }
   return "?";
 }
@@ -60,6 +72,12 @@ std::optional<LocalSolverMethod> localSolverMethodFromString(std::string_view na
   }
   if (s == "pqn") {
     return LocalSolverMethod::Pqn;
+  }
+  if (s == "nsn") {
+    return LocalSolverMethod::Nsn;
+  }
+  if (s == "prox" || s == "nsn-prox" || s == "nsnprox") {
+    return LocalSolverMethod::NsnProx;
   }
   return std::nullopt;
 }
@@ -338,12 +356,55 @@ void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverR
 
 }  // namespace detail
 
+namespace {
+
+/// SorProx from the best iterate of a Newton-type method that did not reach the tolerance (or
+/// from r0 if it produced nothing finite); keeps the better of the two.
+void fallbackToSor(const detail::LocalContext& ctx, const VecX& r0, LocalSolverResult& result) {
+  LocalSolverResult sor;
+  const VecX from = result.finite && result.r.allFinite() ? result.r : r0;
+  detail::runSor(ctx, from, ctx.settings.maxIter, sor);
+  result.fallbackIterations += sor.iterations;
+  result.iterations += sor.iterations;
+  if (sor.error < result.error || !std::isfinite(result.error)) {
+    result.r = std::move(sor.r);
+    result.u = std::move(sor.u);
+    result.error = sor.error;
+  }
+  result.converged = sor.converged || result.error <= ctx.settings.tolerance;
+  result.finite = sor.finite;
+}
+
+/// True if every normal component of q is >= 0: then r = 0 solves the problem exactly.
+bool separating(const LocalProblem& problem) {
+  const Eigen::Index n = problem.mu.size();
+  for (Eigen::Index i = 0; i < n; ++i) {
+    if (!(problem.q[3 * i] >= 0.0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& settings,
                         const VecX* initialGuess) {
   const auto start = std::chrono::steady_clock::now();
   validate(problem);
   validate(settings);
   LocalSolverResult result;
+  if (initialGuess == nullptr && separating(problem)) {
+    // r = 0, u = q: u_i is in the dual cone and r_i = 0, so the natural map is exactly 0 (and so
+    // is Koziara's measure). No setup needed.
+    result.r = VecX::Zero(problem.q.size());
+    result.u = problem.q;
+    result.error = 0.0;
+    result.converged = true;
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
   const detail::LocalContext ctx(problem, settings);
   VecX r0 = detail::initialIterate(ctx, initialGuess);
   if (ctx.n > 0) {
@@ -375,21 +436,21 @@ LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& 
         if (!result.converged) {
           // Fallback (Koziara's Algorithm 1, step 3): SOR from the best PQN iterate, or from the
           // start if PQN produced nothing finite.
-          LocalSolverResult sor;
-          const VecX from = result.finite && result.r.allFinite() ? result.r : r0;
-          detail::runSor(ctx, from, settings.maxIter, sor);
-          result.fallbackIterations = sor.iterations;
-          result.iterations += sor.iterations;
-          if (sor.error < result.error || !std::isfinite(result.error)) {
-            result.r = std::move(sor.r);
-            result.u = std::move(sor.u);
-            result.error = sor.error;
-          }
-          result.converged = sor.converged || result.error <= settings.tolerance;
-          result.finite = sor.finite;
+          fallbackToSor(ctx, r0, result);
         }
         break;
       }
+      case LocalSolverMethod::Nsn:
+      case LocalSolverMethod::NsnProx:
+        if (settings.method == LocalSolverMethod::Nsn) {
+          detail::runNsn(ctx, r0, result);
+        } else {
+          detail::runNsnProx(ctx, r0, result);
+        }
+        if (!result.converged) {
+          fallbackToSor(ctx, r0, result);
+        }
+        break;
     }
   } else {
     result.r = r0;

@@ -78,4 +78,12 @@ void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverR
 /// fallback, which the caller runs).
 void runPqn(const LocalContext& ctx, VecX r, LocalSolverResult& result);
 
+/// Alart-Curnier semismooth Newton iteration from r with SOR rescues (local_nsn.hpp); fills
+/// `result` like runPqn (iterations = Newton steps, fallbackIterations = rescue sweeps), without
+/// the final SOR fallback.
+void runNsn(const LocalContext& ctx, VecX r, LocalSolverResult& result);
+
+/// Proximal-point iteration with Newton inner solves (local_nsn.hpp); fills `result` like runNsn.
+void runNsnProx(const LocalContext& ctx, VecX r, LocalSolverResult& result);
+
 }  // namespace grain::detail

@@ -63,6 +63,15 @@
 ///   - Pqn: Koziara's projected quasi-Newton method (formulas and grain's additions in
 ///     local_pqn.hpp), with SorProx as the fallback when it does not reach the tolerance in
 ///     pqnMaxIter Newton steps.
+///   - Nsn: semismooth Newton method on the Alart-Curnier function of the whole problem, with a
+///     non-monotone line search, SOR rescue sweeps when it stalls and SorProx as the fallback
+///     (local_nsn.hpp).
+///   - NsnProx: proximal-point outer iteration on FC(W + sigma I, q - sigma r^k, mu), each inner
+///     problem solved by the Nsn iteration (local_nsn.hpp); for rank-deficient W.
+///
+/// Trivial problems. Without an initial guess, when every q_N >= 0 the solution is r = 0
+/// (u = q then lies in the dual cone at every contact, natural-map error exactly 0); solve()
+/// returns it without any setup, for every method.
 ///
 /// Error checks. JOR and APGD get u(r^k) from their own products, so they test every
 /// iteration at no extra cost. SOR needs one extra product per test: errorCheck = Every tests
@@ -76,7 +85,7 @@
 namespace grain {
 
 /// Which local solver.
-enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn };
+enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn, Nsn, NsnProx };
 
 /// When the SOR solver evaluates the full error (see above).
 enum class ErrorCheck : std::uint8_t { Every, Adaptive };
@@ -110,6 +119,16 @@ struct LocalSolverSettings {
   bool pqnDeltaContinuation = true;    ///< delta_k = delta |C_k| / |C_0| (not in Koziara)
   bool pqnDirectSolve = false;         ///< sparse LU of X W + Y + delta I instead of GMRES
   Real pqnWarmStartTolerance = 0;      ///< SOR until this error first (off if <= tolerance)
+  // NSN: Alart-Curnier semismooth Newton, and its proximal-point variant (local_nsn.hpp).
+  std::uint32_t nsnMaxIter = 100;         ///< Newton steps before the SOR fallback
+  std::uint32_t nsnDenseLimit = 30;       ///< dense LU up to this many unknowns 3n, else sparse
+  std::uint32_t nsnRescueSweeps = 10;     ///< SOR sweeps when Newton stalls (0: stop instead)
+  std::uint32_t nsnLineSearchMemory = 5;  ///< non-monotone Armijo: iterates remembered (>= 1)
+  std::uint32_t proxMaxIter = 200;        ///< NsnProx: outer steps before the SOR fallback
+  std::uint32_t proxInnerMaxIter = 20;    ///< NsnProx: Newton steps per inner problem
+  Real proxSigma = 1.0;        ///< NsnProx: initial shift factor c_0 (times mean(diag W))
+  Real proxNu = 1.0;           ///< NsnProx: sigma ~ error^nu
+  Real proxInnerFactor = 0.1;  ///< NsnProx: inner tolerance relative to the outer error
 };
 
 /// Throws grain::Error naming the field if a value is out of range.
@@ -120,7 +139,7 @@ struct LocalSolverResult {
   VecX r;                                 ///< contact percussions (impulses), 3n
   VecX u;                                 ///< W r + q, 3n
   std::uint32_t iterations = 0;           ///< iterations of the method (plus fallback sweeps)
-  std::uint32_t fallbackIterations = 0;   ///< PQN: SOR sweeps of the fallback (0 if none)
+  std::uint32_t fallbackIterations = 0;   ///< PQN, NSN: SOR sweeps of fallback and rescues
   std::uint32_t warmStartIterations = 0;  ///< PQN: SOR sweeps before the first Newton step
   double seconds = 0.0;                   ///< wall time of the whole solve (setup included)
   Real error = 0.0;                       ///< selected measure at (r, u)
@@ -133,9 +152,10 @@ struct LocalSolverResult {
 LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& settings,
                         const VecX* initialGuess = nullptr);
 
-/// Name of a method ("sor", "jor", "apgd", "pqn").
+/// Name of a method ("sor", "jor", "apgd", "pqn", "nsn", "prox").
 std::string_view toString(LocalSolverMethod m);
-/// Method from its name (case-insensitive, also "nsgs" for sor); nullopt if unknown.
+/// Method from its name (case-insensitive, also "nsgs" for sor and "nsn-prox" for prox); nullopt
+/// if unknown.
 std::optional<LocalSolverMethod> localSolverMethodFromString(std::string_view name);
 
 }  // namespace grain
