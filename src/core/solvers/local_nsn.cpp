@@ -2,8 +2,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 
 #include <Eigen/LU>
@@ -476,10 +474,6 @@ void runNsnProx(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
     }
     ctx.velocity(rIn, uIn);
     const Real eNew = ctx.error(rIn, uIn);
-    if (std::getenv("GRAIN_NSN_TRACE") != nullptr) {
-      std::fprintf(stderr, "outer %u sigma %.3e e %.3e inner its %u conv %d stalled %d eIn %.3e tolIn %.3e eNew %.3e\n",
-                   outer, sigma, e, out.iterations, out.converged, out.stalled, eIn, innerTol, eNew);
-    }
     if (out.converged || eNew < e) {
       r.swap(rIn);
       u.swap(uIn);

@@ -313,7 +313,11 @@ void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverR
   const LocalSolverSettings& s = ctx.settings;
   const std::vector<Vec3> metric = proxMetric(ctx.w, s.alphaSor, s.rStrategy, s.subMethod);
   VecX u;
-  ctx.velocity(r, u);
+  if (r.isZero(0.0)) {
+    u = ctx.problem.q;  // W 0 + q, without the product
+  } else {
+    ctx.velocity(r, u);
+  }
   Real e = ctx.error(r, u);
   Real lightThreshold = s.tolerance;
   std::uint32_t nextScheduled = 1;  // Adaptive: also test at sweeps 1, 2, ..., k + max(1, k / 8)
