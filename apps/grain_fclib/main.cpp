@@ -160,6 +160,7 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
   s.nsnRescueSweeps = vm["nsn-rescue-sweeps"].as<unsigned>();
   s.proxSigma = vm["prox-sigma"].as<double>();
   s.proxNu = vm["prox-nu"].as<double>();
+  s.proxSigmaMin = vm["prox-sigma-min"].as<double>();
   s.proxInnerMaxIter = vm["prox-inner-max-iter"].as<unsigned>();
   const unsigned repeat = vm["repeat"].as<unsigned>();
   if (repeat < 1) {
@@ -265,6 +266,8 @@ int main(int argc, char** argv) {
     ("prox-sigma", po::value<double>()->default_value(1.0),
      "prox: initial shift factor (times mean(diag W))")
     ("prox-nu", po::value<double>()->default_value(1.0), "prox: shift ~ error^nu")
+    ("prox-sigma-min", po::value<double>()->default_value(0.0),
+     "prox: lower bound of the shift (times mean(diag W))")
     ("prox-inner-max-iter", po::value<unsigned>()->default_value(20),
      "prox: Newton steps per inner problem")
     ("repeat", po::value<unsigned>()->default_value(1),

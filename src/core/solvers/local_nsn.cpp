@@ -456,7 +456,8 @@ void runNsnProx(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
   Real c = s.proxSigma;
   std::uint32_t steps = 0;
   for (std::uint32_t outer = 0; outer < s.proxMaxIter && !(e <= s.tolerance); ++outer) {
-    const Real sigma = c * meanDiag * std::pow(std::min(Real(1), e), s.proxNu);
+    const Real sigma =
+        meanDiag * std::max(s.proxSigmaMin, c * std::pow(std::min(Real(1), e), s.proxNu));
     qShift = ctx.problem.q - sigma * r;
     rIn = r;
     uIn = u;  // (W + sigma I) r + q - sigma r = u

@@ -49,6 +49,11 @@ struct BestIterate {
   }
 };
 
+/// Per-contact prox metric (r_N^-1, r_T^-1, r_T^-1) from the diagonal entries of the n diagonal
+/// blocks of W (see local_solver.hpp), written to metric[0..n).
+void proxMetricFromDiagonal(const Vec3* diag, std::size_t n, Real alpha, RStrategy strategy,
+                            UcfSubMethod sub, Vec3* metric);
+
 /// Per-contact prox metric (r_N^-1, r_T^-1, r_T^-1) from the diagonal blocks of W (see
 /// local_solver.hpp).
 std::vector<Vec3> proxMetric(const BlockSparseMatrix3& w, Real alpha, RStrategy strategy,

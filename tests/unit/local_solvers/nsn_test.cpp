@@ -255,6 +255,74 @@ TEST(NsnSolver, MethodNamesAndSettings) {
   EXPECT_ANY_THROW(validate(s));
 }
 
+/// A random W = H^T H / dofs problem of `contacts` contacts (W > 0 when dofs >= 3 contacts).
+LocalProblem randomDense(std::uint32_t seed, int contacts, int dofs) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<Real> uni(-1.0, 1.0);
+  Eigen::MatrixXd h(dofs, 3 * contacts);
+  for (int i = 0; i < h.rows(); ++i) {
+    for (int j = 0; j < h.cols(); ++j) {
+      h(i, j) = uni(gen);
+    }
+  }
+  const Eigen::MatrixXd w = h.transpose() * h / dofs;
+  LocalProblem p;
+  p.W = w.sparseView();
+  p.q.resize(3 * contacts);
+  for (int c = 0; c < contacts; ++c) {
+    p.q.segment<3>(3 * c) = Vec3(-0.5 + 0.8 * uni(gen), uni(gen), uni(gen));
+  }
+  p.mu = VecX::Constant(contacts, 0.4);
+  return p;
+}
+
+TEST(SmallSor, SameSweepsAsTheGeneralPath) {
+  // Problems of at most 64 contacts with the adaptive test take the small path (column
+  // updates, error after every sweep); ErrorCheck::Every takes the general one. With the
+  // tolerance 0 both run exactly maxIter sweeps.
+  const LocalProblem p3 = randomDense(7, 6, 24);
+  // Planar: 2-D problem embedded (the small path then works without square roots).
+  LocalProblem p2d = randomDense(8, 5, 15);
+  SparseMat w2(10, 10);
+  VecX q2(10);
+  for (int a = 0; a < 10; ++a) {
+    q2[a] = p2d.q[3 * (a / 2) + a % 2];
+    for (int b = 0; b < 10; ++b) {
+      w2.insert(a, b) = p2d.W.coeff(3 * (a / 2) + a % 2, 3 * (b / 2) + b % 2);
+    }
+  }
+  const LocalProblem p2 = embedPlanarProblem(w2, q2, p2d.mu);
+  for (const LocalProblem* p : {&p3, &p2}) {
+    for (UcfSubMethod sub : {UcfSubMethod::AlartCurnier, UcfSubMethod::DeSaxce}) {
+      LocalSolverSettings s = settings(LocalSolverMethod::SorProx, 0.0);
+      s.subMethod = sub;
+      s.maxIter = 7;
+      const LocalSolverResult small = solve(*p, s);
+      s.errorCheck = ErrorCheck::Every;
+      const LocalSolverResult general = solve(*p, s);
+      EXPECT_EQ(small.iterations, 7u);
+      EXPECT_EQ(general.iterations, 7u);
+      EXPECT_LT((small.r - general.r).norm(), 1e-13 * general.r.norm()) << p->spaceDim;
+      EXPECT_LT((small.u - general.u).norm(), 1e-13 * general.u.norm()) << p->spaceDim;
+      EXPECT_NEAR(small.error, general.error, 1e-12 * general.error) << p->spaceDim;
+      if (p->spaceDim == 2) {
+        for (Eigen::Index i = 0; i < 5; ++i) {
+          EXPECT_EQ(small.r[3 * i + 2], 0.0);
+        }
+      }
+      // And to convergence: both reach the tolerance.
+      s.tolerance = 1e-12;
+      s.maxIter = 100000;
+      s.errorCheck = ErrorCheck::Adaptive;
+      const LocalSolverResult done = solve(*p, s);
+      EXPECT_TRUE(done.converged);
+      const LocalErrorEvaluator ev(*p);
+      EXPECT_NEAR(done.error, ev.naturalMap(done.r, done.u), 1e-18);
+      EXPECT_LT((done.u - localVelocity(*p, done.r)).norm(), 1e-14 * done.u.norm());
+    }
+  }
+}
+
 #ifdef GRAIN_TEST_WITH_FCLIB
 
 namespace fs = std::filesystem;

@@ -128,6 +128,7 @@ struct LocalSolverSettings {
   std::uint32_t proxInnerMaxIter = 20;    ///< NsnProx: Newton steps per inner problem
   Real proxSigma = 1.0;        ///< NsnProx: initial shift factor c_0 (times mean(diag W))
   Real proxNu = 1.0;           ///< NsnProx: sigma ~ error^nu
+  Real proxSigmaMin = 0.0;     ///< NsnProx: lower bound of sigma / mean(diag W)
   Real proxInnerFactor = 0.1;  ///< NsnProx: inner tolerance relative to the outer error
 };
 
