@@ -131,8 +131,8 @@ class NsnNewton {
   /// Newton steps from (r, u = (W + sigma I) r + qEff, err) until the error (the selected
   /// measure of the problem if `outer`, else the natural map of the shifted problem) is <= tol,
   /// at most maxIter steps. Updates r, u, err; offers every iterate to `best` if given.
-  NewtonOutcome run(VecX& r, VecX& u, Real& err, Real sigma, const VecX& qEff, bool outer,
-                    Real tol, std::uint32_t maxIter, BestIterate* best) {
+  NewtonOutcome run(VecX& r, VecX& u, Real& err, Real sigma, const VecX& qEff, bool outer, Real tol,
+                    std::uint32_t maxIter, BestIterate* best) {
     NewtonOutcome out;
     setRho(sigma);
     Real theta = 0.5 * phi(r, u, phi_);

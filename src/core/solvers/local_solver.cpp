@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <array>
-#include <cfloat>
 #include <cctype>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -598,8 +598,7 @@ LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& 
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
   }
-  if (settings.method == LocalSolverMethod::SorProx &&
-      problem.contactCount() <= kSmallContacts &&
+  if (settings.method == LocalSolverMethod::SorProx && problem.contactCount() <= kSmallContacts &&
       settings.errorMeasure == LocalErrorMeasure::NaturalMap &&
       settings.errorCheck == ErrorCheck::Adaptive && problem.contactCount() > 0) {
     if (settings.subMethod == UcfSubMethod::DeSaxce) {

@@ -41,8 +41,7 @@ LocalSolverSettings settings(LocalSolverMethod m, Real tol) {
   return s;
 }
 
-const std::vector<LocalSolverMethod> kNewton = {LocalSolverMethod::Nsn,
-                                                LocalSolverMethod::NsnProx};
+const std::vector<LocalSolverMethod> kNewton = {LocalSolverMethod::Nsn, LocalSolverMethod::NsnProx};
 
 // W = diag(1, 2, 2), q = (-1, 2, 0), mu = 0.5: u_N = r_N - 1 = 0 gives r_N = 1; sticking would
 // need r_T = -q_T / 2 = (-1, 0), outside the disk of radius mu r_N = 0.5, so the contact slides:
@@ -62,17 +61,17 @@ TEST(AlartCurnierFunction, VanishesAtClosedFormSolutions) {
       EXPECT_LT(alartCurnierLinearise(kSlideR, kSlideU, mu, rhoN, rhoT).phi.norm(), 1e-15);
       EXPECT_LT(alartCurnierLinearise(kStickR, Vec3::Zero(), mu, rhoN, rhoT).phi.norm(), 1e-15);
       // Separation: r = 0, u = (0.3, 1, -2).
-      EXPECT_LT(alartCurnierLinearise(Vec3::Zero(), Vec3(0.3, 1.0, -2.0), mu, rhoN, rhoT)
-                    .phi.norm(),
-                1e-15);
+      EXPECT_LT(
+          alartCurnierLinearise(Vec3::Zero(), Vec3(0.3, 1.0, -2.0), mu, rhoN, rhoT).phi.norm(),
+          1e-15);
     }
   }
   // Not a solution: a percussion inside the cone with a sliding velocity. x_T = -0.25 - 0.5 * 1
   // lies outside the disk of radius 0.5, so Phi_T = -0.25 - (-0.5) = 0.25.
   EXPECT_NEAR(alartCurnierLinearise(kStickR, kSlideU, mu, 1.0, 0.5).phi.y(), 0.25, 1e-15);
   // Phi = r - P(r - rho u) exactly, e.g. r = 0, u = (-1, 0, 0), rho_N = 2: Phi_N = -2.
-  EXPECT_NEAR(alartCurnierLinearise(Vec3::Zero(), Vec3(-1.0, 0.0, 0.0), mu, 2.0, 1.0).phi.x(),
-              -2.0, 1e-15);
+  EXPECT_NEAR(alartCurnierLinearise(Vec3::Zero(), Vec3(-1.0, 0.0, 0.0), mu, 2.0, 1.0).phi.x(), -2.0,
+              1e-15);
 }
 
 TEST(AlartCurnierFunction, JacobianMatchesFiniteDifferencesAwayFromKinks) {
@@ -112,12 +111,14 @@ TEST(AlartCurnierFunction, JacobianMatchesFiniteDifferencesAwayFromKinks) {
 
 TEST(NsnSolver, SingleContactSlidingAndSticking) {
   for (LocalSolverMethod m : kNewton) {
-    const LocalSolverResult slide = solve(singleContact(1.0, 2.0, kSlideQ, 0.5), settings(m, 1e-10));
+    const LocalSolverResult slide =
+        solve(singleContact(1.0, 2.0, kSlideQ, 0.5), settings(m, 1e-10));
     EXPECT_TRUE(slide.converged) << toString(m);
     EXPECT_LT((slide.r - kSlideR).norm(), 1e-9) << toString(m);
     EXPECT_LT((slide.u - kSlideU).norm(), 1e-9) << toString(m);
     EXPECT_EQ(slide.fallbackIterations, 0u) << toString(m);
-    const LocalSolverResult stick = solve(singleContact(1.0, 2.0, kStickQ, 0.5), settings(m, 1e-10));
+    const LocalSolverResult stick =
+        solve(singleContact(1.0, 2.0, kStickQ, 0.5), settings(m, 1e-10));
     EXPECT_TRUE(stick.converged) << toString(m);
     EXPECT_LT((stick.r - kStickR).norm(), 1e-9) << toString(m);
     EXPECT_LT(stick.u.norm(), 1e-9) << toString(m);

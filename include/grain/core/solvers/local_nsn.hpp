@@ -76,7 +76,6 @@ struct NsnLinearisation {
 ///
 /// alartCurnierLinearise() returns Phi, dPhi/dr and dPhi/du of one contact for the percussion
 /// r, velocity u = (W r + q)_i, friction coefficient mu and parameters rhoN, rhoT > 0.
-NsnLinearisation alartCurnierLinearise(const Vec3& r, const Vec3& u, Real mu, Real rhoN,
-                                       Real rhoT);
+NsnLinearisation alartCurnierLinearise(const Vec3& r, const Vec3& u, Real mu, Real rhoN, Real rhoT);
 
 }  // namespace grain
