@@ -82,6 +82,14 @@
 /// increment of a rank-deficient W can stay large while r drifts along solutions. This costs at
 /// most about 8 extra products per doubling of the sweep count and overshoots the first
 /// converged sweep by at most 1/8. The last iteration is always tested.
+///
+/// Small problems. SorProx with the adaptive test and the natural-map measure on a problem of
+/// at most 64 contacts runs without setup allocations: the diagonal blocks are read from the
+/// columns of W, u = W r + q is kept current by column updates (W_:j (r_j^new - r_j^old) after
+/// each contact, the same Gauss-Seidel iterates as the block-row sweep up to rounding), so the
+/// error is tested after every sweep at no product's cost; u is recomputed from r every 64
+/// sweeps and before returning. Embedded planar problems (T2 rows and columns of W holding only
+/// the diagonal, q_T2 = 0) are swept and tested with the 2-D formulas (no square roots).
 namespace grain {
 
 /// Which local solver.
