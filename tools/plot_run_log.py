@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Plot a grain (or GRSF) run log SimData.dat: energy, solver iterations and contacts over time.
+"""Plot a grain (or GRSF) run log SimData.dat: energy, solver iterations, accuracy and contacts.
 
 usage: tools/plot_run_log.py RECORD_DIR/SimData.dat [-o run_log.png] [--title TEXT]
 
 Needs python3-matplotlib (Debian). Columns are found by name, so grain's and GRSF's logs work.
+The accuracy panel (NaturalMapError, KoziaraError, log scale) is drawn when the log has those
+columns; steps without a value (nan: upgraded older logs) and exact steps (0) leave gaps.
 """
 import argparse
 import sys
@@ -56,7 +58,11 @@ def main():
     t = first(d, "SimulationTime")
     if t is None:
         sys.exit(f"{args.log}: no SimulationTime column")
-    fig, ax = plt.subplots(3, 1, figsize=(7, 7.5), sharex=True)
+    errors = [(first(d, name), label) for name, label in
+              (("NaturalMapError", "natural map"), ("KoziaraError", "Koziara"))]
+    errors = [(e, label) for e, label in errors if e is not None]
+    rows = 4 if errors else 3
+    fig, ax = plt.subplots(rows, 1, figsize=(7, 2.5 * rows), sharex=True)
     kin = first(d, "KinEnergy", "TotalKinEnergy")
     pot = first(d, "PotEnergy", "TotalPotEnergy")
     tot = first(d, "TotalEnergy", "TotalStateEnergy")
@@ -71,11 +77,18 @@ def main():
     if it is not None:
         ax[1].plot(t, it, color="tab:purple")
     ax[1].set_ylabel("solver iterations")
+    if errors:
+        for e, label in errors:
+            # Log scale: zeros (steps without contacts) and nan are not drawn.
+            ax[2].plot(t, [x if x > 0 else float("nan") for x in e], label=label, lw=0.8)
+        ax[2].set_yscale("log")
+        ax[2].set_ylabel("solver error")
+        ax[2].legend(loc="best", fontsize="small")
     nc = first(d, "nContacts")
     if nc is not None:
-        ax[2].plot(t, nc, color="tab:green")
-    ax[2].set_ylabel("contacts")
-    ax[2].set_xlabel("simulation time [s]")
+        ax[-1].plot(t, nc, color="tab:green")
+    ax[-1].set_ylabel("contacts")
+    ax[-1].set_xlabel("simulation time [s]")
     for a in ax:
         a.grid(alpha=0.3)
     fig.suptitle(args.title or args.log)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // grain-fclib: solves FCLIB / Siconos frictional contact problems with grain's local solvers.
 //
-//   grain-fclib solve FILE [--solver sor|jor|apgd|pqn|nsn|prox] [--tol T] [--max-iter N]
-//                          [--out SOL.h5] [--repeat N] [--repeat-stat min|mean]
-//                          [--measure natural-map|koziara] [--ucf ac|ds] [--alpha A]
+//   grain-fclib solve FILE [--solver sor|jor|apgd|pqn|ipm|nsn|prox] [--tol T] [--max-iter N]
+//                          [--out SOL.h5] [--measure natural-map|koziara|relaxed]
+//                          [--apgd-relaxed] [--ipm-max-iter N] [--ipm-polish N] [--ipm-apgd N]
+//                          [--nsn-* ...] [--prox-* ...] [--repeat N] [--repeat-stat min|mean]
+//                          [--ucf ac|ds] [--alpha A]
 //                          [--r-strategy max|sum] [--check adaptive|every] [--check-period K]
 //                          [--guess] [--csv]
 //   grain-fclib info FILE
@@ -33,7 +35,8 @@ const char* kUsage =
     "usage: grain-fclib solve FILE [options]   solve a frictional contact problem\n"
     "       grain-fclib info FILE              print the problem's size and properties\n"
     "       grain-fclib convert FILE OUT.dat   write the problem in Siconos' text format\n"
-    "       grain-fclib evaluate FILE R.txt    error measures of r (whitespace-separated)\n"
+    "       grain-fclib evaluate FILE R.txt    error measures of r (whitespace-separated):\n"
+    "                                          natural map, koziara, |e|/|q|, relaxed\n"
     "FILE is an FCLIB HDF5 file (local or global problem) or a Siconos .dat file.\n";
 
 const char* kindName(grain::fclib::FileKind k) {
@@ -102,7 +105,8 @@ int evaluate(const std::string& file, const std::string& rFile) {
   }
   const grain::VecX u = grain::localVelocity(p, r);
   const grain::LocalErrorEvaluator ev(p);
-  std::printf("%.6e %.6e %.6e\n", ev.naturalMap(r, u), ev.koziara(r, u), ev.naturalMapOverQ(r, u));
+  std::printf("%.6e %.6e %.6e %.6e\n", ev.naturalMap(r, u), ev.koziara(r, u),
+              ev.naturalMapOverQ(r, u), ev.relaxed(r, u));
   return 0;
 }
 
@@ -111,7 +115,7 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
   const std::string solverName = vm["solver"].as<std::string>();
   const auto method = grain::localSolverMethodFromString(solverName);
   if (!method) {
-    throw grain::Error("unknown solver '" + solverName + "' (sor, jor, apgd, pqn, nsn, prox)");
+    throw grain::Error("unknown solver '" + solverName + "' (sor, jor, apgd, pqn, ipm, nsn, prox)");
   }
   s.method = *method;
   s.tolerance = vm["tol"].as<double>();
@@ -121,9 +125,24 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
     s.errorMeasure = grain::LocalErrorMeasure::NaturalMap;
   } else if (measure == "koziara") {
     s.errorMeasure = grain::LocalErrorMeasure::Koziara;
+  } else if (measure == "relaxed") {
+    s.errorMeasure = grain::LocalErrorMeasure::Relaxed;
   } else {
-    throw grain::Error("unknown --measure '" + measure + "' (natural-map, koziara)");
+    throw grain::Error("unknown --measure '" + measure + "' (natural-map, koziara, relaxed)");
   }
+  if (vm.count("apgd-relaxed") != 0) {
+    // APGD on the convex relaxation; it stops on the relaxed measure unless --measure is given.
+    s.apgdDeSaxce = false;
+    if (vm["measure"].defaulted()) {
+      s.errorMeasure = grain::LocalErrorMeasure::Relaxed;
+    }
+  }
+  if (s.method == grain::LocalSolverMethod::Ipm) {
+    s.errorMeasure = grain::LocalErrorMeasure::Relaxed;  // the only measure the IPM stops on
+  }
+  s.ipmMaxIter = vm["ipm-max-iter"].as<unsigned>();
+  s.ipmPolishSteps = vm["ipm-polish"].as<unsigned>();
+  s.ipmApgdSteps = vm["ipm-apgd"].as<unsigned>();
   const std::string ucf = vm["ucf"].as<std::string>();
   if (ucf == "ac") {
     s.subMethod = grain::UcfSubMethod::AlartCurnier;
@@ -191,21 +210,24 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
   const grain::LocalErrorEvaluator ev(p);
   const double natural = ev.naturalMap(res.r, res.u);
   const double koziara = ev.koziara(res.r, res.u);
+  const double relaxed = ev.relaxed(res.r, res.u);
 
   const std::string solverLabel =
       std::string(grain::toString(s.method)) +
       (s.method == grain::LocalSolverMethod::Apgd
-           ? ""
-           : (s.subMethod == grain::UcfSubMethod::DeSaxce ? "/ds" : "/ac"));
+           ? (s.apgdDeSaxce ? "" : "/relaxed")
+           : (s.method == grain::LocalSolverMethod::Ipm
+                  ? ""
+                  : (s.subMethod == grain::UcfSubMethod::DeSaxce ? "/ds" : "/ac")));
   if (vm.count("csv") != 0) {
     std::printf(
         "file,contacts,solver,measure,tol,iterations,seconds,error,natural-map,koziara,converged,"
-        "warm-start sweeps,fallback sweeps\n");
-    std::printf("%s,%zu,%s,%s,%g,%u,%.6g,%.6e,%.6e,%.6e,%d,%u,%u\n",
+        "warm-start sweeps,fallback sweeps,relaxed\n");
+    std::printf("%s,%zu,%s,%s,%g,%u,%.6g,%.6e,%.6e,%.6e,%d,%u,%u,%.6e\n",
                 std::filesystem::path(file).filename().c_str(), p.contactCount(),
                 solverLabel.c_str(), std::string(grain::toString(s.errorMeasure)).c_str(),
                 s.tolerance, res.iterations, res.seconds, res.error, natural, koziara,
-                res.converged ? 1 : 0, res.warmStartIterations, res.fallbackIterations);
+                res.converged ? 1 : 0, res.warmStartIterations, res.fallbackIterations, relaxed);
   } else {
     printProblem(file, p);
     std::printf("solver      %s, measure %s, tol %g, max-iter %u\n", solverLabel.c_str(),
@@ -217,9 +239,18 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
     if (res.fallbackIterations > 0) {
       std::printf(" (%u SOR fallback sweeps)", res.fallbackIterations);
     }
+    if (res.polishSteps > 0) {
+      std::printf(" (%u polishing steps: Newton and APGD)", res.polishSteps);
+    }
     std::printf("\ntime        %.6f s\n", res.seconds);
-    std::printf("error       %.6e (natural-map %.6e, koziara %.6e, |e|/|q| %.6e)\n", res.error,
-                natural, koziara, ev.naturalMapOverQ(res.r, res.u));
+    std::printf("error       %.6e (natural-map %.6e, koziara %.6e, |e|/|q| %.6e, relaxed %.6e)\n",
+                res.error, natural, koziara, ev.naturalMapOverQ(res.r, res.u), relaxed);
+    if (s.method == grain::LocalSolverMethod::Ipm ||
+        (s.method == grain::LocalSolverMethod::Apgd && !s.apgdDeSaxce)) {
+      std::printf(
+          "problem     convex relaxation (no De Saxce term): the natural-map error above "
+          "is the distance to the Coulomb law\n");
+    }
     std::printf("converged   %s%s\n", res.converged ? "yes" : "no",
                 res.finite ? "" : " (NaN/Inf encountered)");
   }
@@ -240,11 +271,21 @@ int main(int argc, char** argv) {
   // clang-format off
   options.add_options()
     ("help,h", "print this help")
-    ("solver", po::value<std::string>()->default_value("sor"), "sor, jor, apgd, pqn, nsn or prox")
+    ("solver", po::value<std::string>()->default_value("sor"),
+     "sor, jor, apgd, pqn, ipm (interior point method for the convex relaxation: stops on "
+     "the relaxed measure), nsn or prox")
     ("tol", po::value<double>()->default_value(1e-8), "tolerance on the error measure")
     ("max-iter", po::value<unsigned>()->default_value(100000), "maximum iterations")
     ("measure", po::value<std::string>()->default_value("natural-map"),
-     "stopping measure: natural-map (Siconos) or koziara")
+     "stopping measure: natural-map (Siconos), koziara, or relaxed (natural map of the convex "
+     "relaxation, without the De Saxce term)")
+    ("apgd-relaxed", "APGD on the convex relaxation (no De Saxce term); stops on the relaxed "
+     "measure unless --measure is given")
+    ("ipm-max-iter", po::value<unsigned>()->default_value(100), "IPM: interior point iterations")
+    ("ipm-polish", po::value<unsigned>()->default_value(5), "IPM: at most this many polishing "
+     "Newton steps")
+    ("ipm-apgd", po::value<unsigned>()->default_value(2000), "IPM: then at most this many APGD "
+     "steps on the relaxation")
     ("ucf", po::value<std::string>()->default_value("ac"),
      "prox of SOR/JOR/PQN fallback: ac (Alart-Curnier) or ds (De Saxce)")
     ("alpha", po::value<double>(), "relaxation of SOR/JOR (defaults 1.0 / 0.5)")
@@ -276,7 +317,8 @@ int main(int argc, char** argv) {
     ("guess", "start from /guesses/1/r of the FCLIB file")
     ("out", po::value<std::string>(), "write the problem and /solution/{r,u} to this HDF5 file")
     ("csv", "print a header line and one line: file,contacts,solver,measure,tol,iterations,"
-            "seconds,error,natural-map,koziara,converged,warm-start sweeps,fallback sweeps");
+            "seconds,error,natural-map,koziara,converged,warm-start sweeps,fallback sweeps,"
+            "relaxed");
   // clang-format on
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>())("file", po::value<std::string>())(

@@ -7,7 +7,8 @@
 //             (continue a stopped run, e.g. with a later endTime)
 //
 // Writes OUTDIR/SimFiles/SimDataRECORD_<n>/{SimState.sim, SceneFile.xml, EffectiveScene.xml,
-// SimData.dat}, and with --dump-fclib the contact problems of every EVERY-th step as FCLIB files in
+// SimData.dat} (and ContactForces.dat with a <ContactForceOutput> in the scene), and with
+// --dump-fclib the contact problems of every EVERY-th step as FCLIB files in
 // OUTDIR/SimFiles/SimDataRECORD_<n>/fclib/.
 // Exit codes: 0 finished, 1 runtime failure, 2 bad command line or scene, 3 stopped by a signal.
 #include <cmath>
@@ -24,7 +25,9 @@
 #include <grain/app/progress.hpp>
 #include <grain/app/run_directory.hpp>
 #include <grain/app/signals.hpp>
+#include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/io/contact_force_file.hpp>
 #include <grain/io/restart.hpp>
 #include <grain/io/run_log.hpp>
 #include <grain/io/scene.hpp>
@@ -165,10 +168,19 @@ void printSummary(const grain::io::SceneDescription& scene) {
   std::printf(
       "solver     %s alphaSOR %g alphaJOR %g R %s UCF %s convergence %s minIter %u maxIter %u "
       "absTol %g relTol %g percussionCache %d driftCorrection %d (alpha %g)\n",
-      std::string(toString(s.method)).c_str(), s.alphaSorProx, s.alphaJorProx,
+      std::string(grain::methodSceneName(s)).c_str(), s.alphaSorProx, s.alphaJorProx,
       std::string(toString(s.rStrategy)).c_str(), std::string(toString(s.subMethodUcf)).c_str(),
       std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol, s.relTol,
       s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
+  if (s.localMethod) {
+    const grain::LocalSolverSettings l = grain::localSolverSettings(s);
+    std::printf(
+        "local      %s (assembled Delassus problem each step): stops on %s error <= %g, maxIter "
+        "%u, alphaSOR %g alphaJOR %g, warm start %s\n",
+        std::string(toString(l.method)).c_str(), std::string(toString(l.errorMeasure)).c_str(),
+        l.tolerance, l.maxIter, l.alphaSor, l.alphaJor,
+        s.usePercussionCache ? "from the previous step" : "off");
+  }
   const char* mode =
       scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput" : "every X steps";
   std::printf("recorder   %s (X = %llu)\n", mode,
@@ -245,6 +257,23 @@ int run(const Options& opt) {
       std::printf("warning    %s\n", m.c_str());
     }
   }
+  // Per-contact forces of some steps (scene element ContactForceOutput).
+  grain::io::ContactForceFileWriter contactForceFile;
+  std::unique_ptr<grain::io::ContactForceRecorder> contactForces;
+  if (scene.contactForceOutput) {
+    const grain::io::ContactForceOutputSettings& c = *scene.contactForceOutput;
+    const fs::path file = record / "ContactForces.dat";
+    if (resume.resumed) {
+      contactForceFile.openAppend(file, resume.step);
+    } else {
+      contactForceFile.open(file);
+    }
+    contactForces =
+        std::make_unique<grain::io::ContactForceRecorder>(c.compatibleForces, c.compatible);
+    std::printf("contacts   forces of every %llu-th step%s to %s\n",
+                static_cast<unsigned long long>(c.everyXStep),
+                c.compatibleForces ? " with compatible normal forces" : "", file.c_str());
+  }
   grain::io::WarmStartCheckpoint warmStart;
 #ifdef GRAIN_SIM_WITH_FCLIB
   std::unique_ptr<grain::fclib::StepProblemDump> dump;
@@ -288,6 +317,10 @@ int run(const Options& opt) {
 #endif
     allConverged = allConverged && stats.converged;
     log.write(stats);
+    if (contactForces && scene.contactForceOutput->writes(step)) {
+      contactForces->record(contactForceFile, system.bodies, stepper.contacts(),
+                            stepper.percussions(), system.contactParameters, dt, step, system.time);
+    }
     if (recording && scene.recorder.records(step)) {
       sim.writeState(system.time, system.bodies);
       warmStart.stateWritten(stepper, system.time, step);
@@ -310,8 +343,17 @@ int run(const Options& opt) {
   }
   log.close();
   sim.close();
+  contactForceFile.close();
   if (recording) {
     warmStart.save(record, stepper);
+  }
+  if (contactForces && scene.contactForceOutput->compatibleForces && contactForces->blocks() > 0) {
+    std::printf(
+        "contacts   compatible forces: %llu output steps, %.6g s, %.6g s per output step%s\n",
+        static_cast<unsigned long long>(contactForces->blocks()),
+        contactForces->compatibleSeconds(),
+        contactForces->compatibleSeconds() / static_cast<double>(contactForces->blocks()),
+        contactForces->notConverged() > 0 ? " (some did not converge)" : "");
   }
   if (stopped) {
     progress.finish("stopped by signal " + std::to_string(grain::app::stopSignal()) + " at t = " +

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 
@@ -36,7 +37,8 @@ std::string RunLogWriter::headerLine() {
     h += "Time [s]";
   }
   h += "\tnIterations\tConverged\tIsFinite\tnContacts\tMaxOverlap [m]"
-       "\tKinEnergy [J]\tRotKinEnergy [J]\tPotEnergy [J]\tTotalEnergy [J]";
+       "\tKinEnergy [J]\tRotKinEnergy [J]\tPotEnergy [J]\tTotalEnergy [J]"
+       "\tNaturalMapError\tKoziaraError";
   return h;
 }
 
@@ -61,7 +63,7 @@ std::string RunLogWriter::formatLine(const StepStats& s, double wallSeconds) {
   line += '\t';
   appendInteger(line, s.contacts);
   for (const double x : {s.maxPenetration, s.kineticEnergy, s.rotationalEnergy, s.potentialEnergy,
-                         s.kineticEnergy + s.potentialEnergy}) {
+                         s.kineticEnergy + s.potentialEnergy, s.naturalMapError, s.koziaraError}) {
     line += '\t';
     appendNumber(line, x);
   }
@@ -93,12 +95,16 @@ void RunLogWriter::openAppend(const std::filesystem::path& file, std::uint64_t l
   std::uint64_t keep = 0;  // bytes to keep
   std::uint64_t offset = 0;
   bool header = false;
+  std::string headerText;
   while (std::getline(in, line)) {
     const std::uint64_t next = offset + line.size() + 1;
     if (in.eof()) {
       break;  // no newline: a partial last line
     }
     if (line.rfind("#", 0) == 0) {
+      if (!header) {
+        headerText = line;
+      }
       header = true;
       keep = next;
     } else if (!line.empty()) {
@@ -125,10 +131,14 @@ void RunLogWriter::openAppend(const std::filesystem::path& file, std::uint64_t l
     open(file);
     return;
   }
-  std::error_code ec;
-  std::filesystem::resize_file(file, keep, ec);
-  if (ec) {
-    throw Error(file.string() + ": cannot cut the run log: " + ec.message());
+  if (headerText != headerLine()) {
+    upgradeLog(file, headerText, keep);
+  } else {
+    std::error_code ec;
+    std::filesystem::resize_file(file, keep, ec);
+    if (ec) {
+      throw Error(file.string() + ": cannot cut the run log: " + ec.message());
+    }
   }
   path_ = file;
   out_.open(file, std::ios::out | std::ios::app);
@@ -138,6 +148,48 @@ void RunLogWriter::openAppend(const std::filesystem::path& file, std::uint64_t l
   start_ = std::chrono::steady_clock::now();
   lastFlush_ = start_;
   linesSinceFlush_ = 0;
+}
+
+void RunLogWriter::upgradeLog(const std::filesystem::path& file, const std::string& oldHeader,
+                              std::uint64_t keep) {
+  const std::string current = headerLine();
+  // Columns are only ever added at the end: an older header is a prefix of the current one.
+  if (current.compare(0, oldHeader.size(), oldHeader) != 0 || current.size() == oldHeader.size() ||
+      current[oldHeader.size()] != '\t') {
+    throw Error(file.string() + ": not a grain run log of a known format (header '" + oldHeader +
+                "'); cannot append to it");
+  }
+  const auto missing = std::count(current.begin() + static_cast<std::ptrdiff_t>(oldHeader.size()),
+                                  current.end(), '\t');
+  std::string padding;
+  for (std::ptrdiff_t k = 0; k < missing; ++k) {
+    padding += "\tnan";
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::filesystem::path part = file;
+  part += ".part";
+  {
+    std::ofstream out(part, std::ios::binary | std::ios::trunc);
+    out << current << '\n';
+    std::string line;
+    std::uint64_t offset = 0;
+    while (offset < keep && std::getline(in, line)) {
+      offset += line.size() + 1;
+      if (line.rfind("#", 0) == 0) {
+        continue;
+      }
+      out << line << (line.empty() ? "" : padding) << '\n';
+    }
+    if (!out) {
+      throw Error(part.string() + ": cannot write the upgraded run log");
+    }
+  }
+  in.close();
+  std::error_code ec;
+  std::filesystem::rename(part, file, ec);
+  if (ec) {
+    throw Error(file.string() + ": cannot replace the run log: " + ec.message());
+  }
 }
 
 void RunLogWriter::write(const StepStats& stats) {

@@ -12,6 +12,7 @@
 #include <grain/core/common/error.hpp>
 #include <grain/core/geometry/mass_properties.hpp>
 #include <grain/core/math/quaternion.hpp>
+#include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/io/body_random.hpp>
 #include <grain/io/mesh_loader.hpp>
 #include <grain/io/radius_distribution.hpp>
@@ -157,6 +158,9 @@ class SceneBuilder {
     // TimeStepperSettings first: statesPerSecond needs deltaT.
     readTimeStepper(*s.child("TimeStepperSettings"));
     readRecorder(*s.child("RecorderSettings"));
+    if (const auto cfo = s.child("ContactForceOutput")) {
+      readContactForceOutput(*cfo);
+    }
     if (const auto map = s.child("ContactParameterMap")) {
       readContactMap(*map);
     }
@@ -191,7 +195,10 @@ class SceneBuilder {
   void readSolver(const Element& e) {
     InclusionSolverSettings& s = out_.stepper.solver;
     const std::string method = e.enumeration("method");
-    if (method == "SOR" || method == "SORContact") {
+    s.localMethod = localMethodFromSceneName(method);
+    if (s.localMethod) {
+      s.method = SolverMethod::SorContact;  // unused
+    } else if (method == "SOR" || method == "SORContact") {
       s.method = SolverMethod::SorContact;
     } else if (method == "SORFull") {
       s.method = SolverMethod::SorFull;
@@ -214,7 +221,13 @@ class SceneBuilder {
     s.convergenceMethod = conv == "InLambda"           ? ConvergenceMethod::InLambda
                           : conv == "InVelocityLocal"  ? ConvergenceMethod::InVelocityLocal
                           : conv == "InEnergyVelocity" ? ConvergenceMethod::InEnergyVelocity
+                          : conv == "NaturalMap"       ? ConvergenceMethod::NaturalMap
+                          : conv == "Koziara"          ? ConvergenceMethod::Koziara
                                                        : ConvergenceMethod::InVelocity;
+    if (s.localMethod && e.has("convergenceMethod") && conv != "NaturalMap" && conv != "Koziara") {
+      e.warn("convergenceMethod=\"" + conv + "\" does not apply to the local solver " + method +
+             ": it stops on the NaturalMap error <= relTol");
+    }
     s.minIter = e.integer("minIter");
     s.maxIter = e.integer("maxIter");
     if (s.minIter > s.maxIter) {
@@ -263,6 +276,20 @@ class SceneBuilder {
     }
   }
 
+  void readContactForceOutput(const Element& e) {
+    ContactForceOutputSettings c;
+    c.everyXStep = e.integer("everyXStep");
+    c.compatibleForces = e.boolean("compatibleForces");
+    c.compatible.exponent = e.real("exponent");
+    if (c.compatible.exponent < 1.0) {
+      e.failAt("exponent", "attribute 'exponent' must be >= 1 (got " +
+                               detail::formatReal(c.compatible.exponent) + ")");
+    }
+    c.compatible.tolerance = e.real("tolerance");
+    c.compatible.maxIterations = e.integer("maxIterations");
+    out_.contactForceOutput = c;
+  }
+
   ContactParameter readContactLaw(const Element& e) {
     ContactParameter p;
     p.model = e.enumeration("type") == "UCFD" ? ContactModel::UCFD : ContactModel::UCF;
@@ -273,6 +300,7 @@ class SceneBuilder {
       p.invDampingN = e.real("invDampingN");
       p.invDampingT = e.real("invDampingT");
     }
+    p.relativeStiffness = e.real("relativeStiffness");
     atElement(e, [&] { validateContactParameter(p); });
     return p;
   }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <vector>
 
+#include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/io/scene_schema.hpp>
 
 #include "io/xml_reader.hpp"
@@ -56,6 +58,7 @@ constexpr C kRootChildren[] = {child("SceneSettings", 1, 1), child("SceneObjects
 constexpr C kSceneSettingsChildren[] = {
     gui("Visualization"),
     child("RecorderSettings", 1, 1),
+    child("ContactForceOutput"),
     child("TimeStepperSettings", 1, 1),
     child("ContactParameterMap"),
     child("GlobalGeometries"),
@@ -86,6 +89,18 @@ constexpr A kRecorderNoOutput[] = {
     ign("statesPerSecond", T::Real, B::Positive, "only for everyXTimeStep"),
 };
 
+constexpr A kContactForceOutput[] = {
+    req("everyXStep", T::Integer, B::AtLeastOne, {},
+        "write the contacts of every step k with k % everyXStep == 0 to ContactForces.dat"),
+    opt("compatibleForces", T::Boolean, "false", B::None, {},
+        "also compute compatible normal forces (Olsen-Kamrin, docs/contact-output.md)"),
+    opt("exponent", T::Real, "1", B::Positive, {},
+        "exponent e >= 1 of the elastic law f = k c^e of the compatible forces (1 linear, 1.5 Hertz)"),
+    opt("tolerance", T::Real, "1e-8", B::Positive, {},
+        "compatible forces: relative equilibrium residual at which Newton's method stops"),
+    opt("maxIterations", T::Integer, "200", B::AtLeastOne, {}, "compatible forces: Newton iterations per phase"),
+};
+
 constexpr A kTimeStepper[] = {
     req("deltaT", T::Real, B::Positive, "s", "time step"),
     req("endTime", T::Real, B::NonNegative, "s", "end of the simulation (absolute time)"),
@@ -101,21 +116,50 @@ constexpr A kSimulateFromReference[] = {
     opt("file", T::String, {}, B::None, {}, "unused while enabled is false"),
 };
 
+// Velocity prox methods, then the local solvers from their one table (kLocalMethodNames).
+constexpr SV kVelocityMethods = "SOR|SORContact|SORFull|SORNormalTangential|JOR";
+constexpr std::size_t methodValuesLength() {
+  std::size_t n = kVelocityMethods.size();
+  for (const LocalMethodName& m : kLocalMethodNames) {
+    n += 1 + m.sceneName.size();
+  }
+  return n;
+}
+constexpr auto kMethodValueChars = [] {
+  std::array<char, methodValuesLength()> a{};
+  std::size_t k = 0;
+  for (const char ch : kVelocityMethods) {
+    a[k++] = ch;
+  }
+  for (const LocalMethodName& m : kLocalMethodNames) {
+    a[k++] = '|';
+    for (const char ch : m.sceneName) {
+      a[k++] = ch;
+    }
+  }
+  return a;
+}();
+constexpr SV kMethodValues{kMethodValueChars.data(), kMethodValueChars.size()};
+
 constexpr A kInclusionSolver[] = {
-    reqEnum("method", "SOR|SORContact|SORFull|SORNormalTangential|JOR", {},
-            "iteration scheme; SOR = SORContact"),
+    reqEnum("method", kMethodValues, {},
+            "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, DelassusJOR, "
+            "APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus problem (docs/solvers.md)"),
     req("useGPU", T::Boolean, B::None, {}, "grain has no GPU solver: true gives a warning and solves on the CPU"),
     opt("useGPUID", T::Integer, "0", B::None, {}, "GPU device (unused)"),
     req("alphaJORProx", T::Real, B::OpenZeroTwo, {}, "JOR relaxation factor"),
     req("alphaSORProx", T::Real, B::OpenZeroTwo, {}, "SOR relaxation factor: R_N = alpha/G_nn, R_T = alpha/max(G_tt)"),
     optEnum("matrixRStrategy", "max|sum", "max", "sum2", "how the prox metric R is taken from the Delassus block"),
     optEnum("subMethodUCF", "AC|DS", "AC", {}, "AC: Alart-Curnier (R+ and disk); DS: De Saxce cone"),
-    optEnum("convergenceMethod", "InLambda|InVelocity|InVelocityLocal|InEnergyVelocity", "InVelocity",
-            "InEnergyLocalMix", "quantity compared between sweeps"),
+    optEnum("convergenceMethod", "InLambda|InVelocity|InVelocityLocal|InEnergyVelocity|NaturalMap|Koziara",
+            "InVelocity", "InEnergyLocalMix",
+            "stopping test: In*: quantity compared between sweeps (velocity prox methods); NaturalMap, "
+            "Koziara: accuracy measure of the iterate <= relTol (absTol unused); local solvers stop on "
+            "Koziara if given, else on NaturalMap"),
     opt("minIter", T::Integer, "0", B::None, {}, "minimum number of sweeps (<= maxIter)"),
-    req("maxIter", T::Integer, B::AtLeastOne, {}, "maximum number of sweeps"),
+    req("maxIter", T::Integer, B::AtLeastOne, {}, "maximum number of sweeps (local solvers: iterations)"),
     req("absTol", T::Real, B::NonNegative, {}, "absolute tolerance: converged if |new - old| <= |old| relTol + absTol"),
-    req("relTol", T::Real, B::NonNegative, {}, "relative tolerance"),
+    req("relTol", T::Real, B::NonNegative, {}, "relative tolerance; the error tolerance of NaturalMap, Koziara and the local solvers"),
     opt("computeResidual", T::Boolean, "false", B::None, {}, "keep checking every body after convergence"),
     opt("computeTotalOverlap", T::Boolean, "false", B::None, {}, "per-body sum of penetrations (m)"),
     opt("usePercussionCache", T::Boolean, "false", B::None, {}, "warm start from the previous step"),
@@ -144,7 +188,8 @@ constexpr A kStandardUcf[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
-    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
+    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
 };
 constexpr A kStandardUcfd[] = {
     reqEnum("type", kContactTypes, kContactTypesLater, kUcfdDoc),
@@ -152,7 +197,8 @@ constexpr A kStandardUcfd[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
-    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
+    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
 };
 constexpr A kPairUcf[] = {
     req("materialId1", T::Integer, B::None, {}, "first material"),
@@ -162,7 +208,8 @@ constexpr A kPairUcf[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
-    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
+    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
 };
 constexpr A kPairUcfd[] = {
     req("materialId1", T::Integer, B::None, {}, "first material"),
@@ -172,7 +219,8 @@ constexpr A kPairUcfd[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
-    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
+    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
 };
 
 // ---- Geometries (shared by Geometry and GlobalGeometries) -------------------------------------
@@ -552,6 +600,8 @@ constexpr ElementSpec kElements[] = {
       .variantValue = "everyXTimeStep", .attributes = kRecorderEveryX},
     E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
       .variantValue = "noOutput", .attributes = kRecorderNoOutput},
+    E{.name = "ContactForceOutput", .parent = "SceneSettings", .attributes = kContactForceOutput,
+      .doc = "per-contact forces of some steps in ContactForces.dat of the run folder (docs/contact-output.md)"},
     E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = kTimeStepper,
       .children = kTimeStepperChildren, .doc = "Moreau midpoint time stepping"},
     E{.name = "SimulateFromReference", .parent = "TimeStepperSettings", .attributes = kSimulateFromReference,

@@ -16,8 +16,11 @@ namespace grain::io {
 ///
 ///   WallTime [s]  SimulationTime [s]  Step  StepTime [s]  <Stage>Time [s] (one per Stage, in
 ///   execution order)  nIterations  Converged  IsFinite  nContacts  MaxOverlap [m]
-///   KinEnergy [J]  RotKinEnergy [J]  PotEnergy [J]  TotalEnergy [J]
+///   KinEnergy [J]  RotKinEnergy [J]  PotEnergy [J]  TotalEnergy [J]  NaturalMapError
+///   KoziaraError
 ///
+/// The two errors are the accuracy measures of the contact solver's final iterate
+/// (StepStats::naturalMapError, koziaraError; dimensionless).
 /// WallTime is the wall-clock time since open(). Numbers are written in the shortest form that
 /// reads back to the same double; flags as 0/1. The stream is flushed every `flushEveryLines`
 /// lines and at least every `flushEverySeconds` of wall time, and on close.
@@ -32,7 +35,10 @@ class RunLogWriter {
   void open(const std::filesystem::path& file);
   /// Continues an existing run log (restarts): keeps the header and the lines of steps up to
   /// `lastStep`, drops the rest (including a partial last line) and appends after them. A
-  /// missing file is created with the header. WallTime starts again at 0. Throws grain::Error.
+  /// missing file is created with the header. WallTime starts again at 0. A log of an older
+  /// format (its header a prefix of headerLine(): columns added since are missing) is first
+  /// rewritten with the current header, the missing columns of its lines filled with "nan".
+  /// Throws grain::Error, also for a header of no known format.
   void openAppend(const std::filesystem::path& file, std::uint64_t lastStep);
   /// Appends the line of one step.
   void write(const StepStats& stats);
@@ -49,6 +55,10 @@ class RunLogWriter {
   double flushEverySeconds = 2.0;
 
  private:
+  /// Rewrites the first `keep` bytes of `file` (header `oldHeader`) in the current format.
+  static void upgradeLog(const std::filesystem::path& file, const std::string& oldHeader,
+                         std::uint64_t keep);
+
   std::filesystem::path path_;
   std::ofstream out_;
   std::chrono::steady_clock::time_point start_;

@@ -11,6 +11,7 @@
 
 #include <grain/core/bodies/body_id.hpp>
 #include <grain/core/bodies/body_storage.hpp>
+#include <grain/core/contact/compatible_forces.hpp>
 #include <grain/core/geometry/shapes.hpp>
 #include <grain/core/timestepping/dynamics_system.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
@@ -40,6 +41,16 @@ struct RecorderSettings {
   bool records(std::uint64_t step) const {
     return mode != RecorderMode::NoOutput && step % everyXStep == 0;
   }
+};
+
+/// ContactForceOutput of a scene: which steps grain-sim writes to ContactForces.dat and whether
+/// it adds compatible normal forces (docs/contact-output.md).
+struct ContactForceOutputSettings {
+  std::uint64_t everyXStep = 1;        ///< steps k with k % everyXStep == 0 are written (k >= 1)
+  bool compatibleForces = false;       ///< compute compatible normal forces
+  CompatibleForceSettings compatible;  ///< exponent, tolerance, maxIterations
+
+  bool writes(std::uint64_t step) const { return step % everyXStep == 0; }
 };
 
 /// InclusionSolverSettings attributes that have no counterpart in the core solver settings.
@@ -137,6 +148,8 @@ struct SceneDescription {
   StepperSettings stepper;  ///< deltaT, endTime, inclusion solver settings
   SolverExtras solverExtras;
   RecorderSettings recorder;
+  /// ContactForceOutput, if the scene has one.
+  std::optional<ContactForceOutputSettings> contactForceOutput;
   std::vector<BodyGroup> groups;  ///< in document order
   /// Per body (same order as system.bodies at load time): index into `groups`.
   std::vector<std::uint32_t> groupOfBody;

@@ -12,6 +12,8 @@ void validateContactParameter(const ContactParameter& p) {
   GRAIN_REQUIRE(p.epsilonT >= 0.0 && p.epsilonT <= 1.0, "epsilonT must be in [0, 1]");
   GRAIN_REQUIRE(std::isfinite(p.invDampingN) && p.invDampingN >= 0.0, "invDampingN must be >= 0");
   GRAIN_REQUIRE(std::isfinite(p.invDampingT) && p.invDampingT >= 0.0, "invDampingT must be >= 0");
+  GRAIN_REQUIRE(std::isfinite(p.relativeStiffness) && p.relativeStiffness > 0.0,
+                "relativeStiffness must be > 0");
 }
 
 void ContactParameterMap::setStandard(const ContactParameter& p) {

@@ -4,6 +4,7 @@
 
 #include <grain/core/common/error.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
+#include <grain/core/solvers/percussion_cache.hpp>
 #include <grain/core/solvers/prox.hpp>
 #include <grain/core/timestepping/velocity_exchange.hpp>
 
@@ -255,25 +256,6 @@ Vec3 passivePointVelocity(const BodyStorage& bodies, std::size_t i, const Vec3& 
   return v + omega.cross(r);
 }
 
-bool lessKey(const detail::PercussionCacheKey& x, const detail::PercussionCacheKey& y) {
-  if (x.lo != y.lo)
-    return x.lo < y.lo;
-  if (x.hi != y.hi)
-    return x.hi < y.hi;
-  return x.contact < y.contact;
-}
-
-/// Three-way comparison of (lo, hi, ordinal).
-int compareEntry(BodyId lo, BodyId hi, std::uint32_t ord, const detail::PercussionCacheEntry& e) {
-  if (lo != e.lo)
-    return lo < e.lo ? -1 : 1;
-  if (hi != e.hi)
-    return hi < e.hi ? -1 : 1;
-  if (ord != e.ordinal)
-    return ord < e.ordinal ? -1 : 1;
-  return 0;
-}
-
 }  // namespace
 
 ContactSolver::ContactSolver(const InclusionSolverSettings& settings) : settings_(settings) {
@@ -511,79 +493,33 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
 
 void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactProblem& problem) {
   const ContactStorage& contacts = problem.contacts;
-  const std::size_t nc = contacts.size();
-  percussion_.assign(nc, Vec3::Zero());
+  percussion_.assign(contacts.size(), Vec3::Zero());
   if (!settings_.usePercussionCache) {
     return;
   }
-  const auto& ids = bodies.ids();
-  cacheKeys_.resize(nc);
-  for (std::size_t c = 0; c < nc; ++c) {
-    const BodyId ia = ids[contacts.bodyA()[c]];
-    const BodyId ib = ids[contacts.bodyB()[c]];
-    cacheKeys_[c] = {std::min(ia, ib), std::max(ia, ib), static_cast<std::uint32_t>(c)};
-  }
-  std::sort(cacheKeys_.begin(), cacheKeys_.end(), lessKey);
-  cacheOrdinal_.resize(nc);
-  for (std::size_t k = 0; k < nc; ++k) {
-    const bool samePair = k > 0 && cacheKeys_[k].lo == cacheKeys_[k - 1].lo &&
-                          cacheKeys_[k].hi == cacheKeys_[k - 1].hi;
-    cacheOrdinal_[cacheKeys_[k].contact] =
-        samePair ? cacheOrdinal_[cacheKeys_[k - 1].contact] + 1 : 0;
-  }
-
-  // Merge the sorted keys with the sorted cache of the previous solve.
+  detail::makePercussionCacheKeys(bodies, contacts, cacheKeys_, cacheOrdinal_);
   Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
-  std::size_t e = 0;
-  for (std::size_t k = 0; k < nc; ++k) {
-    const auto& key = cacheKeys_[k];
-    const std::uint32_t c = key.contact;
-    const std::uint32_t ord = cacheOrdinal_[c];
-    while (e < cache_.size() && compareEntry(key.lo, key.hi, ord, cache_[e]) > 0) {
-      ++e;
-    }
-    if (e == cache_.size()) {
-      break;
-    }
-    if (compareEntry(key.lo, key.hi, ord, cache_[e]) != 0) {
-      continue;
-    }
-    const PairKind kind = solverContacts_.kind[c];
-    if (kind == PairKind::Passive) {
-      continue;
-    }
-    // The cache holds the percussion on the body with the larger id, in I.
-    const bool bIsHi = ids[contacts.bodyB()[c]] == key.hi;
-    const Vec3 onB = bIsHi ? cache_[e].percussionOnHi : Vec3(-cache_[e].percussionOnHi);
-    Mat3 frame;
-    frame.col(0) = contacts.normals()[c];
-    frame.col(1) = contacts.tangents1()[c];
-    frame.col(2) = contacts.tangents2()[c];
-    Vec3 p0 = frame.transpose() * onB;
-    // Start from an admissible percussion: P_N >= 0, ||P_T|| <= mu P_N.
-    p0 = prox::alartCurnier(p0, solverContacts_.law[c].mu);
-    percussion_[c] = p0;
-    // u^{E,0} = u^S + M^-1 h dt + M^-1 W P^0.
-    if (kind == PairKind::TwoBodies) {
-      applyPercussion<true>(h, c, p0);
-    } else {
-      applyPercussion<false>(h, c, p0);
-    }
-  }
+  detail::forEachCachedPercussion(
+      bodies, contacts, cacheKeys_, cacheOrdinal_, cache_, [&](std::uint32_t c, const Vec3& p) {
+        const PairKind kind = solverContacts_.kind[c];
+        if (kind == PairKind::Passive) {
+          return;
+        }
+        // Start from an admissible percussion: P_N >= 0, ||P_T|| <= mu P_N.
+        const Vec3 p0 = prox::alartCurnier(p, solverContacts_.law[c].mu);
+        percussion_[c] = p0;
+        // u^{E,0} = u^S + M^-1 h dt + M^-1 W P^0.
+        if (kind == PairKind::TwoBodies) {
+          applyPercussion<true>(h, c, p0);
+        } else {
+          applyPercussion<false>(h, c, p0);
+        }
+      });
 }
 
 void ContactSolver::storePercussionCache(const BodyStorage& bodies, const ContactProblem& problem) {
-  const ContactStorage& contacts = problem.contacts;
-  const auto& ids = bodies.ids();
-  cacheNext_.clear();
-  for (const auto& key : cacheKeys_) {
-    const std::uint32_t c = key.contact;
-    const Vec3& p = percussion_[c];
-    const Vec3 onB = contacts.normals()[c] * p.x() + contacts.tangents1()[c] * p.y() +
-                     contacts.tangents2()[c] * p.z();
-    const bool bIsHi = ids[contacts.bodyB()[c]] == key.hi;
-    cacheNext_.push_back({key.lo, key.hi, cacheOrdinal_[c], bIsHi ? onB : Vec3(-onB)});
-  }
+  detail::makePercussionCache(bodies, problem.contacts, cacheKeys_, cacheOrdinal_, percussion_,
+                              cacheNext_);
   cache_.swap(cacheNext_);
 }
 
@@ -626,6 +562,9 @@ void ContactSolver::sweep(bool tangentialSweep) {
 }
 
 void ContactSolver::saveOldState() {
+  if (usesMeasure()) {
+    return;
+  }
   if (settings_.convergenceMethod == ConvergenceMethod::InLambda) {
     solverContacts_.percussionOld.assign(percussion_.begin(), percussion_.end());
     return;
@@ -680,8 +619,20 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
       }
       return true;
     }
+    case ConvergenceMethod::NaturalMap:
+    case ConvergenceMethod::Koziara:
+      break;  // global measures: see solve()
   }
   return false;
+}
+
+detail::ContactMeasures ContactSolver::evaluateMeasures(VelocityExchange* exchange) const {
+  detail::MeasureSums sums =
+      detail::contactMeasureSums(solverContacts_, solverBodies_, percussion_, measureData_);
+  if (exchange != nullptr) {
+    exchange->reduceSums(sums.value);
+  }
+  return detail::measuresFromSums(sums);
 }
 
 bool ContactSolver::allFinite(const BodyStorage& bodies) const {
@@ -714,13 +665,20 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
   }
   setupBodies(bodies, problem);
   setupContacts(bodies, problem);
+  detail::prepareContactMeasures(solverContacts_, solverBodies_, measureData_);
   initialPercussions(bodies, problem);
 
   const unsigned exchangePeriod = exchange != nullptr ? exchange->splitExchangePeriod() : 0;
+  detail::ContactMeasures measures;
+  std::uint32_t measuredIteration = 0;  // sweeps done when `measures` was evaluated (0: never)
+  std::uint32_t nextMeasure = 1;        // sweeps after which the next measure test is due
   for (std::uint32_t it = 0; it < settings_.maxIter; ++it) {
     const bool tangential = hasTangentialSweep(it);
-    // SorNormalTangential: only test after iterations that include the tangential sweep.
-    const bool check = it + 1 >= settings_.minIter && tangential;
+    // SorNormalTangential: only test after iterations that include the tangential sweep. The
+    // accuracy measures (about one sweep each) are tested on a geometric schedule and after the
+    // last allowed sweep.
+    const bool measureDue = !usesMeasure() || it + 1 >= nextMeasure || it + 1 == settings_.maxIter;
+    const bool check = it + 1 >= settings_.minIter && tangential && measureDue;
     if (check) {
       saveOldState();
     }
@@ -732,7 +690,18 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
       loadVelocities(bodies);
     }
     if (check) {
-      const bool local = locallyConverged(bodies);
+      bool local = false;
+      if (usesMeasure()) {
+        measures = evaluateMeasures(exchange);
+        measuredIteration = it + 1;
+        nextMeasure = it + 1 + std::max<std::uint32_t>(1, (it + 1) / 8);
+        const Real error = settings_.convergenceMethod == ConvergenceMethod::Koziara
+                               ? measures.koziara
+                               : measures.naturalMap;
+        local = error <= settings_.relTol;
+      } else {
+        local = locallyConverged(bodies);
+      }
       const bool global = exchange != nullptr ? exchange->reduceConverged(local) : local;
       if (global) {
         stats.converged = true;
@@ -740,6 +709,11 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
       }
     }
   }
+  if (measuredIteration != stats.iterations) {
+    measures = evaluateMeasures(exchange);
+  }
+  stats.naturalMapError = measures.naturalMap;
+  stats.koziaraError = measures.koziara;
   storeVelocities(bodies);
   if (settings_.isFiniteCheck) {
     stats.finite = allFinite(bodies);

@@ -82,6 +82,8 @@ std::string_view toString(LocalErrorMeasure m) {
       return "natural-map";
     case LocalErrorMeasure::Koziara:
       return "koziara";
+    case LocalErrorMeasure::Relaxed:
+      return "relaxed";
   }
   return "?";
 }
@@ -132,13 +134,34 @@ Real LocalErrorEvaluator::naturalMapAbsolute(const VecX& r, const VecX& u) const
   return std::sqrt(s);
 }
 
-Real LocalErrorEvaluator::naturalMap(const VecX& r, const VecX& u) const {
-  const Real e = naturalMapAbsolute(r, u);
-  const Real scale = std::max({normQ_, r.norm(), u.norm()});
-  if (!std::isfinite(e) || !std::isfinite(scale)) {
+Real naturalMapError(Real residualNorm, Real normQ, Real normR, Real normU) {
+  const Real scale = std::max({normQ, normR, normU});
+  if (!std::isfinite(residualNorm) || !std::isfinite(scale)) {
     return std::numeric_limits<Real>::infinity();
   }
-  return scale > DBL_EPSILON ? e / scale : e;
+  return scale > DBL_EPSILON ? residualNorm / scale : residualNorm;
+}
+
+Real koziaraError(Real numerator, Real denominator) {
+  return denominator > 0.0 ? numerator / denominator : numerator;
+}
+
+Real LocalErrorEvaluator::naturalMap(const VecX& r, const VecX& u) const {
+  return naturalMapError(naturalMapAbsolute(r, u), normQ_, r.norm(), u.norm());
+}
+
+Real LocalErrorEvaluator::relaxedAbsolute(const VecX& r, const VecX& u) const {
+  const std::size_t n = problem_->contactCount();
+  Real s = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Eigen::Index k = 3 * static_cast<Eigen::Index>(i);
+    s += relaxedResidual(r.segment<3>(k), u.segment<3>(k), problem_->mu[k / 3]).squaredNorm();
+  }
+  return std::sqrt(s);
+}
+
+Real LocalErrorEvaluator::relaxed(const VecX& r, const VecX& u) const {
+  return naturalMapError(relaxedAbsolute(r, u), normQ_, r.norm(), u.norm());
 }
 
 Real LocalErrorEvaluator::naturalMapOverQ(const VecX& r, const VecX& u) const {
@@ -155,11 +178,19 @@ Real LocalErrorEvaluator::koziara(const VecX& r, const VecX& u) const {
     const Vec3 e = naturalMapResidual(r.segment<3>(k), u.segment<3>(k), problem_->mu[k / 3]);
     s += e.dot(blockInverse_[i] * e);
   }
-  return koziaraDenominator_ > 0.0 ? s / koziaraDenominator_ : s;
+  return koziaraError(s, koziaraDenominator_);
 }
 
 Real LocalErrorEvaluator::evaluate(LocalErrorMeasure m, const VecX& r, const VecX& u) const {
-  return m == LocalErrorMeasure::Koziara ? koziara(r, u) : naturalMap(r, u);
+  switch (m) {
+    case LocalErrorMeasure::NaturalMap:
+      break;
+    case LocalErrorMeasure::Koziara:
+      return koziara(r, u);
+    case LocalErrorMeasure::Relaxed:
+      return relaxed(r, u);
+  }
+  return naturalMap(r, u);
 }
 
 }  // namespace grain

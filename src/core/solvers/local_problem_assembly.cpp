@@ -152,4 +152,33 @@ LocalProblem assembleLocalProblem(const BodyStorage& bodies, const ContactProble
   return out;
 }
 
+void applyContactPercussions(BodyStorage& bodies, const ContactStorage& contacts, const VecX& r) {
+  const std::size_t nc = contacts.size();
+  GRAIN_REQUIRE(r.size() == static_cast<Eigen::Index>(3 * nc),
+                "applyContactPercussions: r must have 3 entries per contact");
+  auto& v = bodies.velocities();
+  auto& w = bodies.omegasBody();
+  const auto& invMass = bodies.invMasses();
+  const auto& invInertia = bodies.invInertiasBody();
+  const auto& orientation = bodies.orientations();
+  auto apply = [&](std::uint32_t i, const Vec3& rArm, const Vec3& f) {
+    v[i] += invMass[i] * f;
+    const Mat3 rot = orientation[i].toRotationMatrix();
+    w[i] += invInertia[i].cwiseProduct(rot.transpose() * rArm.cross(f));
+  };
+  for (std::size_t c = 0; c < nc; ++c) {
+    const Vec3 p = r.segment<3>(static_cast<Eigen::Index>(3 * c));
+    const Vec3 f = contacts.normals()[c] * p.x() + contacts.tangents1()[c] * p.y() +
+                   contacts.tangents2()[c] * p.z();
+    const std::uint32_t a = contacts.bodyA()[c];
+    const std::uint32_t b = contacts.bodyB()[c];
+    if (bodies.isSimulated(b)) {
+      apply(b, contacts.rB()[c], f);
+    }
+    if (bodies.isSimulated(a)) {
+      apply(a, contacts.rA()[c], -f);
+    }
+  }
+}
+
 }  // namespace grain

@@ -31,6 +31,11 @@ void validate(const LocalSolverSettings& s) {
   GRAIN_REQUIRE(s.pqnGmresMaxIter >= 1, "pqnGmresMaxIter must be >= 1");
   GRAIN_REQUIRE(std::isfinite(s.pqnWarmStartTolerance) && s.pqnWarmStartTolerance >= 0.0,
                 "pqnWarmStartTolerance must be >= 0");
+  GRAIN_REQUIRE(s.ipmMaxIter >= 1, "ipmMaxIter must be >= 1");
+  GRAIN_REQUIRE(s.ipmStepFraction > 0.0 && s.ipmStepFraction < 1.0,
+                "ipmStepFraction must be in (0, 1)");
+  GRAIN_REQUIRE(std::isfinite(s.ipmRegularization) && s.ipmRegularization >= 0.0,
+                "ipmRegularization must be >= 0");
   GRAIN_REQUIRE(s.nsnMaxIter >= 1, "nsnMaxIter must be >= 1");
   GRAIN_REQUIRE(s.nsnLineSearchMemory >= 1, "nsnLineSearchMemory must be >= 1");
   GRAIN_REQUIRE(s.proxMaxIter >= 1, "proxMaxIter must be >= 1");
@@ -53,6 +58,8 @@ std::string_view toString(LocalSolverMethod m) {
       return "apgd";
     case LocalSolverMethod::Pqn:
       return "pqn";
+    case LocalSolverMethod::Ipm:
+      return "ipm";
     case LocalSolverMethod::Nsn:
       return "nsn";
     case LocalSolverMethod::NsnProx:
@@ -76,6 +83,9 @@ std::optional<LocalSolverMethod> localSolverMethodFromString(std::string_view na
   }
   if (s == "pqn") {
     return LocalSolverMethod::Pqn;
+  }
+  if (s == "ipm") {
+    return LocalSolverMethod::Ipm;
   }
   if (s == "nsn") {
     return LocalSolverMethod::Nsn;
@@ -244,6 +254,8 @@ void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
   finish(ctx, r, u, e, result);
 }
 
+}  // namespace
+
 void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result) {
   const LocalSolverSettings& s = ctx.settings;
   const auto m = static_cast<Eigen::Index>(3 * ctx.n);
@@ -317,8 +329,6 @@ void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result) {
   }
   finish(ctx, best, result);
 }
-
-}  // namespace
 
 void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverResult& result) {
   const LocalSolverSettings& s = ctx.settings;
@@ -587,7 +597,8 @@ LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& 
   validate(problem);
   validate(settings);
   LocalSolverResult result;
-  if (initialGuess == nullptr && separating(problem)) {
+  if (initialGuess == nullptr && settings.method != LocalSolverMethod::Ipm &&
+      settings.errorMeasure != LocalErrorMeasure::Relaxed && separating(problem)) {
     // r = 0, u = q: u_i is in the dual cone and r_i = 0, so the natural map is exactly 0 (and so
     // is Koziara's measure). No setup needed.
     result.r = VecX::Zero(problem.q.size());
@@ -622,6 +633,9 @@ LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& 
         break;
       case LocalSolverMethod::Apgd:
         detail::runApgd(ctx, std::move(r0), result);
+        break;
+      case LocalSolverMethod::Ipm:
+        detail::runIpm(ctx, result);
         break;
       case LocalSolverMethod::Pqn: {
         if (settings.pqnWarmStartTolerance > settings.tolerance) {

@@ -79,6 +79,10 @@ VecX initialIterate(const LocalContext& ctx, const VecX* guess);
 /// iterations, converged, finite of `result` (not the time).
 void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverResult& result);
 
+/// APGD from x (see local_solver.hpp) for at most settings.maxIter steps; fills `result` like
+/// runSor with the best iterate.
+void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result);
+
 /// Koziara's projected quasi-Newton iteration from r; fills `result` like runSor (without the
 /// fallback, which the caller runs).
 void runPqn(const LocalContext& ctx, VecX r, LocalSolverResult& result);
@@ -90,5 +94,9 @@ void runNsn(const LocalContext& ctx, VecX r, LocalSolverResult& result);
 
 /// Proximal-point iteration with Newton inner solves (local_nsn.hpp); fills `result` like runNsn.
 void runNsnProx(const LocalContext& ctx, VecX r, LocalSolverResult& result);
+
+/// Interior point method for the convex relaxation, then polishing (local_ipm.hpp); fills
+/// `result` like runSor with the relaxed error.
+void runIpm(const LocalContext& ctx, LocalSolverResult& result);
 
 }  // namespace grain::detail

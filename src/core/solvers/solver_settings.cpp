@@ -62,6 +62,10 @@ std::string_view toString(ConvergenceMethod m) {
       return "InVelocityLocal";
     case ConvergenceMethod::InEnergyVelocity:
       return "InEnergyVelocity";
+    case ConvergenceMethod::NaturalMap:
+      return "NaturalMap";
+    case ConvergenceMethod::Koziara:
+      return "Koziara";
   }
   return "?";
 }

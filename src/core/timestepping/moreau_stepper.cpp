@@ -4,6 +4,9 @@
 
 #include <grain/core/common/error.hpp>
 #include <grain/core/math/quaternion.hpp>
+#include <grain/core/solvers/local_method_settings.hpp>
+#include <grain/core/solvers/local_problem_assembly.hpp>
+#include <grain/core/solvers/percussion_cache.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 
 namespace grain {
@@ -38,6 +41,52 @@ MoreauStepper::MoreauStepper(const StepperSettings& settings)
     : settings_(settings), solver_(settings.solver) {
   validate(settings_);
   contacts_.reserve(settings_.solver.reserveContacts);
+}
+
+SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem& problem,
+                                      VelocityExchange& exchange) {
+  GRAIN_REQUIRE(exchange.splitExchangePeriod() == 0,
+                "the local contact solvers are serial: they cannot exchange split velocities");
+  const InclusionSolverSettings& s = settings_.solver;
+  const ContactStorage& contacts = problem.contacts;
+  const std::size_t nc = contacts.size();
+  SolverStats stats;
+  if (nc == 0) {
+    localPercussions_.clear();
+    solver_.setPercussionCache({});
+    stats.converged = true;
+    return stats;
+  }
+  const LocalProblem local = assembleLocalProblem(bodies, problem, s);
+  VecX guess;
+  if (s.usePercussionCache) {
+    detail::makePercussionCacheKeys(bodies, contacts, localCacheKeys_, localCacheOrdinal_);
+    guess.setZero(static_cast<Eigen::Index>(3 * nc));
+    detail::forEachCachedPercussion(bodies, contacts, localCacheKeys_, localCacheOrdinal_,
+                                    solver_.percussionCache(), [&](std::uint32_t c, const Vec3& p) {
+                                      guess.segment<3>(static_cast<Eigen::Index>(3 * c)) = p;
+                                    });
+  }
+  const LocalSolverResult result =
+      solve(local, localSolverSettings(s), s.usePercussionCache ? &guess : nullptr);
+  applyContactPercussions(bodies, contacts, result.r);
+  localPercussions_.resize(nc);
+  for (std::size_t c = 0; c < nc; ++c) {
+    localPercussions_[c] = result.r.segment<3>(static_cast<Eigen::Index>(3 * c));
+  }
+  if (s.usePercussionCache) {
+    std::vector<detail::PercussionCacheEntry> cache;
+    detail::makePercussionCache(bodies, contacts, localCacheKeys_, localCacheOrdinal_,
+                                localPercussions_, cache);
+    solver_.setPercussionCache(std::move(cache));
+  }
+  stats.iterations = result.iterations;
+  stats.converged = result.converged;
+  stats.finite = result.finite && result.r.allFinite();
+  const LocalErrorEvaluator evaluator(local);
+  stats.naturalMapError = evaluator.naturalMap(result.r, result.u);
+  stats.koziaraError = evaluator.koziara(result.r, result.u);
+  return stats;
 }
 
 StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange) {
@@ -137,10 +186,14 @@ StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange
   if (problemObserver_ && !contacts_.empty()) {
     problemObserver_(bodies, problem, stepCount_ + 1);
   }
-  const SolverStats solverStats = solver_.solve(bodies, problem, &exchange);
+  const SolverStats solverStats = settings_.solver.localMethod
+                                      ? solveLocal(bodies, problem, exchange)
+                                      : solver_.solve(bodies, problem, &exchange);
   stats.iterations = solverStats.iterations;
   stats.converged = solverStats.converged;
   stats.finite = solverStats.finite;
+  stats.naturalMapError = solverStats.naturalMapError;
+  stats.koziaraError = solverStats.koziaraError;
   timer.lap(Stage::ContactSolve);
 
   // 4. Second half step, symmetric form (eq. 8.9):

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 // SimData.dat run log.
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
+#include <grain/core/common/error.hpp>
 #include <grain/io/run_log.hpp>
 
 #include "io_test_util.hpp"
@@ -27,7 +30,7 @@ TEST(RunLog, HeaderNamesColumnsWithUnits) {
             "\tExchangeTime [s]\tCollisionDetectionTime [s]\tContactGraphTime [s]"
             "\tContactSolveTime [s]\tSecondHalfStepTime [s]\tnIterations\tConverged\tIsFinite"
             "\tnContacts\tMaxOverlap [m]\tKinEnergy [J]\tRotKinEnergy [J]\tPotEnergy [J]"
-            "\tTotalEnergy [J]");
+            "\tTotalEnergy [J]\tNaturalMapError\tKoziaraError");
 }
 
 TEST(RunLog, FileHasHeaderAndOneLinePerStep) {
@@ -43,6 +46,8 @@ TEST(RunLog, FileHasHeaderAndOneLinePerStep) {
   s.kineticEnergy = 0.75;
   s.rotationalEnergy = 0.25;
   s.potentialEnergy = -2.0;
+  s.naturalMapError = 2.5e-7;
+  s.koziaraError = 0.125;
   for (std::size_t k = 0; k < s.stageSeconds.size(); ++k) {
     s.stageSeconds[k] = 0.001 * static_cast<double>(k + 1);
   }
@@ -78,6 +83,8 @@ TEST(RunLog, FileHasHeaderAndOneLinePerStep) {
   EXPECT_EQ(cols[16], "0.25");
   EXPECT_EQ(cols[17], "-2");
   EXPECT_EQ(cols[18], "-1.25");
+  EXPECT_EQ(cols[19], "2.5e-07");
+  EXPECT_EQ(cols[20], "0.125");
   EXPECT_EQ(splitTabs(line2)[2], "3");
 }
 
@@ -92,6 +99,77 @@ TEST(RunLog, LinesAreFlushedRegularly) {
   w.write(s);  // second line triggers a flush
   const std::string text = test::readText(dir / "SimData.dat");
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+}
+
+/// The header and lines of a log written before the error columns existed (19 columns).
+std::string oldFormatLog(int steps, bool partialLast) {
+  std::string header = RunLogWriter::headerLine();
+  header.resize(header.find("\tNaturalMapError"));
+  std::string text = header + "\n";
+  for (int k = 1; k <= steps; ++k) {
+    text += "0.1\t" + std::to_string(0.01 * k) + "\t" + std::to_string(k);
+    for (int c = 3; c < 19; ++c) {
+      text += "\t1";
+    }
+    text += "\n";
+  }
+  if (partialLast) {
+    text += "0.1\t0.5\t";
+  }
+  return text;
+}
+
+TEST(RunLog, AppendingToAnOlderFormatUpgradesIt) {
+  test::TempDir dir;
+  const auto file = dir / "SimData.dat";
+  { std::ofstream(file, std::ios::binary) << oldFormatLog(5, true); }
+  StepStats s;
+  s.step = 4;
+  s.naturalMapError = 1e-9;
+  s.koziaraError = 2e-9;
+  {
+    RunLogWriter w;
+    w.openAppend(file, 3);  // keeps steps 1..3
+    w.write(s);
+  }
+  std::stringstream in(test::readText(file));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, RunLogWriter::headerLine());
+  for (int k = 1; k <= 3; ++k) {
+    ASSERT_TRUE(std::getline(in, line));
+    const auto cols = splitTabs(line);
+    ASSERT_EQ(cols.size(), 21u) << line;
+    EXPECT_EQ(cols[2], std::to_string(k));
+    EXPECT_EQ(cols[18], "1");
+    EXPECT_EQ(cols[19], "nan");
+    EXPECT_EQ(cols[20], "nan");
+  }
+  ASSERT_TRUE(std::getline(in, line));
+  const auto cols = splitTabs(line);
+  ASSERT_EQ(cols.size(), 21u);
+  EXPECT_EQ(cols[2], "4");
+  EXPECT_EQ(cols[19], "1e-09");
+  EXPECT_EQ(cols[20], "2e-09");
+  EXPECT_FALSE(std::getline(in, line));
+  EXPECT_FALSE(std::filesystem::exists(dir / "SimData.dat.part"));
+
+  // Appending again (now in the current format) keeps everything as it is.
+  const std::string before = test::readText(file);
+  {
+    RunLogWriter w;
+    w.openAppend(file, 4);
+  }
+  EXPECT_EQ(test::readText(file), before);
+}
+
+TEST(RunLog, AppendingToAnUnknownFormatFails) {
+  test::TempDir dir;
+  const auto file = dir / "SimData.dat";
+  { std::ofstream(file, std::ios::binary) << "# Time [s]\tSomething else\n0\t1\n"; }
+  RunLogWriter w;
+  EXPECT_THROW(w.openAppend(file, 10), Error);
+  EXPECT_EQ(test::readText(file), "# Time [s]\tSomething else\n0\t1\n");
 }
 
 }  // namespace

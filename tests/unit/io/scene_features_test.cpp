@@ -668,5 +668,61 @@ TEST(EffectiveConfiguration, DefaultsAndDerivedValuesFilledInAndReloadable) {
             x.substr(x.find("<DynamicsSystem")));
 }
 
+// ---- contact force output and relative stiffness ----------------------------------------------
+
+TEST(ContactForceOutput, ReadWithDefaultsAndValues) {
+  const std::string sphere = bodies("s", 1, 1, R"(<Sphere distribute="uniform" radius="0.1"/>)");
+  EXPECT_FALSE(load(scene("", sphere)).contactForceOutput.has_value());
+  const SceneDescription d = load(scene(R"(<ContactForceOutput everyXStep="4"/>)", sphere));
+  ASSERT_TRUE(d.contactForceOutput.has_value());
+  EXPECT_EQ(d.contactForceOutput->everyXStep, 4u);
+  EXPECT_FALSE(d.contactForceOutput->compatibleForces);
+  EXPECT_EQ(d.contactForceOutput->compatible.exponent, 1.0);
+  EXPECT_EQ(d.contactForceOutput->compatible.tolerance, 1e-8);
+  EXPECT_EQ(d.contactForceOutput->compatible.maxIterations, 200u);
+  EXPECT_TRUE(d.contactForceOutput->writes(8));
+  EXPECT_FALSE(d.contactForceOutput->writes(9));
+  EXPECT_NE(d.effectiveXml.find("compatibleForces=\"false\""), std::string::npos);
+  const SceneDescription h = load(scene(
+      R"(<ContactForceOutput everyXStep="1" compatibleForces="true" exponent="1.5" tolerance="1e-9" maxIterations="7"/>)",
+      sphere));
+  EXPECT_TRUE(h.contactForceOutput->compatibleForces);
+  EXPECT_EQ(h.contactForceOutput->compatible.exponent, 1.5);
+  EXPECT_EQ(h.contactForceOutput->compatible.tolerance, 1e-9);
+  EXPECT_EQ(h.contactForceOutput->compatible.maxIterations, 7u);
+}
+
+TEST(ContactForceOutput, BadValuesAreSceneErrors) {
+  const std::string sphere = bodies("s", 1, 1, R"(<Sphere distribute="uniform" radius="0.1"/>)");
+  EXPECT_NE(loadError(scene(R"(<ContactForceOutput everyXStep="2" exponent="0.5"/>)", sphere))
+                .first.find("'exponent' must be >= 1"),
+            std::string::npos);
+  EXPECT_NE(
+      loadError(scene(R"(<ContactForceOutput everyXStep="0"/>)", sphere)).first.find("everyXStep"),
+      std::string::npos);
+  EXPECT_NE(loadError(scene(R"(<ContactForceOutput/>)", sphere)).first.find("everyXStep"),
+            std::string::npos);
+}
+
+TEST(ContactForceOutput, RelativeStiffnessPerMaterialPair) {
+  const std::string sphere = bodies("s", 1, 1, R"(<Sphere distribute="uniform" radius="0.1"/>)");
+  const SceneDescription d = load(scene(R"(<ContactParameterMap>
+      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0" relativeStiffness="2"/>
+      <ContactParameter materialId1="0" materialId2="1" type="UCFD" mu="0.3" epsilonN="0" epsilonT="0"
+          invDampingN="0" invDampingT="0" relativeStiffness="3"/>
+      <ContactParameter materialId1="1" materialId2="1" type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
+    </ContactParameterMap>)",
+                                        sphere));
+  EXPECT_EQ(d.system.contactParameters.standard().relativeStiffness, 2.0);
+  EXPECT_EQ(d.system.contactParameters.get(1, 0).relativeStiffness, 3.0);
+  EXPECT_EQ(d.system.contactParameters.get(1, 1).relativeStiffness, 1.0);
+  EXPECT_NE(loadError(scene(R"(<ContactParameterMap>
+      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0" relativeStiffness="0"/>
+    </ContactParameterMap>)",
+                            sphere))
+                .first.find("relativeStiffness"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace grain::io

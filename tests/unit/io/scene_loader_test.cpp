@@ -669,7 +669,7 @@ const BadCase kBadCases[] = {
   {"NegativeInstances", "instances=\"4\"", "instances=\"-4\"", 18,
    "SceneObjects/RigidBodies[name=\"beads\"]: attribute 'instances' must be a non-negative integer (got '-4')"},
   {"UnknownEnumValue", "method=\"SORContact\"", "method=\"Gauss\"", 6,
-   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'method' has unknown value 'Gauss' (expected one of: SOR, SORContact, SORFull, SORNormalTangential, JOR)"},
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'method' has unknown value 'Gauss' (expected one of: SOR, SORContact, SORFull, SORNormalTangential, JOR, DelassusSOR, DelassusJOR, APGD, PQN, NSN, NSNProx)"},
   {"NonNumericOnContinuationLine", "alphaSORProx=\"1.2\"", "alphaSORProx=\"fast\"", 7,
    "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'alphaSORProx' must be a number (got 'fast')"},
   {"AlphaOutOfRange", "alphaSORProx=\"1.2\"", "alphaSORProx=\"2.5\"", 7,
@@ -741,7 +741,7 @@ const BadCase kBadCases[] = {
   {"ElementInWrongParent", "radius=\"0.01\"/>", "radius=\"0.01\"/><Mass distribute=\"uniform\" value=\"1\"/>", 20,
    "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Mass: element 'Mass' is not allowed in <Geometry> (it belongs in <DynamicProperties>) (allowed: Sphere, Box, Capsule, Halfspace, Mesh, GlobalGeomId)"},
   {"ValueSuggestion", "method=\"SORContact\"", "method=\"SORContakt\"", 6,
-   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'method' has unknown value 'SORContakt'; did you mean 'SORContact'? (expected one of: SOR, SORContact, SORFull, SORNormalTangential, JOR)"},
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'method' has unknown value 'SORContakt'; did you mean 'SORContact'? (expected one of: SOR, SORContact, SORFull, SORNormalTangential, JOR, DelassusSOR, DelassusJOR, APGD, PQN, NSN, NSNProx)"},
   {"VariantSuggestion", "<Mass distribute=\"homogen\"", "<Mass distribute=\"homogeneous\"", 24,
    "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/Mass: attribute 'distribute' has unknown value 'homogeneous'; did you mean 'homogen'? (expected one of: uniform, homogen)"},
   {"Placeholder", "radius=\"0.01\"", "radius=\"${Study:radius}\"", 20,
@@ -814,6 +814,27 @@ TEST(SceneWarnings, UseGpuWarnsAndSolvesOnCpu) {
       << d.warnings[0];
 }
 
+TEST(SceneWarnings, VelocityConvergenceMethodWithLocalSolverWarns) {
+  TempDir dir;
+  test::writeText(dir / "scene.xml",
+                  test::replaceOnce(kBase, "method=\"SORContact\"",
+                                    "method=\"PQN\" convergenceMethod=\"InLambda\""));
+  const SceneDescription d = loadScene(dir / "scene.xml");
+  ASSERT_TRUE(d.stepper.solver.localMethod.has_value());
+  EXPECT_EQ(*d.stepper.solver.localMethod, LocalSolverMethod::Pqn);
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_NE(d.warnings[0].find("convergenceMethod=\"InLambda\" does not apply to the local solver "
+                               "PQN: it stops on the NaturalMap error <= relTol"),
+            std::string::npos)
+      << d.warnings[0];
+  // Without an explicit convergenceMethod there is nothing to warn about.
+  test::writeText(dir / "plain.xml",
+                  test::replaceOnce(kBase, "method=\"SORContact\"", "method=\"DelassusJOR\""));
+  const SceneDescription plain = loadScene(dir / "plain.xml");
+  EXPECT_TRUE(plain.warnings.empty());
+  EXPECT_EQ(*plain.stepper.solver.localMethod, LocalSolverMethod::JorProx);
+}
+
 TEST(SceneDefaults, DefaultsMatchGrsf) {
   TempDir dir;
   std::string text = test::replaceOnce(kBase, "<ContactParameterMap>", "<!--");
@@ -826,6 +847,7 @@ TEST(SceneDefaults, DefaultsMatchGrsf) {
   EXPECT_EQ(s.rStrategy, RStrategy::Max);
   EXPECT_EQ(s.subMethodUcf, UcfSubMethod::AlartCurnier);
   EXPECT_EQ(s.convergenceMethod, ConvergenceMethod::InVelocity);
+  EXPECT_FALSE(s.localMethod.has_value());
   EXPECT_EQ(s.minIter, 0u);
   EXPECT_EQ(s.reserveContacts, 1000u);
   EXPECT_FALSE(s.driftCorrectionGap);

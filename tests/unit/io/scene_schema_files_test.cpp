@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/scene_schema.hpp>
 
@@ -198,6 +199,37 @@ TEST(SceneSchemaXmllint, BaseSceneIsValidForBoth) {
   const Lint r = xmllint(dir / "scene.xml");
   EXPECT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NO_THROW(loadScene(dir / "scene.xml"));
+}
+
+// Every local solver name of the one table and both accuracy measures: the reader and the schema
+// accept them.
+TEST(SceneSchemaXmllint, LocalMethodsAndMeasuresAreValidForBoth) {
+  GRAIN_REQUIRE_XMLLINT();
+  TempDir dir;
+  for (const LocalMethodName& m : kLocalMethodNames) {
+    for (const std::string conv : {"NaturalMap", "Koziara"}) {
+      const fs::path file = dir / (std::string(m.sceneName) + conv + ".xml");
+      test::writeText(file, test::replaceOnce(kValid, "method=\"SORContact\"",
+                                              "method=\"" + std::string(m.sceneName) +
+                                                  "\" convergenceMethod=\"" + conv + "\""));
+      const Lint r = xmllint(file);
+      EXPECT_EQ(r.exitCode, 0) << file << "\n" << r.output;
+      const SceneDescription d = loadScene(file);
+      ASSERT_TRUE(d.stepper.solver.localMethod.has_value()) << m.sceneName;
+      EXPECT_EQ(*d.stepper.solver.localMethod, m.method);
+      EXPECT_EQ(toString(d.stepper.solver.convergenceMethod), conv);
+    }
+  }
+  // The velocity solver with the measures as stopping test.
+  const fs::path file = dir / "sor-natural-map.xml";
+  test::writeText(file,
+                  test::replaceOnce(kValid, "method=\"SORContact\"",
+                                    "method=\"SORContact\" convergenceMethod=\"NaturalMap\""));
+  const Lint r = xmllint(file);
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  const SceneDescription d = loadScene(file);
+  EXPECT_FALSE(d.stepper.solver.localMethod.has_value());
+  EXPECT_EQ(d.stepper.solver.convergenceMethod, ConvergenceMethod::NaturalMap);
 }
 
 struct Mutation {

@@ -11,54 +11,13 @@
 #include <grain/core/solvers/local_problem_assembly.hpp>
 #include <grain/core/solvers/local_solver.hpp>
 
-#include "../solvers/solver_test_scene.hpp"
+#include "pile_scene.hpp"
 
 namespace grain {
 namespace {
 
+using test::pile;
 using test::SolverScene;
-
-/// Floor (0), an animated belt (1) and four spheres (2..5) in a small pile: contacts with the
-/// floor, the belt and between spheres, normals not aligned with the axes, spins.
-SolverScene pile(ContactModel model = ContactModel::UCF) {
-  SolverScene s;
-  s.addFixed();
-  s.addFixed(BodyMotion::Animated, Vec3(0.3, 0.1, 0.0));
-  const Real r = 0.1;
-  s.addSphere(1.0, r, Vec3(0.0, 0.0, r), Vec3(0.1, 0.0, -0.5), Vec3(0.0, 2.0, 0.0));
-  s.addSphere(2.0, r, Vec3(0.2, 0.0, r), Vec3(-0.2, 0.1, -0.3), Vec3(1.0, 0.0, 0.5));
-  s.addSphere(1.5, r, Vec3(0.1, 0.05, r + 0.17), Vec3(0.0, 0.0, -1.0));
-  s.addSphere(0.7, r, Vec3(0.4, 0.0, r), Vec3(0.3, 0.0, -0.2));
-  s.bodies.orientations()[3] = Quat(Eigen::AngleAxisd(0.7, Vec3(1.0, 2.0, 3.0).normalized()));
-  s.bodies.orientations()[4] = Quat(Eigen::AngleAxisd(-1.1, Vec3(0.0, 1.0, 1.0).normalized()));
-  auto addBetween = [&](std::uint32_t a, std::uint32_t b) {
-    const Vec3 pa = s.bodies.positions()[a];
-    const Vec3 pb = s.bodies.positions()[b];
-    const Vec3 n = (pb - pa).normalized();
-    s.contacts.add(a, b, n, (pb - pa).norm() - 2 * r, r * n, -r * n);
-  };
-  for (std::uint32_t b : {2u, 3u}) {  // floor
-    s.contacts.add(0, b, Vec3::UnitZ(), 0.0, Vec3(s.bodies.positions()[b].x(), 0.0, 0.0),
-                   Vec3(0.0, 0.0, -r));
-  }
-  s.contacts.add(1, 5, Vec3::UnitZ(), -0.001, Vec3::Zero(), Vec3(0.0, 0.0, -r));  // belt
-  addBetween(2, 3);
-  addBetween(2, 4);
-  addBetween(3, 4);
-  addBetween(3, 5);
-  ContactParameter p;
-  p.model = model;
-  p.mu = 0.4;
-  p.epsilonN = 0.3;
-  p.epsilonT = 0.1;
-  if (model == ContactModel::UCFD) {
-    p.invDampingN = 2e-4;
-    p.invDampingT = 5e-4;
-  }
-  s.parameters.setStandard(p);
-  s.prepare();
-  return s;
-}
 
 LocalProblem assemble(SolverScene& s, const InclusionSolverSettings& set) {
   const ContactProblem problem{s.contacts,      s.graph,          s.parameters,
@@ -215,6 +174,36 @@ TEST(LocalProblemAssembly, DriftTermEntersTheNormalVelocity) {
     const auto k = static_cast<Eigen::Index>(3 * c);
     EXPECT_NEAR(drift.q[k] - plain.q[k], 0.25 * 2.0 * s.contacts.gaps()[c] / s.dt, 1e-12);
     EXPECT_EQ(drift.q[k + 1], plain.q[k + 1]);
+  }
+}
+
+// q is affine in the body velocities (q = W_c^T u + b), so applying percussions r to the bodies
+// and assembling again gives q + W r: applyContactPercussions is M^-1 W_c r.
+TEST(LocalProblemAssembly, AppliedPercussionsMoveQByWr) {
+  for (ContactModel model : {ContactModel::UCF, ContactModel::UCFD}) {
+    SolverScene s = pile(model);
+    InclusionSolverSettings set;
+    const LocalProblem before = assemble(s, set);
+    VecX r(before.q.size());
+    for (Eigen::Index k = 0; k < r.size(); ++k) {
+      r[k] = 0.01 * std::sin(1.7 * static_cast<Real>(k) + 0.3);
+    }
+    const auto staticBefore = s.bodies.velocities()[0];
+    applyContactPercussions(s.bodies, s.contacts, r);
+    const LocalProblem after = assemble(s, set);
+    // UCFD: D/dt on the diagonal of W is compliance, not body motion.
+    VecX expected = before.q + before.W * r;
+    if (model == ContactModel::UCFD) {
+      const ContactParameter& p = s.parameters.standard();
+      for (Eigen::Index c = 0; c < r.size() / 3; ++c) {
+        expected[3 * c] -= p.invDampingN / s.dt * r[3 * c];
+        expected[3 * c + 1] -= p.invDampingT / s.dt * r[3 * c + 1];
+        expected[3 * c + 2] -= p.invDampingT / s.dt * r[3 * c + 2];
+      }
+    }
+    EXPECT_LT((after.q - expected).norm(), 1e-12 * expected.norm());
+    EXPECT_EQ(s.bodies.velocities()[0], staticBefore);         // the floor does not move
+    EXPECT_EQ(s.bodies.velocities()[1], Vec3(0.3, 0.1, 0.0));  // nor does the belt
   }
 }
 

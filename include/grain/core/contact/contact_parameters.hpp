@@ -23,6 +23,9 @@ struct ContactParameter {
   Real epsilonT = 0.5;     ///< tangential Newton restitution in [0, 1]
   Real invDampingN = 0.0;  ///< UCFD normal inverse damping (m/(N s)... per unit percussion, s/kg)
   Real invDampingT = 0.0;  ///< UCFD tangential inverse damping (s/kg)
+  /// Relative normal stiffness k~ (> 0, dimensionless) of the pair for the compatible contact
+  /// forces (compatible_forces.hpp, docs/contact-output.md); it never changes the dynamics.
+  Real relativeStiffness = 1.0;
 };
 
 /// Throws grain::Error if a value is out of range (mu < 0, epsilons outside [0,1], ...).

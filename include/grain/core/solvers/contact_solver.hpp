@@ -21,6 +21,10 @@ struct SolverStats {
   std::uint32_t iterations = 0;  ///< global sweeps done
   bool converged = false;
   bool finite = true;  ///< false if isFiniteCheck found NaN/Inf
+  /// Accuracy measures of the returned iterate (LocalErrorMeasure NaturalMap and Koziara of the
+  /// step's local problem, r = P, u = xi (+ D P / dt)); 0 without contacts.
+  Real naturalMapError = 0;
+  Real koziaraError = 0;
 };
 
 /// What the contact problem of one step (thesis eq. 8.8) needs besides the bodies.
@@ -110,9 +114,21 @@ namespace grain {
 ///     test. Bodies without contacts keep their velocity, so only bodies in contacts are
 ///     visited; InVelocityLocal is the same test on the same bodies;
 ///   - InEnergyVelocity: every body | ||u_new||_M - ||u_old||_M | <= ||u_old||_M relTol + absTol
-///     with ||u||_M^2 = m v.v + Omega_K . Theta_K Omega_K (8.40).
+///     with ||u||_M^2 = m v.v + Omega_K . Theta_K Omega_K (8.40);
+///   - NaturalMap, Koziara: the accuracy measure of the current iterate (LocalErrorMeasure, on
+///     the step's local problem r = P, u = xi + D P / dt, W = G + D / dt, q = u at P = 0) is
+///     <= relTol; absTol is not used. One evaluation costs about one sweep, so the test is done
+///     after sweeps 1, 2, ..., then after sweep k + max(1, floor(k/8)) following a test at sweep
+///     k (at most 1/8 extra work, and at most 1/8 more sweeps than the first converged one),
+///     and always after the last allowed sweep. The measures' global norms are summed over
+///     processes with VelocityExchange::reduceSums().
 /// With a VelocityExchange, the local decision is combined by reduceConverged() (once per tested
 /// sweep) and exchangeSplitVelocities() is called after every splitExchangePeriod()-th sweep.
+///
+/// Accuracy of the result: both measures of the returned iterate are computed once per solve
+/// whatever the convergence method (SolverStats::naturalMapError, koziaraError), from the
+/// solver's own data (contact_solver_measures.cpp): q_i and W_ii^-1 once per solve, then one
+/// pass over the contacts; nothing is assembled.
 ///
 /// isFiniteCheck: after the solve, every simulated body's velocity and every percussion is
 /// checked for NaN/Inf (SolverStats::finite). Without contacts solve() returns at once
@@ -165,12 +181,18 @@ class ContactSolver {
   bool hasTangentialSweep(std::uint32_t iteration) const;
   void saveOldState();
   bool locallyConverged(const BodyStorage& bodies) const;
+  detail::ContactMeasures evaluateMeasures(VelocityExchange* exchange) const;
+  bool usesMeasure() const {
+    return settings_.convergenceMethod == ConvergenceMethod::NaturalMap ||
+           settings_.convergenceMethod == ConvergenceMethod::Koziara;
+  }
   bool allFinite(const BodyStorage& bodies) const;
 
   InclusionSolverSettings settings_;
   std::vector<Vec3> percussion_;
   detail::SolverBodies solverBodies_;
   detail::SolverContacts solverContacts_;
+  detail::ContactMeasureData measureData_;
   std::vector<detail::PercussionCacheKey> cacheKeys_;  // current contacts, sorted
   std::vector<std::uint32_t> cacheOrdinal_;            // per contact
   std::vector<detail::PercussionCacheEntry> cache_;    // previous solve, sorted

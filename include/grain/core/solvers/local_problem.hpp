@@ -81,6 +81,16 @@ inline Vec3 naturalMapResidual(const Vec3& r, const Vec3& u, Real mu) {
   return r - prox::projectCone(r - prox::deSaxceShift(u, mu), mu);
 }
 
+/// Natural-map residual of one contact for the convex relaxation (Anitescu's cone
+/// complementarity problem K_mu contains r _|_ u in K*_mu, u linear in r, no De Saxce term):
+///   e = r - P_K_mu(r - u).
+/// e = 0 if and only if r is in K_mu, u in K*_mu and r . u = 0. A sliding contact of the
+/// relaxation separates with u_N = mu ||u_T|| > 0, so e = 0 here does not mean that the Coulomb
+/// law holds (it does where u_T = 0 or mu = 0).
+inline Vec3 relaxedResidual(const Vec3& r, const Vec3& u, Real mu) {
+  return r - prox::projectCone(r - u, mu);
+}
+
 /// Which accuracy measure a solver stops on.
 enum class LocalErrorMeasure : std::uint8_t {
   /// Siconos / Acary-Bremond-Huber: ||e||_2 / max(||q||, ||r||, ||u||), e the natural-map
@@ -91,9 +101,21 @@ enum class LocalErrorMeasure : std::uint8_t {
   /// r - P_K(r - u^)). It is an energy ratio: the work of the constraint violation against the
   /// kinetic energy of the free relative motion. (The plain numerator if the denominator is 0.)
   Koziara,
+  /// The natural map of the convex relaxation: ||e||_2 / max(||q||, ||r||, ||u||) (the plain
+  /// ||e||_2 if the three norms are all <= DBL_EPSILON), e the relaxedResidual() of all contacts.
+  /// It measures how well (r, u) solve the relaxed problem, not the Coulomb problem.
+  Relaxed,
 };
 
-/// Name of a measure ("natural-map", "koziara").
+/// The normalised natural-map error from the global norms: residual / max(normQ, normR, normU),
+/// or the plain residual if the three norms are all <= DBL_EPSILON; +inf if a value is not
+/// finite. (Shared by LocalErrorEvaluator and ContactSolver, so both report the same number.)
+Real naturalMapError(Real residualNorm, Real normQ, Real normR, Real normU);
+/// Koziara's measure from its sums: numerator / denominator, or the numerator if the
+/// denominator is not positive.
+Real koziaraError(Real numerator, Real denominator);
+
+/// Name of a measure ("natural-map", "koziara", "relaxed").
 std::string_view toString(LocalErrorMeasure m);
 
 /// Evaluates the error measures of a problem; computes ||q|| at construction and the inverses of
@@ -110,6 +132,10 @@ class LocalErrorEvaluator {
   Real naturalMap(const VecX& r, const VecX& u) const;
   /// ||e||_2 / ||q||_2 (the normalisation of Acary-Bremond-Huber's profiles).
   Real naturalMapOverQ(const VecX& r, const VecX& u) const;
+  /// ||e||_2 over all contacts with e the relaxedResidual() (absolute).
+  Real relaxedAbsolute(const VecX& r, const VecX& u) const;
+  /// Normalised relaxed error (LocalErrorMeasure::Relaxed).
+  Real relaxed(const VecX& r, const VecX& u) const;
   /// Koziara's energy measure (LocalErrorMeasure::Koziara).
   Real koziara(const VecX& r, const VecX& u) const;
   /// The selected measure.

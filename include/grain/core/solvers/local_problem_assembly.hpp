@@ -29,4 +29,12 @@ namespace grain {
 LocalProblem assembleLocalProblem(const BodyStorage& bodies, const ContactProblem& problem,
                                   const InclusionSolverSettings& settings);
 
+/// Applies percussions to the bodies: u <- u + M^-1 W_c r, i.e. for every contact i with
+/// P_i = r.segment<3>(3i) (contact frame, N s) and f = A_IC P_i (I frame):
+///   body B: v += f / m,  Omega_K += Theta_K^-1 A_KI (r_B x f);   body A: the same with -f, r_A,
+/// for the simulated bodies only, at their current orientations (q^M). With the free velocities
+/// on entry and r a solution of assembleLocalProblem()'s problem, the bodies then hold u^E.
+/// Throws grain::Error if r does not have 3 entries per contact.
+void applyContactPercussions(BodyStorage& bodies, const ContactStorage& contacts, const VecX& r);
+
 }  // namespace grain

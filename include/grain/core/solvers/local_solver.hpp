@@ -63,6 +63,12 @@
 ///   - Pqn: Koziara's projected quasi-Newton method (formulas and grain's additions in
 ///     local_pqn.hpp), with SorProx as the fallback when it does not reach the tolerance in
 ///     pqnMaxIter Newton steps.
+///   - Ipm: primal-dual interior point method with Nesterov-Todd scaling and Mehrotra
+///     predictor-corrector for the CONVEX RELAXATION (Anitescu's cone complementarity problem,
+///     u = W r + q without the De Saxce term), followed by semismooth Newton polishing
+///     (local_ipm.hpp). It always stops on, and reports, LocalErrorMeasure::Relaxed: its
+///     solution is not that of FC(W, q, mu) where contacts slide (they separate with
+///     u_N = mu ||u_T||). It ignores the initial guess and counts ipmMaxIter, not maxIter.
 ///   - Nsn: semismooth Newton method on the Alart-Curnier function of the whole problem, with a
 ///     non-monotone line search, SOR rescue sweeps when it stalls and SorProx as the fallback
 ///     (local_nsn.hpp).
@@ -71,7 +77,8 @@
 ///
 /// Trivial problems. Without an initial guess, when every q_N >= 0 the solution is r = 0
 /// (u = q then lies in the dual cone at every contact, natural-map error exactly 0); solve()
-/// returns it without any setup, for every method.
+/// returns it without any setup, for every method but Ipm (whose relaxed problem needs
+/// q_i in the dual cone, not only q_N >= 0) and for every measure but Relaxed.
 ///
 /// Error checks. JOR and APGD get u(r^k) from their own products, so they test every
 /// iteration at no extra cost. SOR needs one extra product per test: errorCheck = Every tests
@@ -92,8 +99,7 @@
 /// the diagonal, q_T2 = 0) are swept and tested with the 2-D formulas (no square roots).
 namespace grain {
 
-/// Which local solver.
-enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn, Nsn, NsnProx };
+// LocalSolverMethod (which local solver) is declared in solver_settings.hpp.
 
 /// When the SOR solver evaluates the full error (see above).
 enum class ErrorCheck : std::uint8_t { Every, Adaptive };
@@ -104,7 +110,7 @@ enum class ErrorCheck : std::uint8_t { Every, Adaptive };
 /// Table 1 (relative delta) for PQN.
 struct LocalSolverSettings {
   LocalSolverMethod method = LocalSolverMethod::SorProx;
-  LocalErrorMeasure errorMeasure = LocalErrorMeasure::NaturalMap;
+  LocalErrorMeasure errorMeasure = LocalErrorMeasure::NaturalMap;  ///< Ipm: always Relaxed
   Real tolerance = 1e-8;
   std::uint32_t maxIter = 100000;  ///< iterations (SOR/JOR sweeps, APGD steps, PQN steps)
   ErrorCheck errorCheck = ErrorCheck::Adaptive;
@@ -138,6 +144,12 @@ struct LocalSolverSettings {
   Real proxNu = 1.0;           ///< NsnProx: sigma ~ error^nu
   Real proxSigmaMin = 0.0;     ///< NsnProx: lower bound of sigma / mean(diag W)
   Real proxInnerFactor = 0.1;  ///< NsnProx: inner tolerance relative to the outer error
+  // IPM for the convex relaxation (local_ipm.hpp).
+  std::uint32_t ipmMaxIter = 100;     ///< interior point iterations (>= 1)
+  Real ipmStepFraction = 0.99;        ///< fraction of the step to the cone boundary, in (0, 1)
+  Real ipmRegularization = 1e-10;     ///< delta relative to the mean diagonal entry, >= 0
+  std::uint32_t ipmPolishSteps = 5;   ///< Newton polishing steps after the IPM (0: none)
+  std::uint32_t ipmApgdSteps = 2000;  ///< then APGD steps on the relaxation (0: none)
 };
 
 /// Throws grain::Error naming the field if a value is out of range.
@@ -150,8 +162,9 @@ struct LocalSolverResult {
   std::uint32_t iterations = 0;           ///< iterations of the method (plus fallback sweeps)
   std::uint32_t fallbackIterations = 0;   ///< PQN, NSN: SOR sweeps of fallback and rescues
   std::uint32_t warmStartIterations = 0;  ///< PQN: SOR sweeps before the first Newton step
+  std::uint32_t polishSteps = 0;          ///< IPM: Newton polishing and APGD steps (in iterations)
   double seconds = 0.0;                   ///< wall time of the whole solve (setup included)
-  Real error = 0.0;                       ///< selected measure at (r, u)
+  Real error = 0.0;                       ///< selected measure at (r, u) (Ipm: Relaxed)
   bool converged = false;                 ///< error <= tolerance
   bool finite = true;                     ///< false if a NaN/Inf appeared (the solve then stops)
 };
@@ -161,7 +174,7 @@ struct LocalSolverResult {
 LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& settings,
                         const VecX* initialGuess = nullptr);
 
-/// Name of a method ("sor", "jor", "apgd", "pqn", "nsn", "prox").
+/// Name of a method ("sor", "jor", "apgd", "pqn", "ipm", "nsn", "prox").
 std::string_view toString(LocalSolverMethod m);
 /// Method from its name (case-insensitive, also "nsgs" for sor and "nsn-prox" for prox); nullopt
 /// if unknown.

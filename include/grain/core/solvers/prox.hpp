@@ -42,12 +42,13 @@ inline Vec3 alartCurnier(const Vec3& x, Real mu) {
 
 /// Euclidean projection of x = (x_N, x_T) onto the friction cone
 /// K_mu = { P : ||P_T|| <= mu P_N } (thesis eq. 7.32):
-///   ||x_T|| <= mu x_N            -> x          (inside the cone)
+///   ||x_T|| <= mu x_N, x_N >= 0  -> x          (inside the cone)
 ///   mu ||x_T|| + x_N <= 0        -> 0          (inside the polar cone)
 ///   otherwise                    -> (l, mu l x_T/||x_T||),  l = (x_N + mu ||x_T||)/(1 + mu^2).
+/// (The test x_N >= 0 matters for mu = 0, x_T = 0, x_N < 0, where 0 <= mu x_N = -0 holds.)
 inline Vec3 projectCone(const Vec3& x, Real mu) {
   const Real nT = std::sqrt(x.y() * x.y() + x.z() * x.z());
-  if (nT <= mu * x.x()) {
+  if (nT <= mu * x.x() && x.x() >= 0.0) {
     return x;
   }
   if (mu * nT + x.x() <= 0.0) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -91,6 +92,47 @@ struct SolverContacts {
 
   std::size_t size() const { return kind.size(); }
 };
+
+/// Per-solve data of the accuracy measures (contact_solver_measures.cpp), in the notation of
+/// LocalProblem: r = P, u = xi + D P / dt, W = G + D / dt, q = u at P = 0.
+struct ContactMeasureData {
+  std::vector<Vec3> q;             ///< q_i: xi_i at the free velocity and P = 0 (m/s)
+  std::vector<Mat3> blockInverse;  ///< W_ii^-1 = (G_ii + D_i/dt)^-1 (kg); I for passive contacts
+};
+
+/// Sums over this process's contacts that the measures need; a distributed run adds them over
+/// all processes (VelocityExchange::reduceSums) before measuresFromSums().
+struct MeasureSums {
+  enum Index : std::size_t {
+    Residual2,           ///< sum_i ||e_i||^2, e_i the natural-map residual
+    R2,                  ///< ||r||^2
+    U2,                  ///< ||u||^2
+    Q2,                  ///< ||q||^2
+    KoziaraNumerator,    ///< sum_i e_i . W_ii^-1 e_i
+    KoziaraDenominator,  ///< sum_i q_i . W_ii^-1 q_i
+    Count
+  };
+  std::array<Real, Count> value{};
+};
+
+/// Both accuracy measures of one iterate.
+struct ContactMeasures {
+  Real naturalMap = 0;  ///< LocalErrorMeasure::NaturalMap
+  Real koziara = 0;     ///< LocalErrorMeasure::Koziara
+};
+
+struct SolverBodies;
+struct SolverContacts;
+
+/// Fills `data` for the current contacts; the solver bodies must hold the free velocities
+/// (before any percussion is applied).
+void prepareContactMeasures(const SolverContacts& contacts, const SolverBodies& bodies,
+                            ContactMeasureData& data);
+/// The local sums of the iterate (percussions, current solver-body velocities).
+MeasureSums contactMeasureSums(const SolverContacts& contacts, const SolverBodies& bodies,
+                               const std::vector<Vec3>& percussion, const ContactMeasureData& data);
+/// The measures from the (global) sums.
+ContactMeasures measuresFromSums(const MeasureSums& sums);
 
 /// Warm-start entry: world-frame percussion (N s) on the body with the larger id of the pair,
 /// keyed by the ordered id pair and the ordinal of the contact within the pair.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include <grain/core/math/types.hpp>
@@ -36,10 +37,23 @@ enum class ConvergenceMethod : std::uint8_t {
   InVelocity,        ///< every simulated body's velocity components, same test
   InVelocityLocal,   ///< like InVelocity, checked on the bodies touched by contacts
   InEnergyVelocity,  ///< every body: | ||u_new||_M - ||u_old||_M | <= ||u_old||_M relTol + absTol
+  /// Natural-map error of the current iterate <= relTol (LocalErrorMeasure::NaturalMap; absTol is
+  /// not used).
+  NaturalMap,
+  /// Koziara's energy measure of the current iterate <= relTol (LocalErrorMeasure::Koziara;
+  /// absTol is not used).
+  Koziara,
 };
+
+/// Solver of local (Delassus-matrix) problems (local_solver.hpp). Declared here so that the
+/// time stepper's settings can select one (InclusionSolverSettings::localMethod).
+enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn, Ipm, Nsn, NsnProx };
 
 struct InclusionSolverSettings {
   SolverMethod method = SolverMethod::SorContact;
+  /// If set, every step assembles the local problem and solves it with this local solver
+  /// instead of the velocity prox solver (`method` is then unused; see MoreauStepper).
+  std::optional<LocalSolverMethod> localMethod;
   Real alphaSorProx = 1.2;  ///< relaxation in (0, 2) for the SOR methods
   Real alphaJorProx = 0.5;  ///< relaxation in (0, 2) for JOR
   RStrategy rStrategy = RStrategy::Max;

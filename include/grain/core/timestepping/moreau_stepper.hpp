@@ -29,6 +29,14 @@ void validate(const StepperSettings& s);
 ///   3. contact problem for u^E and the percussions P;
 ///   4. q^E = q^S + dt F(q^M) (u^S + u^E)/2, quaternion normalised.
 /// Animated bodies move with their prescribed velocity; static bodies never move.
+///
+/// Contact solver of step 3: the velocity prox solver ContactSolver, or, if
+/// settings.solver.localMethod is set, a local solver (local_solver.hpp): the step's problem is
+/// assembled (assembleLocalProblem), solved with localSolverSettings(settings.solver), started
+/// from the previous step's percussions if usePercussionCache (the same cache as ContactSolver's,
+/// projected onto the new contact frames; contacts without an entry start at 0), and the
+/// percussions are applied to the bodies (applyContactPercussions). This path is serial: it
+/// throws grain::Error if the VelocityExchange exchanges split velocities.
 class MoreauStepper {
  public:
   explicit MoreauStepper(const StepperSettings& settings);
@@ -41,9 +49,12 @@ class MoreauStepper {
   /// Contacts of the last step (at q^M).
   const ContactStorage& contacts() const { return contacts_; }
   /// Percussions of the last step, per contact (N s), in the contact frame (N, T1, T2).
-  const std::vector<Vec3>& percussions() const { return solver_.percussions(); }
+  const std::vector<Vec3>& percussions() const {
+    return settings_.solver.localMethod ? localPercussions_ : solver_.percussions();
+  }
   /// Per-body sum of penetration depths of the last step (m), if computeTotalOverlap.
   const std::vector<Real>& totalOverlap() const { return totalOverlap_; }
+  /// The velocity prox solver; with a local method it only keeps the warm-start cache.
   ContactSolver& solver() { return solver_; }
   std::uint64_t stepCount() const { return stepCount_; }
   /// Sets the number of steps done so far (a restarted run continues the count).
@@ -61,6 +72,9 @@ class MoreauStepper {
   }
 
  private:
+  SolverStats solveLocal(BodyStorage& bodies, const ContactProblem& problem,
+                         VelocityExchange& exchange);
+
   StepperSettings settings_;
   CollisionDetector collision_;
   ContactSolver solver_;
@@ -75,6 +89,10 @@ class MoreauStepper {
   std::vector<bool> simulatedMask_;
   std::uint64_t stepCount_ = 0;
   ContactProblemObserver problemObserver_;
+  // Local-solver path (settings_.solver.localMethod).
+  std::vector<Vec3> localPercussions_;
+  std::vector<detail::PercussionCacheKey> localCacheKeys_;
+  std::vector<std::uint32_t> localCacheOrdinal_;
 };
 
 }  // namespace grain

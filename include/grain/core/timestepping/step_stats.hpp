@@ -30,6 +30,10 @@ struct StepStats {
   std::uint32_t iterations = 0;
   bool converged = true;
   bool finite = true;
+  /// Accuracy of the contact solver's final iterate: LocalErrorMeasure NaturalMap and Koziara of
+  /// the step's local problem (0 for steps without contacts).
+  Real naturalMapError = 0.0;
+  Real koziaraError = 0.0;
   Real maxPenetration = 0.0;    ///< max(-g_N) over contacts at q^M (m), 0 if none
   Real kineticEnergy = 0.0;     ///< at t^E (J)
   Real rotationalEnergy = 0.0;  ///< rotational part of kineticEnergy (J)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <span>
+
 #include <grain/core/bodies/body_storage.hpp>
 
 namespace grain {
@@ -23,6 +25,10 @@ class VelocityExchange {
   virtual void exchangeSplitVelocities(BodyStorage& bodies) = 0;
   /// Combines the local convergence flag with the other processes' flags.
   virtual bool reduceConverged(bool localConverged) = 0;
+  /// Replaces every entry of `sums` by its sum over all processes (in place, same order on every
+  /// process). The solver's accuracy measures (NaturalMap, Koziara) use it for their global
+  /// norms, once per evaluation. The default does nothing, which is right for a single process.
+  virtual void reduceSums(std::span<Real> sums) { static_cast<void>(sums); }
 };
 
 /// Serial implementation: no communication.

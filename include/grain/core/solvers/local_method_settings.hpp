@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string_view>
+
+#include <grain/core/solvers/local_problem.hpp>
+#include <grain/core/solvers/local_solver.hpp>
+#include <grain/core/solvers/solver_settings.hpp>
+
+/// The local solvers as methods of the time stepper: their names in scene files
+/// (InclusionSolverSettings method) and the LocalSolverSettings the stepper derives from a scene's
+/// InclusionSolverSettings.
+namespace grain {
+
+struct LocalMethodName {
+  LocalSolverMethod method;
+  std::string_view sceneName;  ///< value of the scene attribute InclusionSolverSettings/@method
+};
+
+/// The one table of scene names of the local solvers (the scene reader, the schema and the
+/// settings printout use it). Every LocalSolverMethod but those of kLocalMethodsNotInStepper has
+/// exactly one entry.
+inline constexpr std::array<LocalMethodName, 6> kLocalMethodNames{{
+    {LocalSolverMethod::SorProx, "DelassusSOR"},
+    {LocalSolverMethod::JorProx, "DelassusJOR"},
+    {LocalSolverMethod::Apgd, "APGD"},
+    {LocalSolverMethod::Pqn, "PQN"},
+    {LocalSolverMethod::Nsn, "NSN"},
+    {LocalSolverMethod::NsnProx, "NSNProx"},
+}};
+
+/// Local solvers the stepper does not offer: the interior point method solves the convex
+/// relaxation (no De Saxce term), whose sliding contacts dilate (u_N = mu |u_T| > 0), so it is not
+/// a Coulomb contact law for a time step. Every LocalSolverMethod is either in kLocalMethodNames
+/// or here (a unit test checks it).
+inline constexpr std::array<LocalSolverMethod, 1> kLocalMethodsNotInStepper{
+    {LocalSolverMethod::Ipm}};
+
+/// The local solver of a scene name (exact spelling), or nullopt.
+std::optional<LocalSolverMethod> localMethodFromSceneName(std::string_view name);
+/// The scene name of a local solver ("" if it has none, which a unit test forbids).
+std::string_view sceneName(LocalSolverMethod m);
+/// The scene name of the method the settings select: a local solver's, or the velocity prox
+/// solver's toString(method).
+std::string_view methodSceneName(const InclusionSolverSettings& s);
+
+/// The measure a local solver in the stepper stops on: Koziara for ConvergenceMethod::Koziara,
+/// the natural map for every other convergence method.
+LocalErrorMeasure localErrorMeasure(ConvergenceMethod m);
+
+/// Settings of the local solver for s.localMethod (SorProx if unset): tolerance = relTol,
+/// maxIter, errorMeasure = localErrorMeasure(convergenceMethod), alphaSor = alphaSORProx,
+/// alphaJor = alphaJORProx, rStrategy and subMethod from the scene; everything else at the
+/// defaults of LocalSolverSettings.
+LocalSolverSettings localSolverSettings(const InclusionSolverSettings& s);
+
+}  // namespace grain

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <grain/core/bodies/body_storage.hpp>
+#include <grain/core/contact/contact_storage.hpp>
+#include <grain/core/solvers/solver_data.hpp>
+
+/// The warm-start cache of the contact solvers (usePercussionCache): the percussions of the
+/// previous solve as world vectors on the body with the larger id, keyed by (smaller body id,
+/// larger body id, ordinal of the contact among the contacts of that pair in ContactStorage
+/// order), sorted by key. Used by ContactSolver and by the local solvers in MoreauStepper, so
+/// both keep (and restarts restore) the same cache.
+namespace grain::detail {
+
+/// The sorted keys of the current contacts and, per contact, its ordinal within its pair.
+void makePercussionCacheKeys(const BodyStorage& bodies, const ContactStorage& contacts,
+                             std::vector<PercussionCacheKey>& keys,
+                             std::vector<std::uint32_t>& ordinal);
+
+/// Three-way comparison of (lo, hi, ordinal) with a cache entry.
+inline int compareCacheEntry(BodyId lo, BodyId hi, std::uint32_t ord,
+                             const PercussionCacheEntry& e) {
+  if (lo != e.lo)
+    return lo < e.lo ? -1 : 1;
+  if (hi != e.hi)
+    return hi < e.hi ? -1 : 1;
+  if (ord != e.ordinal)
+    return ord < e.ordinal ? -1 : 1;
+  return 0;
+}
+
+/// Calls found(c, p) for every contact c whose key is in `cache`, with the cached percussion on
+/// body B of the contact expressed in its contact frame (N, T1, T2; N s), not projected. One
+/// merge of the sorted keys with the sorted cache.
+template <class Found>
+void forEachCachedPercussion(const BodyStorage& bodies, const ContactStorage& contacts,
+                             const std::vector<PercussionCacheKey>& keys,
+                             const std::vector<std::uint32_t>& ordinal,
+                             const std::vector<PercussionCacheEntry>& cache, Found&& found) {
+  const auto& ids = bodies.ids();
+  std::size_t e = 0;
+  for (const PercussionCacheKey& key : keys) {
+    const std::uint32_t c = key.contact;
+    const std::uint32_t ord = ordinal[c];
+    while (e < cache.size() && compareCacheEntry(key.lo, key.hi, ord, cache[e]) > 0) {
+      ++e;
+    }
+    if (e == cache.size()) {
+      return;
+    }
+    if (compareCacheEntry(key.lo, key.hi, ord, cache[e]) != 0) {
+      continue;
+    }
+    const bool bIsHi = ids[contacts.bodyB()[c]] == key.hi;
+    const Vec3 onB = bIsHi ? cache[e].percussionOnHi : Vec3(-cache[e].percussionOnHi);
+    const Vec3 p(contacts.normals()[c].dot(onB), contacts.tangents1()[c].dot(onB),
+                 contacts.tangents2()[c].dot(onB));
+    found(c, p);
+  }
+}
+
+/// The cache of the percussions (per contact, contact frame, N s) of the current contacts.
+void makePercussionCache(const BodyStorage& bodies, const ContactStorage& contacts,
+                         const std::vector<PercussionCacheKey>& keys,
+                         const std::vector<std::uint32_t>& ordinal,
+                         const std::vector<Vec3>& percussions,
+                         std::vector<PercussionCacheEntry>& cache);
+
+}  // namespace grain::detail

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#include <grain/core/solvers/local_method_settings.hpp>
+
+namespace grain {
+
+std::optional<LocalSolverMethod> localMethodFromSceneName(std::string_view name) {
+  for (const LocalMethodName& m : kLocalMethodNames) {
+    if (m.sceneName == name) {
+      return m.method;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view sceneName(LocalSolverMethod method) {
+  for (const LocalMethodName& m : kLocalMethodNames) {
+    if (m.method == method) {
+      return m.sceneName;
+    }
+  }
+  return {};
+}
+
+std::string_view methodSceneName(const InclusionSolverSettings& s) {
+  return s.localMethod ? sceneName(*s.localMethod) : toString(s.method);
+}
+
+LocalErrorMeasure localErrorMeasure(ConvergenceMethod m) {
+  return m == ConvergenceMethod::Koziara ? LocalErrorMeasure::Koziara
+                                         : LocalErrorMeasure::NaturalMap;
+}
+
+LocalSolverSettings localSolverSettings(const InclusionSolverSettings& s) {
+  LocalSolverSettings l;
+  l.method = s.localMethod.value_or(LocalSolverMethod::SorProx);
+  l.errorMeasure = localErrorMeasure(s.convergenceMethod);
+  l.tolerance = s.relTol;
+  l.maxIter = s.maxIter;
+  l.alphaSor = s.alphaSorProx;
+  l.alphaJor = s.alphaJorProx;
+  l.rStrategy = s.rStrategy;
+  l.subMethod = s.subMethodUcf;
+  return l;
+}
+
+}  // namespace grain

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+// The local solvers inside the Moreau stepper (InclusionSolverSettings::localMethod): closed-form
+// sliding and sticking on an incline with every method, and Delassus SOR = velocity SORContact.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include <grain/core/solvers/local_method_settings.hpp>
+
+#include "physics_fixture.hpp"
+
+namespace grain {
+namespace {
+
+using testing::addSimulated;
+using testing::addStatic;
+using testing::kG;
+using testing::makeSystem;
+
+const Box kBox{Vec3(0.2, 0.1, 0.05), Vec3::Zero()};
+constexpr Real kTolerance = 1e-10;
+
+StepperSettings localSettings(LocalSolverMethod method, Real dt) {
+  StepperSettings s;
+  s.deltaT = dt;
+  s.endTime = 1e9;
+  s.solver.localMethod = method;
+  s.solver.convergenceMethod = ConvergenceMethod::NaturalMap;
+  s.solver.alphaSorProx = 1.0;
+  s.solver.maxIter = 100000;
+  s.solver.relTol = kTolerance;
+  s.solver.usePercussionCache = true;
+  return s;
+}
+
+/// Box (four corner contacts) released at rest on a plane inclined by theta; its speed along the
+/// slope after T. Every step must converge to the tolerance.
+Real slideOnIncline(LocalSolverMethod method, Real theta, Real mu, Real T) {
+  const Real dt = 1e-3;
+  DynamicsSystem sys = makeSystem(mu, 0.0);
+  const Vec3 n(std::sin(theta), 0.0, std::cos(theta));
+  const Quat tilt = quat::fromAxisAngle(Vec3::UnitY(), theta);
+  addStatic(sys, 0, Halfspace{n}, Vec3::Zero());
+  const std::size_t box = addSimulated(sys, 0, kBox, 1.0, (0.05 - 1e-9) * n, tilt);
+  MoreauStepper stepper(localSettings(method, dt));
+  const int steps = static_cast<int>(std::lround(T / dt));
+  for (int k = 0; k < steps; ++k) {
+    const StepStats s = stepper.step(sys);
+    EXPECT_EQ(s.contacts, 4u);
+    EXPECT_TRUE(s.converged) << "step " << k;
+    EXPECT_LE(s.naturalMapError, kTolerance);
+    EXPECT_TRUE(std::isfinite(s.koziaraError));
+  }
+  // The four normal percussions are not unique, their sum is: m g cos(theta) dt.
+  Real normal = 0.0;
+  for (const Vec3& p : stepper.percussions()) {
+    normal += p.x();
+  }
+  EXPECT_NEAR(normal, kG * std::cos(theta) * dt, 1e-9);
+  const Vec3 downSlope(std::cos(theta), 0.0, -std::sin(theta));
+  EXPECT_NEAR(sys.bodies.omegasBody()[box].norm(), 0.0, 1e-5);
+  return sys.bodies.velocities()[box].dot(downSlope);
+}
+
+class LocalMethodInStepper : public ::testing::TestWithParam<LocalMethodName> {};
+
+TEST_P(LocalMethodInStepper, SlidesWithCoulombAccelerationWhenTanThetaExceedsMu) {
+  const Real theta = 0.3;  // tan = 0.309
+  const Real mu = 0.1;
+  const Real T = 0.3;
+  const Real a = kG * (std::sin(theta) - mu * std::cos(theta));
+  EXPECT_NEAR(slideOnIncline(GetParam().method, theta, mu, T), a * T, 1e-6 * a * T);
+}
+
+TEST_P(LocalMethodInStepper, StaysAtRestWhenMuExceedsTanTheta) {
+  EXPECT_NEAR(slideOnIncline(GetParam().method, 0.3, 0.5, 0.3), 0.0, 1e-7);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryLocalMethod, LocalMethodInStepper,
+                         ::testing::ValuesIn(kLocalMethodNames),
+                         [](const ::testing::TestParamInfo<LocalMethodName>& p) {
+                           return std::string(p.param.sceneName);
+                         });
+
+/// Nine spheres dropped in a 3 x 3 grid onto a floor, with sphere-sphere contacts from the start.
+DynamicsSystem spherePile() {
+  DynamicsSystem sys = makeSystem(0.4, 0.0);
+  addStatic(sys, 0, Halfspace{Vec3::UnitZ()}, Vec3::Zero());
+  const Real r = 0.05;
+  std::uint32_t number = 0;
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int layer = 0; layer < 2; ++layer) {
+        const Vec3 pos(0.0999 * i + 0.02 * layer, 0.0999 * j + 0.01 * layer * i,
+                       r - 1e-6 + 0.099 * layer);
+        const Real mass = 0.5 + 0.1 * number;
+        addSimulated(sys, number++, Sphere{r}, mass, pos, Quat::Identity(),
+                     Vec3(0.1 * layer, -0.05 * i, -0.2 * layer));
+      }
+    }
+  }
+  return sys;
+}
+
+// Delassus SOR on the assembled problem with the same metric and contact order is the velocity
+// SORContact iteration (docs/solvers.md): with a fixed number of sweeps per step (relTol 0), the
+// same warm start and drift correction, both give the same percussions and trajectories.
+// (A gtest suite of its own: LocalMethodInStepper is a parametrized fixture.)
+TEST(DelassusSorInStepper, EqualsSorContact) {
+  StepperSettings sor;
+  sor.deltaT = 2e-3;
+  sor.endTime = 1e9;
+  sor.solver.method = SolverMethod::SorContact;
+  sor.solver.convergenceMethod = ConvergenceMethod::NaturalMap;
+  sor.solver.alphaSorProx = 1.0;
+  sor.solver.maxIter = 7;
+  sor.solver.relTol = 0.0;
+  sor.solver.usePercussionCache = true;
+  sor.solver.driftCorrectionGap = true;
+  StepperSettings local = sor;
+  local.solver.localMethod = LocalSolverMethod::SorProx;
+
+  DynamicsSystem a = spherePile();
+  DynamicsSystem b = spherePile();
+  MoreauStepper sa(sor);
+  MoreauStepper sb(local);
+  std::size_t withContacts = 0;
+  for (int k = 0; k < 40; ++k) {
+    const StepStats ta = sa.step(a);
+    const StepStats tb = sb.step(b);
+    ASSERT_EQ(ta.contacts, tb.contacts) << "step " << k;
+    // relTol 0: both run maxIter sweeps, unless an iterate is exact (e.g. only floor contacts,
+    // one per sphere), which the local solver may detect a few sweeps earlier.
+    if (!tb.converged) {
+      EXPECT_EQ(ta.iterations, tb.iterations) << "step " << k;
+    }
+    EXPECT_NEAR(ta.naturalMapError, tb.naturalMapError, 1e-8 * ta.naturalMapError + 1e-14);
+    EXPECT_NEAR(ta.koziaraError, tb.koziaraError, 1e-8 * ta.koziaraError + 1e-14);
+    Real scale = 0.0;
+    for (const Vec3& p : sa.percussions()) {
+      scale = std::max(scale, p.norm());
+    }
+    for (std::size_t c = 0; c < ta.contacts; ++c) {
+      EXPECT_LE((sa.percussions()[c] - sb.percussions()[c]).norm(), 1e-9 * scale)
+          << "step " << k << " contact " << c;
+    }
+    withContacts += ta.contacts > 9 && !tb.converged ? 1 : 0;
+  }
+  EXPECT_GT(withContacts, 20u);
+  for (std::size_t i = 0; i < a.bodies.size(); ++i) {
+    EXPECT_LE((a.bodies.positions()[i] - b.bodies.positions()[i]).norm(), 1e-10);
+    EXPECT_LE((a.bodies.velocities()[i] - b.bodies.velocities()[i]).norm(), 1e-8);
+  }
+}
+
+}  // namespace
+}  // namespace grain

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+// The accuracy measures of ContactSolver (computed from its own data) against closed forms and
+// against LocalErrorEvaluator on the assembled problem; NaturalMap/Koziara as stopping tests.
+#include <cmath>
+#include <span>
+
+#include <gtest/gtest.h>
+
+#include <grain/core/solvers/contact_solver.hpp>
+#include <grain/core/solvers/local_problem_assembly.hpp>
+#include <grain/core/timestepping/velocity_exchange.hpp>
+
+#include "pile_scene.hpp"
+
+namespace grain {
+namespace {
+
+using test::pile;
+using test::SolverScene;
+
+constexpr Real kG = 9.81;
+
+/// Sphere of mass m at rest on a floor, one contact with normal +z through its centre.
+SolverScene restingSphere(Real m) {
+  SolverScene s;
+  s.addFixed();
+  const Real r = 0.1;
+  s.addSphere(m, r, Vec3(0.0, 0.0, r));
+  s.contacts.add(0, 1, Vec3::UnitZ(), -1e-9, Vec3::Zero(), Vec3(0.0, 0.0, -r));
+  s.setLaw(0.5);
+  s.prepare();
+  return s;
+}
+
+InclusionSolverSettings sweeps(Real alpha, std::uint32_t maxIter, ConvergenceMethod method,
+                               Real relTol) {
+  InclusionSolverSettings set;
+  set.alphaSorProx = alpha;
+  set.maxIter = maxIter;
+  set.convergenceMethod = method;
+  set.relTol = relTol;
+  set.absTol = 0.0;
+  return set;
+}
+
+// Resting sphere, q_N = -g dt, W_NN = 1/m, no tangential motion. With alpha = 1 one sweep is
+// exact: P_N = m g dt, u = 0, both errors 0.
+TEST(ContactSolverMeasures, ExactSolutionHasZeroError) {
+  SolverScene s = restingSphere(4.0);
+  ContactSolver solver(sweeps(1.0, 1, ConvergenceMethod::InVelocity, 0.0));
+  const SolverStats st = s.solve(solver);
+  EXPECT_NEAR(solver.percussions()[0].x(), 4.0 * kG * s.dt, 1e-15);
+  EXPECT_LT(st.naturalMapError, 1e-15);
+  EXPECT_LT(st.koziaraError, 1e-28);
+}
+
+// alpha = 1/2: after k sweeps P_N = (1 - 2^-k) m g dt and u_N = -2^-k g dt. The natural-map
+// residual is e = (u_N, 0, 0) (r - u is inside the cone), so with m >= 2
+//   NaturalMap = 2^-k g dt / max(g dt, (1 - 2^-k) m g dt, 2^-k g dt) = 2^-k / ((1 - 2^-k) m),
+//   Koziara    = e W_NN^-1 e / q W_NN^-1 q = 4^-k.
+TEST(ContactSolverMeasures, PerturbedPercussionHasClosedFormError) {
+  const Real m = 4.0;
+  for (std::uint32_t k : {1u, 2u, 5u}) {
+    SolverScene s = restingSphere(m);
+    ContactSolver solver(sweeps(0.5, k, ConvergenceMethod::InVelocity, 0.0));
+    const SolverStats st = s.solve(solver);
+    const Real h = std::ldexp(1.0, -static_cast<int>(k));
+    EXPECT_NEAR(solver.percussions()[0].x(), (1.0 - h) * m * kG * s.dt, 1e-15);
+    EXPECT_NEAR(st.naturalMapError, h / ((1.0 - h) * m), 1e-13) << k;
+    EXPECT_NEAR(st.koziaraError, h * h, 1e-13) << k;
+  }
+}
+
+// As stopping tests: NaturalMap stops at the first k with 2^-k / (4 (1 - 2^-k)) <= 1e-3, k = 8;
+// Koziara at the first k with 4^-k <= 1e-3, k = 5.
+TEST(ContactSolverMeasures, StopsAtFirstSweepWithMeasureBelowRelTol) {
+  {
+    SolverScene s = restingSphere(4.0);
+    ContactSolver solver(sweeps(0.5, 100, ConvergenceMethod::NaturalMap, 1e-3));
+    const SolverStats st = s.solve(solver);
+    EXPECT_TRUE(st.converged);
+    EXPECT_EQ(st.iterations, 8u);
+    EXPECT_LE(st.naturalMapError, 1e-3);
+  }
+  {
+    SolverScene s = restingSphere(4.0);
+    ContactSolver solver(sweeps(0.5, 100, ConvergenceMethod::Koziara, 1e-3));
+    const SolverStats st = s.solve(solver);
+    EXPECT_TRUE(st.converged);
+    EXPECT_EQ(st.iterations, 5u);
+    EXPECT_NEAR(st.koziaraError, std::pow(0.25, 5), 1e-15);
+  }
+  {
+    // Not reached within maxIter: not converged, the error of the last iterate reported.
+    SolverScene s = restingSphere(4.0);
+    ContactSolver solver(sweeps(0.5, 3, ConvergenceMethod::Koziara, 1e-3));
+    const SolverStats st = s.solve(solver);
+    EXPECT_FALSE(st.converged);
+    EXPECT_EQ(st.iterations, 3u);
+    EXPECT_NEAR(st.koziaraError, std::pow(0.25, 3), 1e-15);
+  }
+}
+
+/// An exchange that sees the measure sums: as if another process had the same residuals again
+/// (residual sums x 4, everything else unchanged).
+class ScalingExchange final : public VelocityExchange {
+ public:
+  void afterFirstHalfStep(BodyStorage&) override {}
+  unsigned splitExchangePeriod() const override { return 0; }
+  void exchangeSplitVelocities(BodyStorage&) override {}
+  bool reduceConverged(bool local) override { return local; }
+  void reduceSums(std::span<Real> sums) override {
+    ++calls;
+    size = sums.size();
+    sums[detail::MeasureSums::Residual2] *= 4.0;
+    sums[detail::MeasureSums::KoziaraNumerator] *= 4.0;
+  }
+  int calls = 0;
+  std::size_t size = 0;
+};
+
+TEST(ContactSolverMeasures, GlobalNormsComeFromReduceSums) {
+  SolverScene s = restingSphere(4.0);
+  ContactSolver solver(sweeps(0.5, 1, ConvergenceMethod::InVelocity, 0.0));
+  ScalingExchange exchange;
+  const SolverStats st = s.solve(solver, &exchange);
+  EXPECT_EQ(exchange.calls, 1);  // once for the final iterate
+  EXPECT_EQ(exchange.size, static_cast<std::size_t>(detail::MeasureSums::Count));
+  // Serial values 0.5 / (0.5 * 4) = 0.25 and 0.25, with the doubled residual norm 0.5 and 1.
+  EXPECT_NEAR(st.naturalMapError, 0.5, 1e-13);
+  EXPECT_NEAR(st.koziaraError, 1.0, 1e-13);
+
+  // As a stopping test: one reduction per tested sweep, the last one reused.
+  SolverScene s2 = restingSphere(4.0);
+  ContactSolver solver2(sweeps(0.5, 100, ConvergenceMethod::NaturalMap, 1e-3));
+  ScalingExchange exchange2;
+  const SolverStats st2 = s2.solve(solver2, &exchange2);
+  EXPECT_EQ(exchange2.calls, static_cast<int>(st2.iterations));
+  EXPECT_EQ(st2.iterations, 9u);  // 2^-k / (2 (1 - 2^-k)) <= 1e-3 first at k = 9
+}
+
+// The measure is tested after sweeps 1..16, then 18, 20, 22, 24, 27 (k + floor(k/8)): with
+// relTol 1e-8 the first converged sweep is 26 (2^-k / (2 (1 - 2^-k)) <= 1e-8), found at 27.
+TEST(ContactSolverMeasures, MeasureIsTestedOnAGeometricSchedule) {
+  SolverScene s = restingSphere(4.0);
+  ContactSolver solver(sweeps(0.5, 1000, ConvergenceMethod::NaturalMap, 1e-8));
+  ScalingExchange exchange;
+  const SolverStats st = s.solve(solver, &exchange);
+  EXPECT_TRUE(st.converged);
+  EXPECT_EQ(st.iterations, 27u);
+  EXPECT_EQ(exchange.calls, 21);
+  EXPECT_LE(st.naturalMapError, 1e-8);
+  // The last allowed sweep is always tested: maxIter 26 converges at 26.
+  SolverScene s2 = restingSphere(4.0);
+  ContactSolver solver2(sweeps(0.5, 26, ConvergenceMethod::NaturalMap, 1e-8));
+  ScalingExchange exchange2;
+  const SolverStats st2 = s2.solve(solver2, &exchange2);
+  EXPECT_TRUE(st2.converged);
+  EXPECT_EQ(st2.iterations, 26u);
+  EXPECT_EQ(exchange2.calls, 21);  // 1..16, 18, 20, 22, 24, 26
+}
+
+/// The measures from the solver's data equal LocalErrorEvaluator's on the assembled problem at
+/// the same iterate (r = P, u = W r + q), for hard and compliant contacts, with restitution,
+/// drift correction, an animated belt and warm start.
+TEST(ContactSolverMeasures, EqualEvaluatorOnAssembledProblem) {
+  for (ContactModel model : {ContactModel::UCF, ContactModel::UCFD}) {
+    for (std::uint32_t iterations : {1u, 3u, 200u}) {
+      SolverScene s = pile(model);
+      InclusionSolverSettings set = sweeps(1.2, iterations, ConvergenceMethod::InVelocity, 0.0);
+      set.driftCorrectionGap = true;
+      const ContactProblem problem{s.contacts,      s.graph,          s.parameters,
+                                   s.velocityStart, s.omegaBodyStart, s.dt};
+      const LocalProblem local = assembleLocalProblem(s.bodies, problem, set);
+      ContactSolver solver(set);
+      const SolverStats st = solver.solve(s.bodies, problem, nullptr);
+      VecX r(3 * static_cast<Eigen::Index>(s.contacts.size()));
+      for (std::size_t c = 0; c < s.contacts.size(); ++c) {
+        r.segment<3>(3 * static_cast<Eigen::Index>(c)) = solver.percussions()[c];
+      }
+      const VecX u = localVelocity(local, r);
+      const LocalErrorEvaluator evaluator(local);
+      const Real nm = evaluator.naturalMap(r, u);
+      const Real kz = evaluator.koziara(r, u);
+      if (iterations < 200) {
+        EXPECT_GT(nm, 1e-6);  // a non-trivial iterate
+      }
+      EXPECT_NEAR(st.naturalMapError, nm, 1e-9 * nm + 1e-14) << iterations;
+      EXPECT_NEAR(st.koziaraError, kz, 1e-9 * kz + 1e-14) << iterations;
+    }
+  }
+}
+
+TEST(ContactSolverMeasures, NoContactsNoError) {
+  SolverScene s;
+  s.addSphere(1.0, 0.1, Vec3(0.0, 0.0, 1.0));
+  s.setLaw(0.3);
+  s.prepare();
+  ContactSolver solver(sweeps(1.0, 10, ConvergenceMethod::NaturalMap, 1e-6));
+  const SolverStats st = s.solve(solver);
+  EXPECT_TRUE(st.converged);
+  EXPECT_EQ(st.naturalMapError, 0.0);
+  EXPECT_EQ(st.koziaraError, 0.0);
+}
+
+}  // namespace
+}  // namespace grain
