@@ -144,7 +144,7 @@ constexpr SV kMethodValues{kMethodValueChars.data(), kMethodValueChars.size()};
 constexpr A kInclusionSolver[] = {
     reqEnum("method", kMethodValues, {},
             "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, DelassusJOR, "
-            "APGD, PQN: local solvers on the assembled Delassus problem (docs/solvers.md)"),
+            "APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus problem (docs/solvers.md)"),
     req("useGPU", T::Boolean, B::None, {}, "grain has no GPU solver: true gives a warning and solves on the CPU"),
     opt("useGPUID", T::Integer, "0", B::None, {}, "GPU device (unused)"),
     req("alphaJORProx", T::Real, B::OpenZeroTwo, {}, "JOR relaxation factor"),

@@ -18,6 +18,10 @@ BlockSparseMatrix3::BlockSparseMatrix3(const SparseMat& w) {
   diagonal_.assign(n, kNone);
   std::vector<std::uint32_t> slot(n, kNone);  // block column -> position in the current row
   std::vector<std::uint32_t> cols;
+  // At least one stored entry per block; dense blocks have 9.
+  const auto expected = static_cast<std::size_t>(w.nonZeros()) / 9 + n;
+  col_.reserve(expected);
+  blocks_.reserve(expected);
   for (std::size_t i = 0; i < n; ++i) {
     cols.clear();
     for (int k = 0; k < 3; ++k) {

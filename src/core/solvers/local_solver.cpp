@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -34,6 +36,16 @@ void validate(const LocalSolverSettings& s) {
                 "ipmStepFraction must be in (0, 1)");
   GRAIN_REQUIRE(std::isfinite(s.ipmRegularization) && s.ipmRegularization >= 0.0,
                 "ipmRegularization must be >= 0");
+  GRAIN_REQUIRE(s.nsnMaxIter >= 1, "nsnMaxIter must be >= 1");
+  GRAIN_REQUIRE(s.nsnLineSearchMemory >= 1, "nsnLineSearchMemory must be >= 1");
+  GRAIN_REQUIRE(s.proxMaxIter >= 1, "proxMaxIter must be >= 1");
+  GRAIN_REQUIRE(s.proxInnerMaxIter >= 1, "proxInnerMaxIter must be >= 1");
+  GRAIN_REQUIRE(std::isfinite(s.proxSigma) && s.proxSigma > 0.0, "proxSigma must be > 0");
+  GRAIN_REQUIRE(std::isfinite(s.proxNu) && s.proxNu >= 0.0, "proxNu must be >= 0");
+  GRAIN_REQUIRE(std::isfinite(s.proxSigmaMin) && s.proxSigmaMin >= 0.0,
+                "proxSigmaMin must be >= 0");
+  GRAIN_REQUIRE(s.proxInnerFactor > 0.0 && s.proxInnerFactor < 1.0,
+                "proxInnerFactor must be in (0, 1)");
 }
 
 std::string_view toString(LocalSolverMethod m) {
@@ -48,6 +60,10 @@ std::string_view toString(LocalSolverMethod m) {
       return "pqn";
     case LocalSolverMethod::Ipm:
       return "ipm";
+    case LocalSolverMethod::Nsn:
+      return "nsn";
+    case LocalSolverMethod::NsnProx:
+      return "prox";
   }
   return "?";
 }
@@ -71,42 +87,55 @@ std::optional<LocalSolverMethod> localSolverMethodFromString(std::string_view na
   if (s == "ipm") {
     return LocalSolverMethod::Ipm;
   }
+  if (s == "nsn") {
+    return LocalSolverMethod::Nsn;
+  }
+  if (s == "prox" || s == "nsn-prox" || s == "nsnprox") {
+    return LocalSolverMethod::NsnProx;
+  }
   return std::nullopt;
 }
 
 namespace detail {
 
-std::vector<Vec3> proxMetric(const BlockSparseMatrix3& w, Real alpha, RStrategy strategy,
-                             UcfSubMethod sub) {
-  const std::size_t n = w.blockRows();
+void proxMetricFromDiagonal(const Vec3* diag, std::size_t n, Real alpha, RStrategy strategy,
+                            UcfSubMethod sub, Vec3* metric) {
   // Fallback for degenerate blocks: the mean positive diagonal entry.
   Real sum = 0.0;
   std::size_t count = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const Mat3 g = w.diagonalBlock(i);
     for (int k = 0; k < 3; ++k) {
-      if (g(k, k) > 0.0) {
-        sum += g(k, k);
+      if (diag[i][k] > 0.0) {
+        sum += diag[i][k];
         ++count;
       }
     }
   }
   const Real fallback = count > 0 ? sum / static_cast<Real>(count) : 1.0;
   auto positive = [fallback](Real x) { return x > 0.0 ? x : fallback; };
-
-  std::vector<Vec3> metric(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const Mat3 g = w.diagonalBlock(i);
-    const Real gN = positive(g(0, 0));
-    const Real gT = positive(std::max(g(1, 1), g(2, 2)));
+    const Vec3& g = diag[i];
+    const Real gN = positive(g[0]);
+    const Real gT = positive(std::max(g[1], g[2]));
     if (strategy == RStrategy::Sum) {
-      metric[i].setConstant(alpha / positive(g.trace()));
+      metric[i].setConstant(alpha / positive(g.sum()));
     } else if (sub == UcfSubMethod::DeSaxce) {
       metric[i].setConstant(alpha / std::max(gN, gT));
     } else {
       metric[i] = Vec3(alpha / gN, alpha / gT, alpha / gT);
     }
   }
+}
+
+std::vector<Vec3> proxMetric(const BlockSparseMatrix3& w, Real alpha, RStrategy strategy,
+                             UcfSubMethod sub) {
+  const std::size_t n = w.blockRows();
+  std::vector<Vec3> diag(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    diag[i] = w.diagonalBlock(i).diagonal();
+  }
+  std::vector<Vec3> metric(n);
+  proxMetricFromDiagonal(diag.data(), n, alpha, strategy, sub, metric.data());
   return metric;
 }
 
@@ -305,7 +334,11 @@ void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverR
   const LocalSolverSettings& s = ctx.settings;
   const std::vector<Vec3> metric = proxMetric(ctx.w, s.alphaSor, s.rStrategy, s.subMethod);
   VecX u;
-  ctx.velocity(r, u);
+  if (r.isZero(0.0)) {
+    u = ctx.problem.q;  // W 0 + q, without the product
+  } else {
+    ctx.velocity(r, u);
+  }
   Real e = ctx.error(r, u);
   Real lightThreshold = s.tolerance;
   std::uint32_t nextScheduled = 1;  // Adaptive: also test at sweeps 1, 2, ..., k + max(1, k / 8)
@@ -348,12 +381,246 @@ void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverR
 
 }  // namespace detail
 
+namespace {
+
+/// Largest problem (contacts) of the small SOR path.
+constexpr std::size_t kSmallContacts = 64;
+using SmallVec = Eigen::Matrix<Real, Eigen::Dynamic, 1, 0, 3 * kSmallContacts, 1>;
+
+/// u = W r + q from the columns of W.
+void smallVelocity(const LocalProblem& p, const SmallVec& r, SmallVec& u) {
+  u = p.q;
+  for (Eigen::Index c = 0; c < p.W.outerSize(); ++c) {
+    const Real rc = r[c];
+    if (rc != 0.0) {
+      for (SparseMat::InnerIterator it(p.W, c); it; ++it) {
+        u[it.row()] += it.value() * rc;
+      }
+    }
+  }
+}
+
+/// Normalised natural-map error (LocalErrorMeasure::NaturalMap) of (r, u). `planar`: every
+/// contact has r_T2 = u_T2 = 0 (an embedded planar problem), so the residual has no T2 part and
+/// the norms of the tangential parts are absolute values.
+Real smallError(const LocalProblem& p, Real normQ, const SmallVec& r, const SmallVec& u,
+                bool planar) {
+  const auto n = static_cast<Eigen::Index>(p.contactCount());
+  Real e2 = 0.0;
+  if (planar) {
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const Real mu = p.mu[i];
+      const Real rN = r[3 * i];
+      const Real rT = r[3 * i + 1];
+      const Real uT = u[3 * i + 1];
+      // x = r - (u_N + mu |u_T|, u_T), projected onto the 2-D cone |x_T| <= mu x_N.
+      const Real xN = rN - (u[3 * i] + mu * std::abs(uT));
+      const Real xT = rT - uT;
+      Real pN = xN;
+      Real pT = xT;
+      if (!(std::abs(xT) <= mu * xN)) {
+        if (mu * std::abs(xT) + xN <= 0.0) {
+          pN = 0.0;
+          pT = 0.0;
+        } else {
+          pN = (xN + mu * std::abs(xT)) / (1.0 + mu * mu);
+          pT = std::copysign(mu * pN, xT);
+        }
+      }
+      e2 += (rN - pN) * (rN - pN) + (rT - pT) * (rT - pT);
+    }
+  } else {
+    for (Eigen::Index i = 0; i < n; ++i) {
+      e2 += naturalMapResidual(r.segment<3>(3 * i), u.segment<3>(3 * i), p.mu[i]).squaredNorm();
+    }
+  }
+  const Real e = std::sqrt(e2);
+  const Real scale = std::max({normQ, r.norm(), u.norm()});
+  if (!std::isfinite(e) || !std::isfinite(scale)) {
+    return std::numeric_limits<Real>::infinity();
+  }
+  return scale > DBL_EPSILON ? e / scale : e;
+}
+
+/// Prox update of one contact of an embedded planar problem (r_T2 = u_T2 = 0): the same result
+/// as detail::proxContact with the T2 components zero, without square roots.
+template <UcfSubMethod kSub>
+inline void planarProx(Real& rN, Real& rT, Real uN, Real uT, const Vec3& rInv, Real mu) {
+  if constexpr (kSub == UcfSubMethod::DeSaxce) {
+    const Real xN = rN - rInv.x() * (uN + mu * std::abs(uT));
+    const Real xT = rT - rInv.y() * uT;
+    if (std::abs(xT) <= mu * xN) {
+      rN = xN;
+      rT = xT;
+    } else if (mu * std::abs(xT) + xN <= 0.0) {
+      rN = 0.0;
+      rT = 0.0;
+    } else {
+      rN = (xN + mu * std::abs(xT)) / (1.0 + mu * mu);
+      rT = std::copysign(mu * rN, xT);
+    }
+  } else {
+    rN = std::max(rN - rInv.x() * uN, Real(0));
+    const Real radius = mu * rN;
+    rT = std::clamp(rT - rInv.y() * uT, -radius, radius);
+  }
+}
+
+/// SOR prox for problems of at most kSmallContacts contacts without any setup allocation: the
+/// same sweeps as runSor (contacts in order, newest percussions), with u = W r + q kept current
+/// by column updates (W_:j (r_j^new - r_j^old) after each contact), so that the error test
+/// after every sweep costs no product. u is recomputed from r every 64 sweeps and before the
+/// iteration stops, so the returned error is that of (r, W r + q).
+template <UcfSubMethod kSub>
+void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX* guess,
+                 LocalSolverResult& result) {
+  const std::size_t n = p.contactCount();
+  const auto m = static_cast<Eigen::Index>(3 * n);
+  std::array<Vec3, kSmallContacts> diag;  // diagonal entries of the blocks W_ii
+  for (std::size_t i = 0; i < n; ++i) {
+    diag[i].setZero();
+  }
+  // Embedded planar problem (see LocalProblem): the T2 rows and columns of W hold only the
+  // diagonal entry, q_T2 = 0 and the start has r_T2 = 0; then r_T2 and u_T2 stay 0.
+  bool planar = p.spaceDim == 2 && guess == nullptr;
+  for (Eigen::Index c = 0; c < m; ++c) {
+    for (SparseMat::InnerIterator it(p.W, c); it; ++it) {
+      if (it.row() == c) {
+        diag[static_cast<std::size_t>(c / 3)][c % 3] += it.value();
+      }
+      if ((it.row() % 3 == 2 || c % 3 == 2) && it.row() != c) {
+        planar = false;
+      }
+    }
+    if (c % 3 == 2 && p.q[c] != 0.0) {
+      planar = false;
+    }
+  }
+  std::array<Vec3, kSmallContacts> metric;
+  detail::proxMetricFromDiagonal(diag.data(), n, s.alphaSor, s.rStrategy, kSub, metric.data());
+  SmallVec r = SmallVec::Zero(m);
+  if (guess != nullptr) {
+    GRAIN_REQUIRE(guess->size() == m, "initial guess must have 3n = " + std::to_string(m) +
+                                          " entries, got " + std::to_string(guess->size()));
+    for (Eigen::Index i = 0; i < static_cast<Eigen::Index>(n); ++i) {
+      r.segment<3>(3 * i) = prox::projectCone(guess->segment<3>(3 * i), p.mu[i]);
+    }
+  }
+  SmallVec u(m);
+  smallVelocity(p, r, u);
+  const Real normQ = p.q.norm();
+  Real e = smallError(p, normQ, r, u, planar);
+  std::uint32_t done = 0;
+  while (done < s.maxIter && !(e <= s.tolerance)) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      const Vec3 old = r.segment<3>(k);
+      Vec3 now = old;
+      if (planar) {
+        planarProx<kSub>(now.x(), now.y(), u[k], u[k + 1], metric[i], p.mu[i]);
+      } else {
+        now = detail::proxContact<kSub>(old, u.segment<3>(k), metric[i], p.mu[i]);
+      }
+      const Vec3 delta = now - old;
+      r.segment<3>(k) = now;
+      for (int a = 0; a < 3; ++a) {
+        if (delta[a] != 0.0) {
+          for (SparseMat::InnerIterator it(p.W, k + a); it; ++it) {
+            u[it.row()] += it.value() * delta[a];
+          }
+        }
+      }
+    }
+    ++done;
+    if (!r.allFinite()) {
+      result.finite = false;
+      break;
+    }
+    if (done % 64 == 0) {
+      smallVelocity(p, r, u);
+    }
+    e = smallError(p, normQ, r, u, planar);
+    if (e <= s.tolerance || done == s.maxIter) {
+      // Exact u for the final test (often bitwise the updated one after few sweeps).
+      SmallVec exact(m);
+      smallVelocity(p, r, exact);
+      if (exact != u) {
+        u = exact;
+        e = smallError(p, normQ, r, u, planar);
+      }
+    }
+  }
+  result.iterations = done;
+  result.r = r;
+  result.u = u;
+  result.error = result.finite ? e : std::numeric_limits<Real>::quiet_NaN();
+  result.converged = e <= s.tolerance;
+}
+
+}  // namespace
+
+namespace {
+
+/// SorProx from the best iterate of a Newton-type method that did not reach the tolerance (or
+/// from r0 if it produced nothing finite); keeps the better of the two.
+void fallbackToSor(const detail::LocalContext& ctx, const VecX& r0, LocalSolverResult& result) {
+  LocalSolverResult sor;
+  const VecX from = result.finite && result.r.allFinite() ? result.r : r0;
+  detail::runSor(ctx, from, ctx.settings.maxIter, sor);
+  result.fallbackIterations += sor.iterations;
+  result.iterations += sor.iterations;
+  if (sor.error < result.error || !std::isfinite(result.error)) {
+    result.r = std::move(sor.r);
+    result.u = std::move(sor.u);
+    result.error = sor.error;
+  }
+  result.converged = sor.converged || result.error <= ctx.settings.tolerance;
+  result.finite = sor.finite;
+}
+
+/// True if every normal component of q is >= 0: then r = 0 solves the problem exactly.
+bool separating(const LocalProblem& problem) {
+  const Eigen::Index n = problem.mu.size();
+  for (Eigen::Index i = 0; i < n; ++i) {
+    if (!(problem.q[3 * i] >= 0.0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& settings,
                         const VecX* initialGuess) {
   const auto start = std::chrono::steady_clock::now();
   validate(problem);
   validate(settings);
   LocalSolverResult result;
+  if (initialGuess == nullptr && settings.method != LocalSolverMethod::Ipm &&
+      settings.errorMeasure != LocalErrorMeasure::Relaxed && separating(problem)) {
+    // r = 0, u = q: u_i is in the dual cone and r_i = 0, so the natural map is exactly 0 (and so
+    // is Koziara's measure). No setup needed.
+    result.r = VecX::Zero(problem.q.size());
+    result.u = problem.q;
+    result.error = 0.0;
+    result.converged = true;
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
+  if (settings.method == LocalSolverMethod::SorProx && problem.contactCount() <= kSmallContacts &&
+      settings.errorMeasure == LocalErrorMeasure::NaturalMap &&
+      settings.errorCheck == ErrorCheck::Adaptive && problem.contactCount() > 0) {
+    if (settings.subMethod == UcfSubMethod::DeSaxce) {
+      runSorSmall<UcfSubMethod::DeSaxce>(problem, settings, initialGuess, result);
+    } else {
+      runSorSmall<UcfSubMethod::AlartCurnier>(problem, settings, initialGuess, result);
+    }
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return result;
+  }
   const detail::LocalContext ctx(problem, settings);
   VecX r0 = detail::initialIterate(ctx, initialGuess);
   if (ctx.n > 0) {
@@ -388,21 +655,21 @@ LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& 
         if (!result.converged) {
           // Fallback (Koziara's Algorithm 1, step 3): SOR from the best PQN iterate, or from the
           // start if PQN produced nothing finite.
-          LocalSolverResult sor;
-          const VecX from = result.finite && result.r.allFinite() ? result.r : r0;
-          detail::runSor(ctx, from, settings.maxIter, sor);
-          result.fallbackIterations = sor.iterations;
-          result.iterations += sor.iterations;
-          if (sor.error < result.error || !std::isfinite(result.error)) {
-            result.r = std::move(sor.r);
-            result.u = std::move(sor.u);
-            result.error = sor.error;
-          }
-          result.converged = sor.converged || result.error <= settings.tolerance;
-          result.finite = sor.finite;
+          fallbackToSor(ctx, r0, result);
         }
         break;
       }
+      case LocalSolverMethod::Nsn:
+      case LocalSolverMethod::NsnProx:
+        if (settings.method == LocalSolverMethod::Nsn) {
+          detail::runNsn(ctx, r0, result);
+        } else {
+          detail::runNsnProx(ctx, r0, result);
+        }
+        if (!result.converged) {
+          fallbackToSor(ctx, r0, result);
+        }
+        break;
     }
   } else {
     result.r = r0;

@@ -49,6 +49,11 @@ struct BestIterate {
   }
 };
 
+/// Per-contact prox metric (r_N^-1, r_T^-1, r_T^-1) from the diagonal entries of the n diagonal
+/// blocks of W (see local_solver.hpp), written to metric[0..n).
+void proxMetricFromDiagonal(const Vec3* diag, std::size_t n, Real alpha, RStrategy strategy,
+                            UcfSubMethod sub, Vec3* metric);
+
 /// Per-contact prox metric (r_N^-1, r_T^-1, r_T^-1) from the diagonal blocks of W (see
 /// local_solver.hpp).
 std::vector<Vec3> proxMetric(const BlockSparseMatrix3& w, Real alpha, RStrategy strategy,
@@ -81,6 +86,14 @@ void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result);
 /// Koziara's projected quasi-Newton iteration from r; fills `result` like runSor (without the
 /// fallback, which the caller runs).
 void runPqn(const LocalContext& ctx, VecX r, LocalSolverResult& result);
+
+/// Alart-Curnier semismooth Newton iteration from r with SOR rescues (local_nsn.hpp); fills
+/// `result` like runPqn (iterations = Newton steps, fallbackIterations = rescue sweeps), without
+/// the final SOR fallback.
+void runNsn(const LocalContext& ctx, VecX r, LocalSolverResult& result);
+
+/// Proximal-point iteration with Newton inner solves (local_nsn.hpp); fills `result` like runNsn.
+void runNsnProx(const LocalContext& ctx, VecX r, LocalSolverResult& result);
 
 /// Interior point method for the convex relaxation, then polishing (local_ipm.hpp); fills
 /// `result` like runSor with the relaxed error.

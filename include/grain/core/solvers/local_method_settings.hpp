@@ -22,11 +22,13 @@ struct LocalMethodName {
 /// The one table of scene names of the local solvers (the scene reader, the schema and the
 /// settings printout use it). Every LocalSolverMethod but those of kLocalMethodsNotInStepper has
 /// exactly one entry.
-inline constexpr std::array<LocalMethodName, 4> kLocalMethodNames{{
+inline constexpr std::array<LocalMethodName, 6> kLocalMethodNames{{
     {LocalSolverMethod::SorProx, "DelassusSOR"},
     {LocalSolverMethod::JorProx, "DelassusJOR"},
     {LocalSolverMethod::Apgd, "APGD"},
     {LocalSolverMethod::Pqn, "PQN"},
+    {LocalSolverMethod::Nsn, "NSN"},
+    {LocalSolverMethod::NsnProx, "NSNProx"},
 }};
 
 /// Local solvers the stepper does not offer: the interior point method solves the convex

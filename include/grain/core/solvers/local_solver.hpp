@@ -69,6 +69,16 @@
 ///     (local_ipm.hpp). It always stops on, and reports, LocalErrorMeasure::Relaxed: its
 ///     solution is not that of FC(W, q, mu) where contacts slide (they separate with
 ///     u_N = mu ||u_T||). It ignores the initial guess and counts ipmMaxIter, not maxIter.
+///   - Nsn: semismooth Newton method on the Alart-Curnier function of the whole problem, with a
+///     non-monotone line search, SOR rescue sweeps when it stalls and SorProx as the fallback
+///     (local_nsn.hpp).
+///   - NsnProx: proximal-point outer iteration on FC(W + sigma I, q - sigma r^k, mu), each inner
+///     problem solved by the Nsn iteration (local_nsn.hpp); for rank-deficient W.
+///
+/// Trivial problems. Without an initial guess, when every q_N >= 0 the solution is r = 0
+/// (u = q then lies in the dual cone at every contact, natural-map error exactly 0); solve()
+/// returns it without any setup, for every method but Ipm (whose relaxed problem needs
+/// q_i in the dual cone, not only q_N >= 0) and for every measure but Relaxed.
 ///
 /// Error checks. JOR and APGD get u(r^k) from their own products, so they test every
 /// iteration at no extra cost. SOR needs one extra product per test: errorCheck = Every tests
@@ -79,6 +89,14 @@
 /// increment of a rank-deficient W can stay large while r drifts along solutions. This costs at
 /// most about 8 extra products per doubling of the sweep count and overshoots the first
 /// converged sweep by at most 1/8. The last iteration is always tested.
+///
+/// Small problems. SorProx with the adaptive test and the natural-map measure on a problem of
+/// at most 64 contacts runs without setup allocations: the diagonal blocks are read from the
+/// columns of W, u = W r + q is kept current by column updates (W_:j (r_j^new - r_j^old) after
+/// each contact, the same Gauss-Seidel iterates as the block-row sweep up to rounding), so the
+/// error is tested after every sweep at no product's cost; u is recomputed from r every 64
+/// sweeps and before returning. Embedded planar problems (T2 rows and columns of W holding only
+/// the diagonal, q_T2 = 0) are swept and tested with the 2-D formulas (no square roots).
 namespace grain {
 
 // LocalSolverMethod (which local solver) is declared in solver_settings.hpp.
@@ -115,6 +133,17 @@ struct LocalSolverSettings {
   bool pqnDeltaContinuation = true;    ///< delta_k = delta |C_k| / |C_0| (not in Koziara)
   bool pqnDirectSolve = false;         ///< sparse LU of X W + Y + delta I instead of GMRES
   Real pqnWarmStartTolerance = 0;      ///< SOR until this error first (off if <= tolerance)
+  // NSN: Alart-Curnier semismooth Newton, and its proximal-point variant (local_nsn.hpp).
+  std::uint32_t nsnMaxIter = 100;         ///< Newton steps before the SOR fallback
+  std::uint32_t nsnDenseLimit = 30;       ///< dense LU up to this many unknowns 3n, else sparse
+  std::uint32_t nsnRescueSweeps = 10;     ///< SOR sweeps when Newton stalls (0: stop instead)
+  std::uint32_t nsnLineSearchMemory = 5;  ///< non-monotone Armijo: iterates remembered (>= 1)
+  std::uint32_t proxMaxIter = 200;        ///< NsnProx: outer steps before the SOR fallback
+  std::uint32_t proxInnerMaxIter = 20;    ///< NsnProx: Newton steps per inner problem
+  Real proxSigma = 1.0;        ///< NsnProx: initial shift factor c_0 (times mean(diag W))
+  Real proxNu = 1.0;           ///< NsnProx: sigma ~ error^nu
+  Real proxSigmaMin = 0.0;     ///< NsnProx: lower bound of sigma / mean(diag W)
+  Real proxInnerFactor = 0.1;  ///< NsnProx: inner tolerance relative to the outer error
   // IPM for the convex relaxation (local_ipm.hpp).
   std::uint32_t ipmMaxIter = 100;     ///< interior point iterations (>= 1)
   Real ipmStepFraction = 0.99;        ///< fraction of the step to the cone boundary, in (0, 1)
@@ -131,7 +160,7 @@ struct LocalSolverResult {
   VecX r;                                 ///< contact percussions (impulses), 3n
   VecX u;                                 ///< W r + q, 3n
   std::uint32_t iterations = 0;           ///< iterations of the method (plus fallback sweeps)
-  std::uint32_t fallbackIterations = 0;   ///< PQN: SOR sweeps of the fallback (0 if none)
+  std::uint32_t fallbackIterations = 0;   ///< PQN, NSN: SOR sweeps of fallback and rescues
   std::uint32_t warmStartIterations = 0;  ///< PQN: SOR sweeps before the first Newton step
   std::uint32_t polishSteps = 0;          ///< IPM: Newton polishing and APGD steps (in iterations)
   double seconds = 0.0;                   ///< wall time of the whole solve (setup included)
@@ -145,9 +174,10 @@ struct LocalSolverResult {
 LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& settings,
                         const VecX* initialGuess = nullptr);
 
-/// Name of a method ("sor", "jor", "apgd", "pqn", "ipm").
+/// Name of a method ("sor", "jor", "apgd", "pqn", "ipm", "nsn", "prox").
 std::string_view toString(LocalSolverMethod m);
-/// Method from its name (case-insensitive, also "nsgs" for sor); nullopt if unknown.
+/// Method from its name (case-insensitive, also "nsgs" for sor and "nsn-prox" for prox); nullopt
+/// if unknown.
 std::optional<LocalSolverMethod> localSolverMethodFromString(std::string_view name);
 
 }  // namespace grain

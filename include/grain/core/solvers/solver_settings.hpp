@@ -47,7 +47,7 @@ enum class ConvergenceMethod : std::uint8_t {
 
 /// Solver of local (Delassus-matrix) problems (local_solver.hpp). Declared here so that the
 /// time stepper's settings can select one (InclusionSolverSettings::localMethod).
-enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn, Ipm };
+enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn, Ipm, Nsn, NsnProx };
 
 struct InclusionSolverSettings {
   SolverMethod method = SolverMethod::SorContact;
