@@ -22,13 +22,13 @@ inline bool sceneUsesMeshes(const std::filesystem::path& scene) {
 }  // namespace grain::testing
 
 /// Skips the running test if this build cannot load meshes.
-#define GRAIN_REQUIRE_MESH_SUPPORT()                                     \
-  if (!::grain::io::meshSupportAvailable()) {                            \
+#define GRAIN_REQUIRE_MESH_SUPPORT()                                          \
+  if (!::grain::io::meshSupportAvailable()) {                                 \
     GTEST_SKIP() << "needs mesh loading (this build of grain has no Assimp)"; \
   }
 
 /// Skips the running test if `scene` has meshes and this build cannot load them.
-#define GRAIN_REQUIRE_MESH_SUPPORT_FOR(scene)                                               \
+#define GRAIN_REQUIRE_MESH_SUPPORT_FOR(scene)                                             \
   if (!::grain::io::meshSupportAvailable() && ::grain::testing::sceneUsesMeshes(scene)) { \
-    GTEST_SKIP() << (scene) << " has meshes and this build of grain has no Assimp";        \
+    GTEST_SKIP() << (scene) << " has meshes and this build of grain has no Assimp";       \
   }
