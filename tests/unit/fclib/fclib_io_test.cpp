@@ -15,32 +15,14 @@
 #include <grain/core/solvers/local_solver.hpp>
 #include <grain/fclib/fclib_io.hpp>
 
+#include "../../common/test_util.hpp"
+
 namespace grain {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// The shared FCLIB test set: $GRAIN_SHARED_DIR, the configured GRAIN_SHARED_DIR, or a
-/// "shared" folder next to one of the source tree's parents (worktrees live one level deeper).
-fs::path findData() {
-  std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("GRAIN_SHARED_DIR")) {
-    candidates.emplace_back(env);
-  }
-  candidates.emplace_back(GRAIN_SHARED_DIR);
-  for (fs::path dir = fs::path(GRAIN_SOURCE_DIR); dir.has_parent_path() && dir != dir.parent_path();
-       dir = dir.parent_path()) {
-    candidates.push_back(dir.parent_path() / "shared");
-  }
-  for (const fs::path& c : candidates) {
-    if (fs::is_directory(c / "data" / "fclib")) {
-      return c / "data" / "fclib";
-    }
-  }
-  return fs::path(GRAIN_SHARED_DIR) / "data" / "fclib";
-}
-
-const fs::path kData = findData();
+const fs::path kData = grain::testing::sharedDataDir() / "fclib";
 
 std::string data(const std::string& name) {
   return (kData / name).string();

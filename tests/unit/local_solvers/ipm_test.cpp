@@ -14,8 +14,12 @@
 #include <grain/core/solvers/local_solver.hpp>
 #include <grain/core/solvers/prox.hpp>
 
+#include "local_test_problems.hpp"
+
 namespace grain {
 namespace {
+
+using testing::singleContact;
 
 /// A random point of int L (x_0 > ||x_1||).
 Vec3 randomInterior(std::mt19937& gen) {
@@ -116,18 +120,6 @@ TEST(ProxCone, FrictionlessConeProjectsNegativeNormalToZero) {
   // A separated frictionless contact (r = 0, u_N > 0) satisfies the law: zero residual.
   EXPECT_EQ(naturalMapResidual(Vec3::Zero(), Vec3(1.0, 0.3, 0.0), 0.0), Vec3::Zero());
   EXPECT_EQ(relaxedResidual(Vec3::Zero(), Vec3(1.0, 0.3, 0.0), 0.0), Vec3::Zero());
-}
-
-/// One contact with W = diag(kN, kT, kT).
-LocalProblem singleContact(Real kN, Real kT, const Vec3& q, Real mu) {
-  LocalProblem p;
-  p.W.resize(3, 3);
-  p.W.insert(0, 0) = kN;
-  p.W.insert(1, 1) = kT;
-  p.W.insert(2, 2) = kT;
-  p.q = q;
-  p.mu = VecX::Constant(1, mu);
-  return p;
 }
 
 LocalSolverSettings ipmSettings(Real tol) {

@@ -12,20 +12,12 @@
 #include <grain/core/solvers/local_problem.hpp>
 #include <grain/core/solvers/local_solver.hpp>
 
+#include "local_test_problems.hpp"
+
 namespace grain {
 namespace {
 
-/// One contact with W = diag(kN, kT, kT).
-LocalProblem singleContact(Real kN, Real kT, const Vec3& q, Real mu) {
-  LocalProblem p;
-  p.W.resize(3, 3);
-  p.W.insert(0, 0) = kN;
-  p.W.insert(1, 1) = kT;
-  p.W.insert(2, 2) = kT;
-  p.q = q;
-  p.mu = VecX::Constant(1, mu);
-  return p;
-}
+using testing::singleContact;
 
 struct Variant {
   LocalSolverMethod method;

@@ -19,20 +19,13 @@
 #include <grain/fclib/fclib_io.hpp>
 #endif
 
+#include "../../common/test_util.hpp"
+#include "local_test_problems.hpp"
+
 namespace grain {
 namespace {
 
-/// One contact with W = diag(kN, kT, kT).
-LocalProblem singleContact(Real kN, Real kT, const Vec3& q, Real mu) {
-  LocalProblem p;
-  p.W.resize(3, 3);
-  p.W.insert(0, 0) = kN;
-  p.W.insert(1, 1) = kT;
-  p.W.insert(2, 2) = kT;
-  p.q = q;
-  p.mu = VecX::Constant(1, mu);
-  return p;
-}
+using testing::singleContact;
 
 LocalSolverSettings settings(LocalSolverMethod m, Real tol) {
   LocalSolverSettings s;
@@ -328,30 +321,10 @@ TEST(SmallSor, SameSweepsAsTheGeneralPath) {
 
 namespace fs = std::filesystem;
 
-/// The shared FCLIB test set ($GRAIN_SHARED_DIR, the configured one, or "shared" next to a
-/// parent of the source tree).
-fs::path fclibData() {
-  std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("GRAIN_SHARED_DIR")) {
-    candidates.emplace_back(env);
-  }
-  candidates.emplace_back(GRAIN_SHARED_DIR);
-  for (fs::path dir = fs::path(GRAIN_SOURCE_DIR); dir.has_parent_path() && dir != dir.parent_path();
-       dir = dir.parent_path()) {
-    candidates.push_back(dir.parent_path() / "shared");
-  }
-  for (const fs::path& c : candidates) {
-    if (fs::is_directory(c / "data" / "fclib")) {
-      return c / "data" / "fclib";
-    }
-  }
-  return fs::path(GRAIN_SHARED_DIR) / "data" / "fclib";
-}
-
 /// nsn and prox reach the tolerance on an FCLIB file and give the same velocities as SorProx
 /// (velocityTol < 0: only the tolerance; frictional solutions need not be unique).
 void expectAgreeWithSor(const std::string& name, Real tol, Real velocityTol) {
-  const fs::path file = fclibData() / name;
+  const fs::path file = grain::testing::sharedDataDir() / "fclib" / name;
   if (!fs::exists(file)) {
     GTEST_SKIP() << file << " not found";
   }
