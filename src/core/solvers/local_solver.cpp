@@ -475,7 +475,8 @@ inline void planarProx(Real& rN, Real& rT, Real uN, Real uT, const Vec3& rInv, R
 /// same sweeps as runSor (contacts in order, newest percussions), with u = W r + q kept current
 /// by column updates (W_:j (r_j^new - r_j^old) after each contact), so that the error test
 /// after every sweep costs no product. u is recomputed from r every 64 sweeps and before the
-/// iteration stops, so the returned error is that of (r, W r + q).
+/// iteration stops (unless it is bitwise exact already: one sweep from r = 0), so the returned
+/// error is that of (r, W r + q).
 template <UcfSubMethod kSub>
 void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX* guess,
                  LocalSolverResult& result) {
