@@ -12,6 +12,20 @@
 
 namespace grain {
 
+namespace {
+
+/// True if none of the `count` values at `v` is NaN or infinite: x - x is 0 for a finite x and NaN
+/// otherwise, so the (vectorised) sum of the differences is 0 exactly when all are finite.
+bool allFinite(const Real* v, Eigen::Index count) {
+  if (count == 0) {
+    return true;
+  }
+  const Eigen::Map<const VecX> x(v, count);
+  return (x - x).sum() == 0.0;
+}
+
+}  // namespace
+
 void validate(const LocalProblem& p) {
   const Eigen::Index n = p.mu.size();
   GRAIN_REQUIRE(p.spaceDim == 2 || p.spaceDim == 3, "LocalProblem: spaceDim must be 2 or 3");
@@ -20,16 +34,28 @@ void validate(const LocalProblem& p) {
                     std::to_string(p.W.rows()) + " x " + std::to_string(p.W.cols()));
   GRAIN_REQUIRE(p.q.size() == 3 * n, "LocalProblem: q must have 3n = " + std::to_string(3 * n) +
                                          " entries, got " + std::to_string(p.q.size()));
-  GRAIN_REQUIRE(p.q.allFinite(), "LocalProblem: q has a NaN or Inf entry");
+  GRAIN_REQUIRE(allFinite(p.q.data(), p.q.size()), "LocalProblem: q has a NaN or Inf entry");
+  bool muValid = true;
   for (Eigen::Index i = 0; i < n; ++i) {
-    GRAIN_REQUIRE(std::isfinite(p.mu[i]) && p.mu[i] >= 0.0,
-                  "LocalProblem: mu[" + std::to_string(i) + "] must be finite and >= 0");
+    muValid = muValid && p.mu[i] - p.mu[i] == 0.0 && p.mu[i] >= 0.0;
   }
-  for (int k = 0; k < p.W.outerSize(); ++k) {
-    for (SparseMat::InnerIterator it(p.W, k); it; ++it) {
-      GRAIN_REQUIRE(std::isfinite(it.value()), "LocalProblem: W has a NaN or Inf entry");
+  if (!muValid) {
+    for (Eigen::Index i = 0; i < n; ++i) {
+      GRAIN_REQUIRE(std::isfinite(p.mu[i]) && p.mu[i] >= 0.0,
+                    "LocalProblem: mu[" + std::to_string(i) + "] must be finite and >= 0");
     }
   }
+  bool wFinite = true;
+  if (p.W.isCompressed()) {
+    wFinite = allFinite(p.W.valuePtr(), p.W.nonZeros());
+  } else {
+    for (int k = 0; k < p.W.outerSize() && wFinite; ++k) {
+      for (SparseMat::InnerIterator it(p.W, k); it; ++it) {
+        wFinite = wFinite && std::isfinite(it.value());
+      }
+    }
+  }
+  GRAIN_REQUIRE(wFinite, "LocalProblem: W has a NaN or Inf entry");
 }
 
 LocalProblem embedPlanarProblem(const SparseMat& w2, const VecX& q2, const VecX& mu) {

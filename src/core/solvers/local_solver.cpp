@@ -403,8 +403,8 @@ void smallVelocity(const LocalProblem& p, const SmallVec& r, SmallVec& u) {
 /// Normalised natural-map error (LocalErrorMeasure::NaturalMap) of (r, u). `planar`: every
 /// contact has r_T2 = u_T2 = 0 (an embedded planar problem), so the residual has no T2 part and
 /// the norms of the tangential parts are absolute values.
-Real smallError(const LocalProblem& p, Real normQ, const SmallVec& r, const SmallVec& u,
-                bool planar) {
+Real smallError(const LocalProblem& p, Real normQ, Real normR, Real normU, const SmallVec& r,
+                const SmallVec& u, bool planar) {
   const auto n = static_cast<Eigen::Index>(p.contactCount());
   Real e2 = 0.0;
   if (planar) {
@@ -435,11 +435,16 @@ Real smallError(const LocalProblem& p, Real normQ, const SmallVec& r, const Smal
     }
   }
   const Real e = std::sqrt(e2);
-  const Real scale = std::max({normQ, r.norm(), u.norm()});
+  const Real scale = std::max({normQ, normR, normU});
   if (!std::isfinite(e) || !std::isfinite(scale)) {
     return std::numeric_limits<Real>::infinity();
   }
   return scale > DBL_EPSILON ? e / scale : e;
+}
+
+Real smallError(const LocalProblem& p, Real normQ, const SmallVec& r, const SmallVec& u,
+                bool planar) {
+  return smallError(p, normQ, r.norm(), u.norm(), r, u, planar);
 }
 
 /// Prox update of one contact of an embedded planar problem (r_T2 = u_T2 = 0): the same result
@@ -470,34 +475,40 @@ inline void planarProx(Real& rN, Real& rT, Real uN, Real uT, const Vec3& rInv, R
 /// same sweeps as runSor (contacts in order, newest percussions), with u = W r + q kept current
 /// by column updates (W_:j (r_j^new - r_j^old) after each contact), so that the error test
 /// after every sweep costs no product. u is recomputed from r every 64 sweeps and before the
-/// iteration stops, so the returned error is that of (r, W r + q).
+/// iteration stops (unless it is bitwise exact already: one sweep from r = 0), so the returned
+/// error is that of (r, W r + q).
 template <UcfSubMethod kSub>
 void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX* guess,
                  LocalSolverResult& result) {
   const std::size_t n = p.contactCount();
   const auto m = static_cast<Eigen::Index>(3 * n);
   std::array<Vec3, kSmallContacts> diag;  // diagonal entries of the blocks W_ii
-  for (std::size_t i = 0; i < n; ++i) {
-    diag[i].setZero();
-  }
   // Embedded planar problem (see LocalProblem): the T2 rows and columns of W hold only the
   // diagonal entry, q_T2 = 0 and the start has r_T2 = 0; then r_T2 and u_T2 stay 0.
   bool planar = p.spaceDim == 2 && guess == nullptr;
-  for (Eigen::Index c = 0; c < m; ++c) {
-    for (SparseMat::InnerIterator it(p.W, c); it; ++it) {
-      if (it.row() == c) {
-        diag[static_cast<std::size_t>(c / 3)][c % 3] += it.value();
-      }
-      if ((it.row() % 3 == 2 || c % 3 == 2) && it.row() != c) {
-        planar = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    Vec3 d = Vec3::Zero();
+    for (int a = 0; a < 3; ++a) {
+      const auto c = static_cast<Eigen::Index>(3 * i) + a;
+      for (SparseMat::InnerIterator it(p.W, c); it; ++it) {
+        if (it.row() == c) {
+          d[a] += it.value();
+        } else if (planar && (a == 2 || static_cast<std::uint32_t>(it.row()) % 3u == 2u)) {
+          planar = false;
+        }
       }
     }
-    if (c % 3 == 2 && p.q[c] != 0.0) {
+    diag[i] = d;
+    if (planar && p.q[static_cast<Eigen::Index>(3 * i + 2)] != 0.0) {
       planar = false;
     }
   }
   std::array<Vec3, kSmallContacts> metric;
+  // diag[0, n) is set above; GCC cannot see it once the call is inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
   detail::proxMetricFromDiagonal(diag.data(), n, s.alphaSor, s.rStrategy, kSub, metric.data());
+#pragma GCC diagnostic pop
   SmallVec r = SmallVec::Zero(m);
   if (guess != nullptr) {
     GRAIN_REQUIRE(guess->size() == m, "initial guess must have 3n = " + std::to_string(m) +
@@ -507,9 +518,16 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
     }
   }
   SmallVec u(m);
-  smallVelocity(p, r, u);
   const Real normQ = p.q.norm();
-  Real e = smallError(p, normQ, r, u, planar);
+  Real e = 0.0;
+  if (guess != nullptr) {
+    smallVelocity(p, r, u);
+    e = smallError(p, normQ, r, u, planar);
+  } else {
+    // r = 0: u = W r + q is q itself (smallVelocity adds no column), |r| = 0 and |u| = |q|.
+    u = p.q;
+    e = smallError(p, normQ, 0.0, normQ, r, u, planar);
+  }
   std::uint32_t done = 0;
   while (done < s.maxIter && !(e <= s.tolerance)) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -532,15 +550,21 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
       }
     }
     ++done;
-    if (!r.allFinite()) {
+    // |r|^2 is finite unless some entry is NaN or infinite (or |r| overflows: then scan r).
+    const Real normR2 = r.squaredNorm();
+    if (!std::isfinite(normR2) && !r.allFinite()) {
       result.finite = false;
       break;
     }
     if (done % 64 == 0) {
       smallVelocity(p, r, u);
     }
-    e = smallError(p, normQ, r, u, planar);
-    if (e <= s.tolerance || done == s.maxIter) {
+    e = smallError(p, normQ, std::sqrt(normR2), u.norm(), r, u, planar);
+    // After the first sweep from r = 0, u holds q plus W_:c r_c added column by column in
+    // increasing c (each column once, its delta being r_c - 0 = r_c, zero deltas skipped):
+    // the same operations in the same order as smallVelocity, so u is bitwise exact already.
+    const bool exactAlready = done == 1 && guess == nullptr;
+    if ((e <= s.tolerance || done == s.maxIter) && !exactAlready) {
       // Exact u for the final test (often bitwise the updated one after few sweeps).
       SmallVec exact(m);
       smallVelocity(p, r, exact);

@@ -5,12 +5,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include <grain/core/common/error.hpp>
 #include <grain/core/solvers/local_nsn.hpp>
 #include <grain/core/solvers/local_problem.hpp>
 #include <grain/core/solvers/local_solver.hpp>
@@ -315,6 +317,69 @@ TEST(SmallSor, SameSweepsAsTheGeneralPath) {
       EXPECT_LT((done.u - localVelocity(*p, done.r)).norm(), 1e-14 * done.u.norm());
     }
   }
+}
+
+TEST(SmallSor, OneSweepFromZeroReturnsTheExactVelocity) {
+  // After one sweep from r = 0 the small path returns the column-updated u without recomputing
+  // it: it must be W r + q added column by column (bitwise), and the error that of (r, u).
+  const LocalProblem p3 = randomDense(11, 6, 24);
+  LocalProblem p2d = randomDense(12, 5, 15);
+  SparseMat w2(10, 10);
+  VecX q2(10);
+  for (int a = 0; a < 10; ++a) {
+    q2[a] = p2d.q[3 * (a / 2) + a % 2];
+    for (int b = 0; b < 10; ++b) {
+      w2.insert(a, b) = p2d.W.coeff(3 * (a / 2) + a % 2, 3 * (b / 2) + b % 2);
+    }
+  }
+  w2.makeCompressed();
+  const LocalProblem p2 = embedPlanarProblem(w2, q2, p2d.mu);
+  for (const LocalProblem* p : {&p3, &p2}) {
+    for (UcfSubMethod sub : {UcfSubMethod::AlartCurnier, UcfSubMethod::DeSaxce}) {
+      LocalSolverSettings s = settings(LocalSolverMethod::SorProx, 0.0);
+      s.subMethod = sub;
+      s.maxIter = 1;
+      const LocalSolverResult one = solve(*p, s);
+      ASSERT_EQ(one.iterations, 1u);
+      ASSERT_GT(one.r.norm(), 0.0);
+      VecX u = p->q;
+      for (Eigen::Index c = 0; c < p->W.outerSize(); ++c) {
+        for (SparseMat::InnerIterator it(p->W, c); it; ++it) {
+          u[it.row()] += it.value() * one.r[c];
+        }
+      }
+      for (Eigen::Index k = 0; k < u.size(); ++k) {
+        EXPECT_EQ(one.u[k], u[k]) << p->spaceDim << " " << k;
+      }
+      const LocalErrorEvaluator ev(*p);
+      EXPECT_NEAR(one.error, ev.naturalMap(one.r, one.u), 1e-13 * one.error);
+    }
+  }
+}
+
+TEST(LocalProblemValidate, RejectsNonFiniteEntries) {
+  LocalProblem p = randomDense(13, 3, 9);
+  EXPECT_NO_THROW(validate(p));
+  LocalProblem bad = p;
+  bad.W.coeffRef(4, 5) = std::numeric_limits<Real>::quiet_NaN();
+  EXPECT_THROW(validate(bad), Error);
+  bad = p;
+  bad.W.coeffRef(8, 8) = std::numeric_limits<Real>::infinity();
+  EXPECT_THROW(validate(bad), Error);
+  bad = p;
+  bad.q[7] = -std::numeric_limits<Real>::infinity();
+  EXPECT_THROW(validate(bad), Error);
+  bad = p;
+  bad.mu[2] = std::numeric_limits<Real>::quiet_NaN();
+  EXPECT_THROW(validate(bad), Error);
+  bad = p;
+  bad.mu[1] = -0.1;
+  EXPECT_THROW(validate(bad), Error);
+  bad = p;
+  bad.W.uncompress();
+  EXPECT_NO_THROW(validate(bad));
+  bad.W.coeffRef(2, 6) = std::numeric_limits<Real>::quiet_NaN();
+  EXPECT_THROW(validate(bad), Error);
 }
 
 #ifdef GRAIN_TEST_WITH_FCLIB

@@ -95,8 +95,10 @@
 /// columns of W, u = W r + q is kept current by column updates (W_:j (r_j^new - r_j^old) after
 /// each contact, the same Gauss-Seidel iterates as the block-row sweep up to rounding), so the
 /// error is tested after every sweep at no product's cost; u is recomputed from r every 64
-/// sweeps and before returning. Embedded planar problems (T2 rows and columns of W holding only
-/// the diagonal, q_T2 = 0) are swept and tested with the 2-D formulas (no square roots).
+/// sweeps and before returning (except after a single sweep from r = 0, where the updated u is
+/// already bitwise the recomputed one). Embedded planar problems (T2 rows and columns of W
+/// holding only the diagonal, q_T2 = 0) are swept and tested with the 2-D formulas (no square
+/// roots).
 namespace grain {
 
 // LocalSolverMethod (which local solver) is declared in solver_settings.hpp.
