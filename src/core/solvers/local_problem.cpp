@@ -10,6 +10,8 @@
 #include <grain/core/solvers/block_sparse_matrix.hpp>
 #include <grain/core/solvers/local_problem.hpp>
 
+#include "local_solver_detail.hpp"
+
 namespace grain {
 
 namespace {
@@ -26,7 +28,9 @@ bool allFinite(const Real* v, Eigen::Index count) {
 
 }  // namespace
 
-void validate(const LocalProblem& p) {
+namespace detail {
+
+void validateExceptW(const LocalProblem& p, Real normQ) {
   const Eigen::Index n = p.mu.size();
   GRAIN_REQUIRE(p.spaceDim == 2 || p.spaceDim == 3, "LocalProblem: spaceDim must be 2 or 3");
   GRAIN_REQUIRE(p.W.rows() == 3 * n && p.W.cols() == 3 * n,
@@ -34,10 +38,12 @@ void validate(const LocalProblem& p) {
                     std::to_string(p.W.rows()) + " x " + std::to_string(p.W.cols()));
   GRAIN_REQUIRE(p.q.size() == 3 * n, "LocalProblem: q must have 3n = " + std::to_string(3 * n) +
                                          " entries, got " + std::to_string(p.q.size()));
-  GRAIN_REQUIRE(allFinite(p.q.data(), p.q.size()), "LocalProblem: q has a NaN or Inf entry");
+  // A finite |q| means finite entries (an infinite |q| may be an overflow: then scan q).
+  GRAIN_REQUIRE(std::isfinite(normQ) || allFinite(p.q.data(), p.q.size()),
+                "LocalProblem: q has a NaN or Inf entry");
   bool muValid = true;
   for (Eigen::Index i = 0; i < n; ++i) {
-    muValid = muValid && p.mu[i] - p.mu[i] == 0.0 && p.mu[i] >= 0.0;
+    muValid = muValid & (p.mu[i] - p.mu[i] == 0.0) & (p.mu[i] >= 0.0);
   }
   if (!muValid) {
     for (Eigen::Index i = 0; i < n; ++i) {
@@ -45,6 +51,9 @@ void validate(const LocalProblem& p) {
                     "LocalProblem: mu[" + std::to_string(i) + "] must be finite and >= 0");
     }
   }
+}
+
+void validateW(const LocalProblem& p) {
   bool wFinite = true;
   if (p.W.isCompressed()) {
     wFinite = allFinite(p.W.valuePtr(), p.W.nonZeros());
@@ -55,7 +64,18 @@ void validate(const LocalProblem& p) {
       }
     }
   }
+  requireFiniteW(wFinite);
+}
+
+void requireFiniteW(bool wFinite) {
   GRAIN_REQUIRE(wFinite, "LocalProblem: W has a NaN or Inf entry");
+}
+
+}  // namespace detail
+
+void validate(const LocalProblem& p) {
+  detail::validateExceptW(p, std::numeric_limits<Real>::quiet_NaN());
+  detail::validateW(p);
 }
 
 LocalProblem embedPlanarProblem(const SparseMat& w2, const VecX& q2, const VecX& mu) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include <grain/core/common/error.hpp>
 #include <grain/core/solvers/local_solver.hpp>
@@ -388,7 +389,8 @@ constexpr std::size_t kSmallContacts = 64;
 using SmallVec = Eigen::Matrix<Real, Eigen::Dynamic, 1, 0, 3 * kSmallContacts, 1>;
 
 /// u = W r + q from the columns of W.
-void smallVelocity(const LocalProblem& p, const SmallVec& r, SmallVec& u) {
+template <class VecR, class VecU>
+void smallVelocity(const LocalProblem& p, const VecR& r, VecU& u) {
   u = p.q;
   for (Eigen::Index c = 0; c < p.W.outerSize(); ++c) {
     const Real rc = r[c];
@@ -403,8 +405,9 @@ void smallVelocity(const LocalProblem& p, const SmallVec& r, SmallVec& u) {
 /// Normalised natural-map error (LocalErrorMeasure::NaturalMap) of (r, u). `planar`: every
 /// contact has r_T2 = u_T2 = 0 (an embedded planar problem), so the residual has no T2 part and
 /// the norms of the tangential parts are absolute values.
-Real smallError(const LocalProblem& p, Real normQ, Real normR, Real normU, const SmallVec& r,
-                const SmallVec& u, bool planar) {
+[[gnu::always_inline]] inline Real smallError(const LocalProblem& p, Real normQ, Real normR,
+                                              Real normU, const VecX& r, const VecX& u,
+                                              bool planar) {
   const auto n = static_cast<Eigen::Index>(p.contactCount());
   Real e2 = 0.0;
   if (planar) {
@@ -442,7 +445,7 @@ Real smallError(const LocalProblem& p, Real normQ, Real normR, Real normU, const
   return scale > DBL_EPSILON ? e / scale : e;
 }
 
-Real smallError(const LocalProblem& p, Real normQ, const SmallVec& r, const SmallVec& u,
+Real smallError(const LocalProblem& p, Real normQ, const VecX& r, const VecX& u,
                 bool planar) {
   return smallError(p, normQ, r.norm(), u.norm(), r, u, planar);
 }
@@ -479,37 +482,78 @@ inline void planarProx(Real& rN, Real& rT, Real uN, Real uT, const Vec3& rInv, R
 /// error is that of (r, W r + q).
 template <UcfSubMethod kSub>
 void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX* guess,
-                 LocalSolverResult& result) {
+                 Real normQ, LocalSolverResult& result) {
   const std::size_t n = p.contactCount();
   const auto m = static_cast<Eigen::Index>(3 * n);
   std::array<Vec3, kSmallContacts> diag;  // diagonal entries of the blocks W_ii
+  // One scan of W: the diagonal entries, the planar structure and the finiteness of W (the last
+  // check of validate(LocalProblem), which solve() leaves to this scan).
   // Embedded planar problem (see LocalProblem): the T2 rows and columns of W hold only the
   // diagonal entry, q_T2 = 0 and the start has r_T2 = 0; then r_T2 and u_T2 stay 0.
   bool planar = p.spaceDim == 2 && guess == nullptr;
+  Real finite = 0.0;         // sum of (w - w) over the entries of W: 0 iff all are finite
+  // Columns from the compressed (or uncompressed) storage of W directly.
+  const auto* outer = p.W.outerIndexPtr();
+  const auto* innerNonZeros = p.W.innerNonZeroPtr();  // null if compressed
+  const auto* rows = p.W.innerIndexPtr();
+  const Real* values = p.W.valuePtr();
   for (std::size_t i = 0; i < n; ++i) {
     Vec3 d = Vec3::Zero();
-    for (int a = 0; a < 3; ++a) {
+    // Column 3i + a (a = 0, 1, 2 as a compile-time constant).
+    auto column = [&](auto aConst) {
+      constexpr int a = decltype(aConst)::value;
       const auto c = static_cast<Eigen::Index>(3 * i) + a;
-      for (SparseMat::InnerIterator it(p.W, c); it; ++it) {
-        if (it.row() == c) {
-          d[a] += it.value();
-        } else if (planar && (a == 2 || static_cast<std::uint32_t>(it.row()) % 3u == 2u)) {
+      const Eigen::Index begin = outer[c];
+      const Eigen::Index end = innerNonZeros == nullptr ? outer[c + 1] : begin + innerNonZeros[c];
+      for (Eigen::Index k = begin; k < end; ++k) {
+        const Real v = values[k];
+        const Eigen::Index row = rows[k];
+        finite += v - v;
+        if (row == c) {
+          d[a] += v;
+        } else if (planar && (a == 2 || static_cast<std::uint32_t>(row) % 3u == 2u)) {
           planar = false;
         }
       }
-    }
+    };
+    column(std::integral_constant<int, 0>());
+    column(std::integral_constant<int, 1>());
+    column(std::integral_constant<int, 2>());
     diag[i] = d;
     if (planar && p.q[static_cast<Eigen::Index>(3 * i + 2)] != 0.0) {
       planar = false;
     }
   }
+  detail::requireFiniteW(finite == 0.0);
+  validate(s);
   std::array<Vec3, kSmallContacts> metric;
   // diag[0, n) is set above; GCC cannot see it once the call is inlined.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-  detail::proxMetricFromDiagonal(diag.data(), n, s.alphaSor, s.rStrategy, kSub, metric.data());
+  // detail::proxMetricFromDiagonal without its fallback for non-positive entries, which the R
+  // strategy max uses only if some g_N or max(g_T1, g_T2) is <= 0: then the full version.
+  bool positive = s.rStrategy == RStrategy::Max;
+  if (positive) {
+    const Real alpha = s.alphaSor;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Real gN = diag[i][0];
+      const Real gT = std::max(diag[i][1], diag[i][2]);
+      positive = positive & (gN > 0.0) & (gT > 0.0);
+      if constexpr (kSub == UcfSubMethod::DeSaxce) {
+        metric[i].setConstant(alpha / std::max(gN, gT));
+      } else {
+        metric[i] = Vec3(alpha / gN, alpha / gT, alpha / gT);
+      }
+    }
+  }
+  if (!positive) {
+    detail::proxMetricFromDiagonal(diag.data(), n, s.alphaSor, s.rStrategy, kSub, metric.data());
+  }
 #pragma GCC diagnostic pop
-  SmallVec r = SmallVec::Zero(m);
+  // r and u live in the result (their storage is reused if the size matches).
+  VecX& r = result.r;
+  VecX& u = result.u;
+  r.setZero(m);
   if (guess != nullptr) {
     GRAIN_REQUIRE(guess->size() == m, "initial guess must have 3n = " + std::to_string(m) +
                                           " entries, got " + std::to_string(guess->size()));
@@ -517,8 +561,7 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
       r.segment<3>(3 * i) = prox::projectCone(guess->segment<3>(3 * i), p.mu[i]);
     }
   }
-  SmallVec u(m);
-  const Real normQ = p.q.norm();
+  u.resize(m);
   Real e = 0.0;
   if (guess != nullptr) {
     smallVelocity(p, r, u);
@@ -575,8 +618,6 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
     }
   }
   result.iterations = done;
-  result.r = r;
-  result.u = u;
   result.error = result.finite ? e : std::numeric_limits<Real>::quiet_NaN();
   result.converged = e <= s.tolerance;
 }
@@ -617,34 +658,51 @@ bool separating(const LocalProblem& problem) {
 
 LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& settings,
                         const VecX* initialGuess) {
-  const auto start = std::chrono::steady_clock::now();
-  validate(problem);
-  validate(settings);
   LocalSolverResult result;
+  solve(problem, settings, initialGuess, result);
+  return result;
+}
+
+void solve(const LocalProblem& problem, const LocalSolverSettings& settings,
+           const VecX* initialGuess, LocalSolverResult& result) {
+  const auto start = std::chrono::steady_clock::now();
+  // validate(problem) then validate(settings), in that order; the small SOR path checks W for
+  // NaN and Inf in its own scan of W (same message).
+  // |q| (used by the small SOR path) also tells validateExceptW that q is finite.
+  const Real normQ = problem.q.norm();
+  detail::validateExceptW(problem, normQ);
+  result.resetKeepingStorage();
+  if (settings.method == LocalSolverMethod::SorProx && problem.contactCount() <= kSmallContacts &&
+      settings.errorMeasure == LocalErrorMeasure::NaturalMap &&
+      settings.errorCheck == ErrorCheck::Adaptive && problem.contactCount() > 0 &&
+      !(initialGuess == nullptr && separating(problem))) {
+    if (settings.subMethod == UcfSubMethod::DeSaxce) {
+      runSorSmall<UcfSubMethod::DeSaxce>(problem, settings, initialGuess, normQ, result);
+    } else {
+      runSorSmall<UcfSubMethod::AlartCurnier>(problem, settings, initialGuess, normQ,
+                                             result);
+    }
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return;
+  }
+  detail::validateW(problem);
+  validate(settings);
   if (initialGuess == nullptr && settings.method != LocalSolverMethod::Ipm &&
       settings.errorMeasure != LocalErrorMeasure::Relaxed && separating(problem)) {
     // r = 0, u = q: u_i is in the dual cone and r_i = 0, so the natural map is exactly 0 (and so
     // is Koziara's measure). No setup needed.
-    result.r = VecX::Zero(problem.q.size());
+    result.r.setZero(problem.q.size());
     result.u = problem.q;
     result.error = 0.0;
     result.converged = true;
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return result;
+    return;
   }
-  if (settings.method == LocalSolverMethod::SorProx && problem.contactCount() <= kSmallContacts &&
-      settings.errorMeasure == LocalErrorMeasure::NaturalMap &&
-      settings.errorCheck == ErrorCheck::Adaptive && problem.contactCount() > 0) {
-    if (settings.subMethod == UcfSubMethod::DeSaxce) {
-      runSorSmall<UcfSubMethod::DeSaxce>(problem, settings, initialGuess, result);
-    } else {
-      runSorSmall<UcfSubMethod::AlartCurnier>(problem, settings, initialGuess, result);
-    }
-    result.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return result;
-  }
+  // The general path builds r and u itself.
+  result.r = VecX();
+  result.u = VecX();
   const detail::LocalContext ctx(problem, settings);
   VecX r0 = detail::initialIterate(ctx, initialGuess);
   if (ctx.n > 0) {
@@ -702,7 +760,6 @@ LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& 
     result.converged = true;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
 }
 
 }  // namespace grain

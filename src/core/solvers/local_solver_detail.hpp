@@ -12,6 +12,14 @@
 /// Pieces shared by the local solvers (private to grain_core).
 namespace grain::detail {
 
+/// validate(LocalProblem) in two parts, with the same checks and messages: everything but the
+/// finiteness of W (spaceDim, sizes, q, mu), then the scan of W for NaN or Inf entries.
+/// `normQ` is |q| if known (a finite value saves the scan of q), else NaN.
+void validateExceptW(const LocalProblem& p, Real normQ);
+void validateW(const LocalProblem& p);
+/// Throws the error of validateW unless `wFinite` (for callers that scan W themselves).
+void requireFiniteW(bool wFinite);
+
 /// What every local solver works on: the problem, its block-row form and the error measures.
 struct LocalContext {
   LocalContext(const LocalProblem& p, const LocalSolverSettings& s)

@@ -169,12 +169,30 @@ struct LocalSolverResult {
   Real error = 0.0;                       ///< selected measure at (r, u) (Ipm: Relaxed)
   bool converged = false;                 ///< error <= tolerance
   bool finite = true;                     ///< false if a NaN/Inf appeared (the solve then stops)
+
+  /// Every field but r and u back to its default (r and u keep their values and storage).
+  void resetKeepingStorage() {
+    iterations = 0;
+    fallbackIterations = 0;
+    warmStartIterations = 0;
+    polishSteps = 0;
+    seconds = 0.0;
+    error = 0.0;
+    converged = false;
+    finite = true;
+  }
 };
 
 /// Solves the problem (validated first). `initialGuess` (3n) is projected onto the cones
 /// before use; without it the iteration starts from r = 0.
 LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& settings,
                         const VecX* initialGuess = nullptr);
+/// The same solve into a caller-owned result: every field is reset as in a fresh result, but the
+/// storage of result.r and result.u is kept (reallocated only if the size differs) where the
+/// method writes them in place (the SOR path of small problems and problems solved by r = 0).
+/// Repeated solves of problems of one size then allocate nothing for the output.
+void solve(const LocalProblem& problem, const LocalSolverSettings& settings,
+           const VecX* initialGuess, LocalSolverResult& result);
 
 /// Name of a method ("sor", "jor", "apgd", "pqn", "ipm", "nsn", "prox").
 std::string_view toString(LocalSolverMethod m);
