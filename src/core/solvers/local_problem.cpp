@@ -64,10 +64,6 @@ void validateW(const LocalProblem& p) {
       }
     }
   }
-  requireFiniteW(wFinite);
-}
-
-void requireFiniteW(bool wFinite) {
   GRAIN_REQUIRE(wFinite, "LocalProblem: W has a NaN or Inf entry");
 }
 

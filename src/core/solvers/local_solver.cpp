@@ -411,13 +411,16 @@ void smallVelocity(const LocalProblem& p, const VecR& r, VecU& u) {
   const auto n = static_cast<Eigen::Index>(p.contactCount());
   Real e2 = 0.0;
   if (planar) {
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const Real mu = p.mu[i];
-      const Real rN = r[3 * i];
-      const Real rT = r[3 * i + 1];
-      const Real uT = u[3 * i + 1];
+    const Real* rp = r.data();
+    const Real* up = u.data();
+    const Real* mup = p.mu.data();
+    for (Eigen::Index i = 0; i < n; ++i, rp += 3, up += 3) {
+      const Real mu = mup[i];
+      const Real rN = rp[0];
+      const Real rT = rp[1];
+      const Real uT = up[1];
       // x = r - (u_N + mu |u_T|, u_T), projected onto the 2-D cone |x_T| <= mu x_N.
-      const Real xN = rN - (u[3 * i] + mu * std::abs(uT));
+      const Real xN = rN - (up[0] + mu * std::abs(uT));
       const Real xT = rT - uT;
       Real pN = xN;
       Real pT = xT;
@@ -438,7 +441,7 @@ void smallVelocity(const LocalProblem& p, const VecR& r, VecU& u) {
     }
   }
   const Real e = std::sqrt(e2);
-  const Real scale = std::max({normQ, normR, normU});
+  const Real scale = std::max(std::max(normQ, normR), normU);  // = std::max({normQ, normR, normU})
   if (!std::isfinite(e) || !std::isfinite(scale)) {
     return std::numeric_limits<Real>::infinity();
   }
@@ -491,7 +494,7 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
   // Embedded planar problem (see LocalProblem): the T2 rows and columns of W hold only the
   // diagonal entry, q_T2 = 0 and the start has r_T2 = 0; then r_T2 and u_T2 stay 0.
   bool planar = p.spaceDim == 2 && guess == nullptr;
-  Real finite = 0.0;         // sum of (w - w) over the entries of W: 0 iff all are finite
+  Real sumW = 0.0;  // sum of the entries of W: finite if they all are (else see below)
   // Columns from the compressed (or uncompressed) storage of W directly.
   const auto* outer = p.W.outerIndexPtr();
   const auto* innerNonZeros = p.W.innerNonZeroPtr();  // null if compressed
@@ -508,7 +511,7 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
       for (Eigen::Index k = begin; k < end; ++k) {
         const Real v = values[k];
         const Eigen::Index row = rows[k];
-        finite += v - v;
+        sumW += v;
         if (row == c) {
           d[a] += v;
         } else if (planar && (a == 2 || static_cast<std::uint32_t>(row) % 3u == 2u)) {
@@ -524,7 +527,11 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
       planar = false;
     }
   }
-  detail::requireFiniteW(finite == 0.0);
+  // A NaN or Inf entry makes the sum NaN or Inf; an infinite sum of finite entries (overflow)
+  // is told apart by the scan of validateW.
+  if (!std::isfinite(sumW)) {
+    detail::validateW(p);
+  }
   validate(s);
   std::array<Vec3, kSmallContacts> metric;
   // diag[0, n) is set above; GCC cannot see it once the call is inlined.
@@ -586,8 +593,11 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
       r.segment<3>(k) = now;
       for (int a = 0; a < 3; ++a) {
         if (delta[a] != 0.0) {
-          for (SparseMat::InnerIterator it(p.W, k + a); it; ++it) {
-            u[it.row()] += it.value() * delta[a];
+          const Eigen::Index c = k + a;
+          const Eigen::Index end =
+              innerNonZeros == nullptr ? outer[c + 1] : outer[c] + innerNonZeros[c];
+          for (Eigen::Index j = outer[c]; j < end; ++j) {
+            u[rows[j]] += values[j] * delta[a];
           }
         }
       }
@@ -670,7 +680,9 @@ void solve(const LocalProblem& problem, const LocalSolverSettings& settings,
   // NaN and Inf in its own scan of W (same message).
   // |q| (used by the small SOR path) also tells validateExceptW that q is finite.
   const Real normQ = problem.q.norm();
-  detail::validateExceptW(problem, normQ);
+  if (!detail::passesExceptW(problem, normQ)) {
+    detail::validateExceptW(problem, normQ);
+  }
   result.resetKeepingStorage();
   if (settings.method == LocalSolverMethod::SorProx && problem.contactCount() <= kSmallContacts &&
       settings.errorMeasure == LocalErrorMeasure::NaturalMap &&

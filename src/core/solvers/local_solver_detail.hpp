@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -17,8 +18,20 @@ namespace grain::detail {
 /// `normQ` is |q| if known (a finite value saves the scan of q), else NaN.
 void validateExceptW(const LocalProblem& p, Real normQ);
 void validateW(const LocalProblem& p);
-/// Throws the error of validateW unless `wFinite` (for callers that scan W themselves).
-void requireFiniteW(bool wFinite);
+/// The checks of validateExceptW without the messages (inline, for small problems): true if it
+/// would not throw (false may also mean an infinite |q| of finite entries: then call it).
+inline bool passesExceptW(const LocalProblem& p, Real normQ) {
+  const Eigen::Index n = p.mu.size();
+  if (!((p.spaceDim == 2 || p.spaceDim == 3) && p.W.rows() == 3 * n && p.W.cols() == 3 * n &&
+        p.q.size() == 3 * n && std::isfinite(normQ))) {
+    return false;
+  }
+  bool muValid = true;  // isfinite(mu) && mu >= 0 for every contact
+  for (Eigen::Index i = 0; i < n; ++i) {
+    muValid = muValid & (p.mu[i] >= 0.0) & (p.mu[i] <= std::numeric_limits<Real>::max());
+  }
+  return muValid;
+}
 
 /// What every local solver works on: the problem, its block-row form and the error measures.
 struct LocalContext {
