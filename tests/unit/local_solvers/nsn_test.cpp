@@ -382,6 +382,170 @@ TEST(LocalProblemValidate, RejectsNonFiniteEntries) {
   EXPECT_THROW(validate(bad), Error);
 }
 
+/// The message of the grain::Error thrown by f, or "" if none.
+template <class F>
+std::string errorMessage(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+LocalProblem planarRandom(std::uint32_t seed, int contacts, int dofs) {
+  const LocalProblem p = randomDense(seed, contacts, dofs);
+  const int m = 2 * contacts;
+  SparseMat w2(m, m);
+  VecX q2(m);
+  for (int a = 0; a < m; ++a) {
+    q2[a] = p.q[3 * (a / 2) + a % 2];
+    for (int b = 0; b < m; ++b) {
+      w2.insert(a, b) = p.W.coeff(3 * (a / 2) + a % 2, 3 * (b / 2) + b % 2);
+    }
+  }
+  w2.makeCompressed();
+  return embedPlanarProblem(w2, q2, p.mu);
+}
+
+TEST(LocalSolveInto, ReusedResultEqualsAFreshOne) {
+  // One result object through problems of changing sizes and paths (small SOR path, general
+  // path above 64 contacts or with ErrorCheck::Every, separating r = 0, initial guess): every
+  // field equals that of a fresh solve, bitwise.
+  LocalProblem separating = randomDense(24, 4, 12);
+  for (Eigen::Index i = 0; i < 4; ++i) {
+    separating.q[3 * i] = std::abs(separating.q[3 * i]) + 0.1;
+  }
+  const std::vector<LocalProblem> problems = {randomDense(21, 6, 24), randomDense(22, 3, 9),
+                                              planarRandom(23, 5, 15), randomDense(25, 70, 240),
+                                              separating, randomDense(26, 6, 24)};
+  LocalSolverResult reused;
+  reused.iterations = 99;
+  reused.error = -1.0;
+  reused.finite = false;
+  for (const LocalProblem& p : problems) {
+    for (ErrorCheck check : {ErrorCheck::Adaptive, ErrorCheck::Every}) {
+      for (UcfSubMethod sub : {UcfSubMethod::AlartCurnier, UcfSubMethod::DeSaxce}) {
+        LocalSolverSettings s = settings(LocalSolverMethod::SorProx, 1e-10);
+        s.errorCheck = check;
+        s.subMethod = sub;
+        const VecX guess = VecX::Constant(p.q.size(), 0.01);
+        for (const VecX* g : {static_cast<const VecX*>(nullptr), &guess}) {
+          const LocalSolverResult fresh = solve(p, s, g);
+          solve(p, s, g, reused);
+          ASSERT_EQ(reused.r.size(), fresh.r.size());
+          ASSERT_EQ(reused.u.size(), fresh.u.size());
+          for (Eigen::Index k = 0; k < fresh.r.size(); ++k) {
+            EXPECT_EQ(reused.r[k], fresh.r[k]) << p.contactCount() << " " << k;
+            EXPECT_EQ(reused.u[k], fresh.u[k]) << p.contactCount() << " " << k;
+          }
+          EXPECT_EQ(reused.error, fresh.error) << p.contactCount();
+          EXPECT_EQ(reused.iterations, fresh.iterations) << p.contactCount();
+          EXPECT_EQ(reused.fallbackIterations, fresh.fallbackIterations);
+          EXPECT_EQ(reused.warmStartIterations, fresh.warmStartIterations);
+          EXPECT_EQ(reused.polishSteps, fresh.polishSteps);
+          EXPECT_EQ(reused.converged, fresh.converged);
+          EXPECT_EQ(reused.finite, fresh.finite);
+          EXPECT_TRUE(fresh.converged) << p.contactCount();
+        }
+      }
+    }
+  }
+  // Same size on the small path: the storage of r and u is kept.
+  const LocalProblem& p = problems[0];
+  const LocalSolverSettings s = settings(LocalSolverMethod::SorProx, 1e-10);
+  solve(p, s, nullptr, reused);
+  const Real* rData = reused.r.data();
+  const Real* uData = reused.u.data();
+  solve(problems[5], s, nullptr, reused);
+  EXPECT_EQ(reused.r.data(), rData);
+  EXPECT_EQ(reused.u.data(), uData);
+  EXPECT_TRUE(reused.converged);
+}
+
+TEST(LocalSolveValidate, SolveReportsTheMessagesOfValidate) {
+  // solve() checks W for NaN and Inf in its own scan on the small SOR path: every path must
+  // still report what validate(problem) and then validate(settings) report, in that order.
+  const LocalProblem good = randomDense(31, 4, 12);
+  LocalProblem separating = good;
+  for (Eigen::Index i = 0; i < 4; ++i) {
+    separating.q[3 * i] = std::abs(separating.q[3 * i]) + 0.1;
+  }
+  const Real nan = std::numeric_limits<Real>::quiet_NaN();
+  const Real inf = std::numeric_limits<Real>::infinity();
+  std::vector<LocalProblem> bad;
+  const std::vector<const LocalProblem*> bases = {&good, &separating};
+  for (const LocalProblem* base : bases) {
+    LocalProblem b = *base;
+    b.W.coeffRef(4, 5) = nan;
+    bad.push_back(b);
+    b = *base;
+    b.W.coeffRef(7, 7) = inf;
+    bad.push_back(b);
+    b = *base;
+    b.W.coeffRef(0, 0) = std::numeric_limits<Real>::max();  // finite entries, infinite sum
+    b.W.coeffRef(3, 3) = std::numeric_limits<Real>::max();
+    bad.push_back(b);
+    b = *base;
+    b.q[7] = -inf;
+    bad.push_back(b);
+    b = *base;
+    b.q[1] = 1e200;  // finite q, infinite |q|
+    bad.push_back(b);
+    b = *base;
+    b.mu[2] = nan;
+    bad.push_back(b);
+    b = *base;
+    b.mu[1] = inf;
+    bad.push_back(b);
+    b = *base;
+    b.mu[3] = -0.1;
+    bad.push_back(b);
+    b = *base;
+    b.q.conservativeResize(11);
+    bad.push_back(b);
+    b = *base;
+    b.spaceDim = 4;
+    bad.push_back(b);
+    b = *base;
+    b.W.coeffRef(4, 5) = nan;
+    b.mu[0] = -1.0;  // mu is checked before W
+    bad.push_back(b);
+  }
+  LocalSolverSettings badSettings = settings(LocalSolverMethod::SorProx, 1e-8);
+  badSettings.alphaSor = 2.5;
+  int thrown = 0;
+  for (const LocalProblem& p : bad) {
+    const std::string expected = errorMessage([&] { validate(p); });
+    thrown += expected.empty() ? 0 : 1;
+    const std::string expectedBoth = expected.empty()
+                                         ? errorMessage([&] { validate(badSettings); })
+                                         : expected;
+    for (ErrorCheck check : {ErrorCheck::Adaptive, ErrorCheck::Every}) {
+      for (UcfSubMethod sub : {UcfSubMethod::AlartCurnier, UcfSubMethod::DeSaxce}) {
+        LocalSolverSettings s = settings(LocalSolverMethod::SorProx, 1e-8);
+        s.errorCheck = check;
+        s.subMethod = sub;
+        EXPECT_EQ(errorMessage([&] { solve(p, s); }), expected) << expected;
+        LocalSolverResult reused;
+        EXPECT_EQ(errorMessage([&] { solve(p, s, nullptr, reused); }), expected) << expected;
+        badSettings.errorCheck = check;
+        badSettings.subMethod = sub;
+        EXPECT_EQ(errorMessage([&] { solve(p, badSettings); }), expectedBoth) << expected;
+      }
+    }
+  }
+  EXPECT_EQ(thrown, 18);  // all but the two large-but-finite cases of each base
+  EXPECT_EQ(errorMessage([&] { validate(bad[0]); }), "LocalProblem: W has a NaN or Inf entry");
+  // Valid problem, invalid settings or guess: the messages of validate(settings) and the guess.
+  EXPECT_EQ(errorMessage([&] { solve(good, badSettings); }),
+            errorMessage([&] { validate(badSettings); }));
+  const VecX shortGuess = VecX::Zero(5);
+  const LocalSolverSettings s = settings(LocalSolverMethod::SorProx, 1e-8);
+  EXPECT_EQ(errorMessage([&] { solve(good, s, &shortGuess); }),
+            "initial guess must have 3n = 12 entries, got 5");
+}
+
 #ifdef GRAIN_TEST_WITH_FCLIB
 
 namespace fs = std::filesystem;
