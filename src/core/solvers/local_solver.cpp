@@ -448,8 +448,7 @@ void smallVelocity(const LocalProblem& p, const VecR& r, VecU& u) {
   return scale > DBL_EPSILON ? e / scale : e;
 }
 
-Real smallError(const LocalProblem& p, Real normQ, const VecX& r, const VecX& u,
-                bool planar) {
+Real smallError(const LocalProblem& p, Real normQ, const VecX& r, const VecX& u, bool planar) {
   return smallError(p, normQ, r.norm(), u.norm(), r, u, planar);
 }
 
@@ -484,8 +483,8 @@ inline void planarProx(Real& rN, Real& rT, Real uN, Real uT, const Vec3& rInv, R
 /// iteration stops (unless it is bitwise exact already: one sweep from r = 0), so the returned
 /// error is that of (r, W r + q).
 template <UcfSubMethod kSub>
-void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX* guess,
-                 Real normQ, LocalSolverResult& result) {
+void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX* guess, Real normQ,
+                 LocalSolverResult& result) {
   const std::size_t n = p.contactCount();
   const auto m = static_cast<Eigen::Index>(3 * n);
   std::array<Vec3, kSmallContacts> diag;  // diagonal entries of the blocks W_ii
@@ -691,8 +690,7 @@ void solve(const LocalProblem& problem, const LocalSolverSettings& settings,
     if (settings.subMethod == UcfSubMethod::DeSaxce) {
       runSorSmall<UcfSubMethod::DeSaxce>(problem, settings, initialGuess, normQ, result);
     } else {
-      runSorSmall<UcfSubMethod::AlartCurnier>(problem, settings, initialGuess, normQ,
-                                             result);
+      runSorSmall<UcfSubMethod::AlartCurnier>(problem, settings, initialGuess, normQ, result);
     }
     result.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -416,9 +416,12 @@ TEST(LocalSolveInto, ReusedResultEqualsAFreshOne) {
   for (Eigen::Index i = 0; i < 4; ++i) {
     separating.q[3 * i] = std::abs(separating.q[3 * i]) + 0.1;
   }
-  const std::vector<LocalProblem> problems = {randomDense(21, 6, 24), randomDense(22, 3, 9),
-                                              planarRandom(23, 5, 15), randomDense(25, 70, 240),
-                                              separating, randomDense(26, 6, 24)};
+  const std::vector<LocalProblem> problems = {randomDense(21, 6, 24),
+                                              randomDense(22, 3, 9),
+                                              planarRandom(23, 5, 15),
+                                              randomDense(25, 70, 240),
+                                              separating,
+                                              randomDense(26, 6, 24)};
   LocalSolverResult reused;
   reused.iterations = 99;
   reused.error = -1.0;
@@ -518,9 +521,8 @@ TEST(LocalSolveValidate, SolveReportsTheMessagesOfValidate) {
   for (const LocalProblem& p : bad) {
     const std::string expected = errorMessage([&] { validate(p); });
     thrown += expected.empty() ? 0 : 1;
-    const std::string expectedBoth = expected.empty()
-                                         ? errorMessage([&] { validate(badSettings); })
-                                         : expected;
+    const std::string expectedBoth =
+        expected.empty() ? errorMessage([&] { validate(badSettings); }) : expected;
     for (ErrorCheck check : {ErrorCheck::Adaptive, ErrorCheck::Every}) {
       for (UcfSubMethod sub : {UcfSubMethod::AlartCurnier, UcfSubMethod::DeSaxce}) {
         LocalSolverSettings s = settings(LocalSolverMethod::SorProx, 1e-8);
