@@ -500,7 +500,7 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
   const auto* rows = p.W.innerIndexPtr();
   const Real* values = p.W.valuePtr();
   for (std::size_t i = 0; i < n; ++i) {
-    Vec3 d = Vec3::Zero();
+    std::array<Real, 3> d = {0.0, 0.0, 0.0};
     // Column 3i + a (a = 0, 1, 2 as a compile-time constant).
     auto column = [&](auto aConst) {
       constexpr int a = decltype(aConst)::value;
@@ -521,7 +521,7 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
     column(std::integral_constant<int, 0>());
     column(std::integral_constant<int, 1>());
     column(std::integral_constant<int, 2>());
-    diag[i] = d;
+    diag[i] = Vec3(d[0], d[1], d[2]);
     if (planar && p.q[static_cast<Eigen::Index>(3 * i + 2)] != 0.0) {
       planar = false;
     }
@@ -581,22 +581,39 @@ void runSorSmall(const LocalProblem& p, const LocalSolverSettings& s, const VecX
   while (done < s.maxIter && !(e <= s.tolerance)) {
     for (std::size_t i = 0; i < n; ++i) {
       const auto k = static_cast<Eigen::Index>(3 * i);
-      const Vec3 old = r.segment<3>(k);
-      Vec3 now = old;
+      // u += W_:c delta for column c = k + a.
+      auto addColumn = [&](Eigen::Index c, Real delta) {
+        const Eigen::Index end =
+            innerNonZeros == nullptr ? outer[c + 1] : outer[c] + innerNonZeros[c];
+        for (Eigen::Index j = outer[c]; j < end; ++j) {
+          u[rows[j]] += values[j] * delta;
+        }
+      };
       if (planar) {
-        planarProx<kSub>(now.x(), now.y(), u[k], u[k + 1], metric[i], p.mu[i]);
+        // Scalars only (r_T2 stays 0, its delta is 0).
+        const Real oldN = r[k];
+        const Real oldT = r[k + 1];
+        Real rN = oldN;
+        Real rT = oldT;
+        planarProx<kSub>(rN, rT, u[k], u[k + 1], metric[i], p.mu[i]);
+        r[k] = rN;
+        r[k + 1] = rT;
+        const Real dN = rN - oldN;
+        const Real dT = rT - oldT;
+        if (dN != 0.0) {
+          addColumn(k, dN);
+        }
+        if (dT != 0.0) {
+          addColumn(k + 1, dT);
+        }
       } else {
-        now = detail::proxContact<kSub>(old, u.segment<3>(k), metric[i], p.mu[i]);
-      }
-      const Vec3 delta = now - old;
-      r.segment<3>(k) = now;
-      for (int a = 0; a < 3; ++a) {
-        if (delta[a] != 0.0) {
-          const Eigen::Index c = k + a;
-          const Eigen::Index end =
-              innerNonZeros == nullptr ? outer[c + 1] : outer[c] + innerNonZeros[c];
-          for (Eigen::Index j = outer[c]; j < end; ++j) {
-            u[rows[j]] += values[j] * delta[a];
+        const Vec3 old = r.segment<3>(k);
+        const Vec3 now = detail::proxContact<kSub>(old, u.segment<3>(k), metric[i], p.mu[i]);
+        const Vec3 delta = now - old;
+        r.segment<3>(k) = now;
+        for (int a = 0; a < 3; ++a) {
+          if (delta[a] != 0.0) {
+            addColumn(k + a, delta[a]);
           }
         }
       }
