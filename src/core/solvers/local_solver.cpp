@@ -476,7 +476,8 @@ inline void planarProx(Real& rN, Real& rT, Real uN, Real uT, const Vec3& rInv, R
   }
 }
 
-/// SOR prox for problems of at most kSmallContacts contacts without any setup allocation: the
+/// SOR prox for problems of at most kSmallContacts contacts without setup allocation (r and u
+/// are result.r and result.u, allocated only if their size differs): the
 /// same sweeps as runSor (contacts in order, newest percussions), with u = W r + q kept current
 /// by column updates (W_:j (r_j^new - r_j^old) after each contact), so that the error test
 /// after every sweep costs no product. u is recomputed from r every 64 sweeps and before the
@@ -700,6 +701,13 @@ void solve(const LocalProblem& problem, const LocalSolverSettings& settings,
     detail::validateExceptW(problem, normQ);
   }
   result.resetKeepingStorage();
+  // A guess that is the result's own r or u (a warm start from the previous solve) is read
+  // after result.r and result.u are overwritten: copy it first.
+  VecX guessCopy;
+  if (initialGuess != nullptr && (initialGuess == &result.r || initialGuess == &result.u)) {
+    guessCopy = *initialGuess;
+    initialGuess = &guessCopy;
+  }
   if (settings.method == LocalSolverMethod::SorProx && problem.contactCount() <= kSmallContacts &&
       settings.errorMeasure == LocalErrorMeasure::NaturalMap &&
       settings.errorCheck == ErrorCheck::Adaptive && problem.contactCount() > 0 &&

@@ -466,6 +466,25 @@ TEST(LocalSolveInto, ReusedResultEqualsAFreshOne) {
   EXPECT_TRUE(reused.converged);
 }
 
+TEST(LocalSolveInto, WarmStartFromTheResultsOwnR) {
+  // initialGuess = &result.r: the guess must be read before result.r is overwritten.
+  for (const LocalProblem& p : {randomDense(41, 6, 24), randomDense(42, 70, 240)}) {
+    LocalSolverSettings s = settings(LocalSolverMethod::SorProx, 1e-6);
+    LocalSolverResult reused = solve(p, s);
+    const VecX guess = reused.r;
+    s.tolerance = 1e-12;
+    const LocalSolverResult fresh = solve(p, s, &guess);
+    solve(p, s, &reused.r, reused);
+    EXPECT_EQ(reused.iterations, fresh.iterations) << p.contactCount();
+    EXPECT_EQ(reused.error, fresh.error) << p.contactCount();
+    ASSERT_EQ(reused.r.size(), fresh.r.size());
+    EXPECT_EQ((reused.r - fresh.r).cwiseAbs().maxCoeff(), 0.0) << p.contactCount();
+    EXPECT_EQ((reused.u - fresh.u).cwiseAbs().maxCoeff(), 0.0) << p.contactCount();
+    // The warm start saves sweeps against a cold start.
+    EXPECT_LT(fresh.iterations, solve(p, s).iterations) << p.contactCount();
+  }
+}
+
 TEST(LocalSolveValidate, SolveReportsTheMessagesOfValidate) {
   // solve() checks W for NaN and Inf in its own scan on the small SOR path: every path must
   // still report what validate(problem) and then validate(settings) report, in that order.

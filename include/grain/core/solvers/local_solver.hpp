@@ -191,6 +191,7 @@ LocalSolverResult solve(const LocalProblem& problem, const LocalSolverSettings& 
 /// storage of result.r and result.u is kept (reallocated only if the size differs) where the
 /// method writes them in place (the SOR path of small problems and problems solved by r = 0).
 /// Repeated solves of problems of one size then allocate nothing for the output.
+/// `initialGuess` may be &result.r (warm start from the previous solve).
 void solve(const LocalProblem& problem, const LocalSolverSettings& settings,
            const VecX* initialGuess, LocalSolverResult& result);
 
