@@ -13,7 +13,7 @@ grain solver is rerun with the tolerance set to the best error Siconos reached (
 
 Prints Markdown tables. Times are wall-clock seconds of the solve only (reading excluded), timed
 the same way on both sides: a first run; if it took less than --fast seconds (0.02), the solve is
-repeated in-process (siconos_solve REPEAT, grain-fclib --repeat) about 0.1 s worth, at most 1000
+repeated in-process (siconos_solve REPEAT, grain-fclib --repeat) about 0.1 s worth, at most 100000
 times, and the minimum per-solve time is kept; otherwise the minimum over up to --repeat runs
 shorter than one second. The last table counts the problems on which a grain solver reaches
 Siconos' best error in less time than Siconos' fastest solver that converged (or, when none
@@ -74,7 +74,7 @@ def inner_repeat(seconds, fast):
     """In-process repetitions for a solve that took `seconds` (1 if it is not fast)."""
     if seconds >= fast:
         return 1
-    return max(5, min(1000, int(0.1 / max(seconds, 1e-6))))
+    return max(5, min(100000, int(0.1 / max(seconds, 1e-7))))
 
 
 def run_siconos(exe, grain, problem, dat, solver, tol, timeout, repeat, work, fast):
