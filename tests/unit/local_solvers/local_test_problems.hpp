@@ -4,6 +4,7 @@
 
 #include <grain/core/math/types.hpp>
 #include <grain/core/solvers/local_problem.hpp>
+#include <grain/core/solvers/local_solver.hpp>
 
 namespace grain::testing {
 
@@ -17,6 +18,14 @@ inline LocalProblem singleContact(Real kN, Real kT, const Vec3& q, Real mu) {
   p.q = q;
   p.mu = VecX::Constant(1, mu);
   return p;
+}
+
+/// Default settings of a method with the given tolerance.
+inline LocalSolverSettings settingsFor(LocalSolverMethod m, Real tol) {
+  LocalSolverSettings s;
+  s.method = m;
+  s.tolerance = tol;
+  return s;
 }
 
 }  // namespace grain::testing
