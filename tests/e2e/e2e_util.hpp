@@ -18,4 +18,21 @@ inline std::filesystem::path makeTempDir(const std::string& name) {
   return dir;
 }
 
+/// Scene XML of a static floor: one RigidBodies element holding the halfspace z >= 0 through the
+/// origin, material 0, in body group `groupId`.
+inline std::string floorBodiesXml(int groupId) {
+  return R"(    <RigidBodies name="floor" instances="1" groupId=")" + std::to_string(groupId) +
+         R"(">
+      <Geometry><Halfspace distribute="uniform" normal="0 0 1"/></Geometry>
+      <DynamicProperties>
+        <DynamicState type="static"/>
+        <Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="transforms"><Pos><Trafo trans="0 0 0" axis="1 0 0" deg="0"/></Pos></InitialPosition>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+)";
+}
+
 }  // namespace grain::testing

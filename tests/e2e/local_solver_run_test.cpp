@@ -57,17 +57,8 @@ std::string scene(const std::string& method, double endTime) {
         </InitialCondition>
       </DynamicProperties>
     </RigidBodies>
-    <RigidBodies name="floor" instances="1" groupId="1">
-      <Geometry><Halfspace distribute="uniform" normal="0 0 1"/></Geometry>
-      <DynamicProperties>
-        <DynamicState type="static"/>
-        <Material distribute="uniform" id="0"/>
-        <InitialCondition type="posvel">
-          <InitialPosition distribute="transforms"><Pos><Trafo trans="0 0 0" axis="1 0 0" deg="0"/></Pos></InitialPosition>
-        </InitialCondition>
-      </DynamicProperties>
-    </RigidBodies>
-  </SceneObjects>
+)" << floorBodiesXml(1)
+    << R"(  </SceneObjects>
 </DynamicsSystem>
 )";
   return s.str();
