@@ -58,17 +58,16 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
     return stats;
   }
   const LocalProblem local = assembleLocalProblem(bodies, problem, s);
-  VecX guess;
   if (s.usePercussionCache) {
     detail::makePercussionCacheKeys(bodies, contacts, localCacheKeys_, localCacheOrdinal_);
-    guess.setZero(static_cast<Eigen::Index>(3 * nc));
+    localGuess_.setZero(static_cast<Eigen::Index>(3 * nc));
     detail::forEachCachedPercussion(bodies, contacts, localCacheKeys_, localCacheOrdinal_,
                                     solver_.percussionCache(), [&](std::uint32_t c, const Vec3& p) {
-                                      guess.segment<3>(static_cast<Eigen::Index>(3 * c)) = p;
+                                      localGuess_.segment<3>(static_cast<Eigen::Index>(3 * c)) = p;
                                     });
   }
-  const LocalSolverResult result =
-      solve(local, localSolverSettings(s), s.usePercussionCache ? &guess : nullptr);
+  solve(local, localSolverSettings(s), s.usePercussionCache ? &localGuess_ : nullptr, localResult_);
+  const LocalSolverResult& result = localResult_;
   applyContactPercussions(bodies, contacts, result.r);
   localPercussions_.resize(nc);
   for (std::size_t c = 0; c < nc; ++c) {

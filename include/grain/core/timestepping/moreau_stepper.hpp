@@ -8,6 +8,7 @@
 #include <grain/core/contact/contact_graph.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
+#include <grain/core/solvers/local_solver.hpp>
 #include <grain/core/timestepping/dynamics_system.hpp>
 #include <grain/core/timestepping/step_stats.hpp>
 #include <grain/core/timestepping/velocity_exchange.hpp>
@@ -93,6 +94,8 @@ class MoreauStepper {
   std::vector<Vec3> localPercussions_;
   std::vector<detail::PercussionCacheKey> localCacheKeys_;
   std::vector<std::uint32_t> localCacheOrdinal_;
+  VecX localGuess_;                ///< warm start, 3 per contact (kept to reuse its storage)
+  LocalSolverResult localResult_;  ///< solved into, keeping the storage of r and u
 };
 
 }  // namespace grain
