@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <fstream>
 
@@ -23,6 +24,19 @@ void appendInteger(std::string& s, Int x) {
   s.append(buf, ec == std::errc() ? end : buf);
 }
 
+/// Stage columns in the order of the first log format; columns added later (such as the Forces
+/// stage) come at the end of a line, so older logs can be extended (upgradeLog).
+constexpr std::array kLeadingStages{Stage::FirstHalfStep,      Stage::Exchange,
+                                    Stage::CollisionDetection, Stage::ContactGraph,
+                                    Stage::ContactSolve,       Stage::SecondHalfStep};
+constexpr std::array kTrailingStages{Stage::Forces};
+static_assert(kLeadingStages.size() + kTrailingStages.size() ==
+              static_cast<std::size_t>(Stage::Count));
+
+double stageTime(const StepStats& s, Stage stage) {
+  return s.stageSeconds[static_cast<std::size_t>(stage)];
+}
+
 }  // namespace
 
 RunLogWriter::~RunLogWriter() {
@@ -31,14 +45,20 @@ RunLogWriter::~RunLogWriter() {
 
 std::string RunLogWriter::headerLine() {
   std::string h = "# WallTime [s]\tSimulationTime [s]\tStep\tStepTime [s]";
-  for (std::size_t k = 0; k < static_cast<std::size_t>(Stage::Count); ++k) {
+  auto stageColumn = [&h](Stage stage) {
     h += "\t";
-    h += toString(static_cast<Stage>(k));
+    h += toString(stage);
     h += "Time [s]";
+  };
+  for (const Stage stage : kLeadingStages) {
+    stageColumn(stage);
   }
   h += "\tnIterations\tConverged\tIsFinite\tnContacts\tMaxOverlap [m]"
        "\tKinEnergy [J]\tRotKinEnergy [J]\tPotEnergy [J]\tTotalEnergy [J]"
        "\tNaturalMapError\tKoziaraError";
+  for (const Stage stage : kTrailingStages) {
+    stageColumn(stage);
+  }
   return h;
 }
 
@@ -52,9 +72,9 @@ std::string RunLogWriter::formatLine(const StepStats& s, double wallSeconds) {
   appendInteger(line, s.step);
   line += '\t';
   appendNumber(line, s.stepSeconds);
-  for (const double t : s.stageSeconds) {
+  for (const Stage stage : kLeadingStages) {
     line += '\t';
-    appendNumber(line, t);
+    appendNumber(line, stageTime(s, stage));
   }
   line += '\t';
   appendInteger(line, s.iterations);
@@ -66,6 +86,10 @@ std::string RunLogWriter::formatLine(const StepStats& s, double wallSeconds) {
                          s.kineticEnergy + s.potentialEnergy, s.naturalMapError, s.koziaraError}) {
     line += '\t';
     appendNumber(line, x);
+  }
+  for (const Stage stage : kTrailingStages) {
+    line += '\t';
+    appendNumber(line, stageTime(s, stage));
   }
   return line;
 }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include <grain/core/bodies/body_storage.hpp>
 #include <grain/core/common/error.hpp>
@@ -24,9 +26,14 @@ std::size_t BodyStorage::add(const BodyDef& def, Real boundingRadius) {
   const std::size_t i = id_.size();
   id_.push_back(def.id);
   position_.push_back(def.position);
-  orientation_.push_back(def.orientation.normalized());
+  // A unit quaternion is kept bit for bit, so a copy of a body equals its original.
+  const Quat q = std::abs(qn - 1.0) <= 1e-12 ? def.orientation : def.orientation.normalized();
+  orientation_.push_back(q);
   velocity_.push_back(def.velocity);
   omegaBody_.push_back(def.omegaBody);
+  orientationStart_.push_back(q);
+  velocityStart_.push_back(def.velocity);
+  omegaBodyStart_.push_back(def.omegaBody);
   mass_.push_back(simulated ? def.mass : 0.0);
   inertiaBody_.push_back(simulated ? def.inertiaBody : Vec3::Zero());
   invMass_.push_back(simulated ? 1.0 / def.mass : 0.0);
@@ -60,6 +67,9 @@ void BodyStorage::remove(BodyId id) {
   moveLast(orientation_);
   moveLast(velocity_);
   moveLast(omegaBody_);
+  moveLast(orientationStart_);
+  moveLast(velocityStart_);
+  moveLast(omegaBodyStart_);
   moveLast(invMass_);
   moveLast(invInertiaBody_);
   moveLast(mass_);
@@ -89,6 +99,9 @@ void BodyStorage::reserve(std::size_t n) {
   orientation_.reserve(n);
   velocity_.reserve(n);
   omegaBody_.reserve(n);
+  orientationStart_.reserve(n);
+  velocityStart_.reserve(n);
+  omegaBodyStart_.reserve(n);
   invMass_.reserve(n);
   invInertiaBody_.reserve(n);
   mass_.reserve(n);
@@ -99,6 +112,49 @@ void BodyStorage::reserve(std::size_t n) {
   ownership_.reserve(n);
   boundingRadius_.reserve(n);
   indexOfId_.reserve(n);
+}
+
+bool BodyStorage::sortedById() const {
+  return std::is_sorted(id_.begin(), id_.end());
+}
+
+bool BodyStorage::sortById() {
+  if (sortedById()) {
+    return false;
+  }
+  std::vector<std::uint32_t> order(id_.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return id_[a] < id_[b]; });
+  auto permute = [&](auto& v) {
+    std::remove_reference_t<decltype(v)> sorted;
+    sorted.reserve(v.size());
+    for (const std::uint32_t k : order) {
+      sorted.push_back(std::move(v[k]));
+    }
+    v.swap(sorted);
+  };
+  permute(id_);
+  permute(position_);
+  permute(orientation_);
+  permute(velocity_);
+  permute(omegaBody_);
+  permute(orientationStart_);
+  permute(velocityStart_);
+  permute(omegaBodyStart_);
+  permute(invMass_);
+  permute(invInertiaBody_);
+  permute(mass_);
+  permute(inertiaBody_);
+  permute(shape_);
+  permute(material_);
+  permute(motion_);
+  permute(ownership_);
+  permute(boundingRadius_);
+  for (std::size_t i = 0; i < id_.size(); ++i) {
+    indexOfId_[id_[i]] = i;
+  }
+  return true;
 }
 
 BodyDef BodyStorage::def(std::size_t i) const {

@@ -6,7 +6,7 @@
 #include <grain/core/solvers/contact_solver.hpp>
 #include <grain/core/solvers/percussion_cache.hpp>
 #include <grain/core/solvers/prox.hpp>
-#include <grain/core/timestepping/velocity_exchange.hpp>
+#include <grain/core/timestepping/exchange.hpp>
 
 // The per-contact helpers below must be inlined into the sweep loops (GCC otherwise keeps some
 // of them out of line because they have several callers).
@@ -293,6 +293,14 @@ void ContactSolver::setupBodies(const BodyStorage& bodies, const ContactProblem&
     if (bodies.isSimulated(b[c]))
       sb.solverIndexOf[b[c]] = 0;
   }
+  const auto& multiplicity = problem.multiplicity;
+  GRAIN_REQUIRE(multiplicity.empty() || multiplicity.size() == n,
+                "ContactProblem: multiplicity must be empty or have one entry per body");
+  for (std::size_t i = 0; i < multiplicity.size(); ++i) {
+    if (multiplicity[i] > 1 && bodies.isSimulated(i)) {
+      sb.solverIndexOf[i] = 0;
+    }
+  }
   sb.storageIndex.clear();
   for (std::size_t i = 0; i < n; ++i) {
     if (sb.solverIndexOf[i] != kNoSolverBody) {
@@ -308,9 +316,11 @@ void ContactSolver::setupBodies(const BodyStorage& bodies, const ContactProblem&
   sb.rotation.resize(m);
   for (std::size_t k = 0; k < m; ++k) {
     const std::size_t i = sb.storageIndex[k];
+    // A copy of a body split over p processes has mass M/p and inertia Theta/p (eq. 13.12).
+    const Real p = multiplicity.empty() ? 1.0 : static_cast<Real>(std::max(1u, multiplicity[i]));
     sb.rotation[k] = bodies.orientations()[i].toRotationMatrix();
-    sb.invMass[k] = bodies.invMasses()[i];
-    sb.invInertia[k] = SymMat3::rotateDiagonal(sb.rotation[k], bodies.invInertiasBody()[i]);
+    sb.invMass[k] = p * bodies.invMasses()[i];
+    sb.invInertia[k] = SymMat3::rotateDiagonal(sb.rotation[k], p * bodies.invInertiasBody()[i]);
   }
   loadVelocities(bodies);
 }
@@ -626,11 +636,11 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
   return false;
 }
 
-detail::ContactMeasures ContactSolver::evaluateMeasures(VelocityExchange* exchange) const {
+detail::ContactMeasures ContactSolver::evaluateMeasures(Reducer* reducer) const {
   detail::MeasureSums sums =
       detail::contactMeasureSums(solverContacts_, solverBodies_, percussion_, measureData_);
-  if (exchange != nullptr) {
-    exchange->reduceSums(sums.value);
+  if (reducer != nullptr) {
+    reducer->sum(sums.value);
   }
   return detail::measuresFromSums(sums);
 }
@@ -651,48 +661,59 @@ bool ContactSolver::allFinite(const BodyStorage& bodies) const {
 }
 
 SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& problem,
-                                 VelocityExchange* exchange) {
+                                 SplitBodyExchange* split) {
   SolverStats stats;
   const std::size_t nc = problem.contacts.size();
-  if (nc == 0) {
+  setupBodies(bodies, problem);
+  // Every solve tells the exchange its bodies, so that all processes stay in step.
+  const bool coupled = split != nullptr && split->beginSolve(bodies, solverBodies_.storageIndex);
+  if (nc == 0 && !coupled) {
     percussion_.clear();
     cache_.clear();
     stats.converged = true;
+    storeVelocities(bodies);
     if (settings_.isFiniteCheck) {
       stats.finite = allFinite(bodies);
     }
     return stats;
   }
-  setupBodies(bodies, problem);
   setupContacts(bodies, problem);
   detail::prepareContactMeasures(solverContacts_, solverBodies_, measureData_);
   initialPercussions(bodies, problem);
 
-  const unsigned exchangePeriod = exchange != nullptr ? exchange->splitExchangePeriod() : 0;
+  Reducer* reducer = coupled ? &split->coupledReducer() : nullptr;
+  const unsigned period = coupled ? std::max(1u, split->period()) : 0;
+  const unsigned checkRatio = coupled ? std::max(1u, split->checkRatio()) : 1;
+  std::uint32_t averagings = 0;  // averaging exchanges so far
   detail::ContactMeasures measures;
   std::uint32_t measuredIteration = 0;  // sweeps done when `measures` was evaluated (0: never)
   std::uint32_t nextMeasure = 1;        // sweeps after which the next measure test is due
   for (std::uint32_t it = 0; it < settings_.maxIter; ++it) {
     const bool tangential = hasTangentialSweep(it);
+    // Coupled processes average after every period-th sweep and after the last allowed one; as
+    // they only stop right after an averaging, every solve ends on one.
+    const bool averaging = coupled && ((it + 1) % period == 0 || it + 1 == settings_.maxIter);
     // SorNormalTangential: only test after iterations that include the tangential sweep. The
     // accuracy measures (about one sweep each) are tested on a geometric schedule and after the
-    // last allowed sweep.
+    // last allowed sweep. Coupled processes test only right after every checkRatio-th averaging.
     const bool measureDue = !usesMeasure() || it + 1 >= nextMeasure || it + 1 == settings_.maxIter;
-    const bool check = it + 1 >= settings_.minIter && tangential && measureDue;
+    const bool exchangeAllows =
+        !coupled ||
+        (averaging && (it + 1 == settings_.maxIter || (averagings + 1) % checkRatio == 0));
+    const bool check = it + 1 >= settings_.minIter && tangential && measureDue && exchangeAllows;
     if (check) {
       saveOldState();
     }
     sweep(tangential);
     stats.iterations = it + 1;
-    if (exchangePeriod > 0 && (it + 1) % exchangePeriod == 0) {
-      storeVelocities(bodies);
-      exchange->exchangeSplitVelocities(bodies);
-      loadVelocities(bodies);
+    if (averaging) {
+      split->average(solverBodies_.velocity, solverBodies_.omega);
+      ++averagings;
     }
     if (check) {
       bool local = false;
       if (usesMeasure()) {
-        measures = evaluateMeasures(exchange);
+        measures = evaluateMeasures(reducer);
         measuredIteration = it + 1;
         nextMeasure = it + 1 + std::max<std::uint32_t>(1, (it + 1) / 8);
         const Real error = settings_.convergenceMethod == ConvergenceMethod::Koziara
@@ -702,7 +723,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
       } else {
         local = locallyConverged(bodies);
       }
-      const bool global = exchange != nullptr ? exchange->reduceConverged(local) : local;
+      const bool global = reducer != nullptr ? reducer->allTrue(local) : local;
       if (global) {
         stats.converged = true;
         break;
@@ -710,7 +731,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     }
   }
   if (measuredIteration != stats.iterations) {
-    measures = evaluateMeasures(exchange);
+    measures = evaluateMeasures(reducer);
   }
   stats.naturalMapError = measures.naturalMap;
   stats.koziaraError = measures.koziara;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <array>
 #include <chrono>
 #include <cmath>
 
@@ -8,6 +9,7 @@
 #include <grain/core/solvers/local_problem_assembly.hpp>
 #include <grain/core/solvers/percussion_cache.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/core/timestepping/stage_kernels.hpp>
 
 namespace grain {
 
@@ -43,10 +45,10 @@ MoreauStepper::MoreauStepper(const StepperSettings& settings)
   contacts_.reserve(settings_.solver.reserveContacts);
 }
 
-SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem& problem,
-                                      VelocityExchange& exchange) {
-  GRAIN_REQUIRE(exchange.splitExchangePeriod() == 0,
-                "the local contact solvers are serial: they cannot exchange split velocities");
+SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem& problem) {
+  for (const std::uint32_t m : problem.multiplicity) {
+    GRAIN_REQUIRE(m <= 1, "the local contact solvers are serial: they cannot solve split bodies");
+  }
   const InclusionSolverSettings& s = settings_.solver;
   const ContactStorage& contacts = problem.contacts;
   const std::size_t nc = contacts.size();
@@ -88,44 +90,30 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
   return stats;
 }
 
-StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange) {
+StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& exchanges) {
   const auto stepStart = Clock::now();
   StepStats stats;
   StageTimer timer(stats);
   const Real dt = settings_.deltaT;
-  const Real halfDt = 0.5 * dt;
   BodyStorage& bodies = system.bodies;
 
-  // 1. First half step: q^M = q^S + dt/2 F(q^S) u^S (eq. 8.6). Quaternions are normalised.
-  //    Orientation and velocity at t^S are kept for the symmetric update (eq. 8.9).
-  {
-    const std::size_t n = bodies.size();
-    auto& r = bodies.positions();
-    auto& p = bodies.orientations();
-    const auto& v = bodies.velocities();
-    const auto& w = bodies.omegasBody();
-    const auto& motion = bodies.motions();
-    orientationStart_.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      orientationStart_[i] = p[i];
-      if (motion[i] == BodyMotion::Static) {
-        continue;
-      }
-      r[i] += halfDt * v[i];
-      p[i] = quat::integrateNormalized(p[i], p[i], w[i], halfDt);
-    }
-  }
+  // 1. First half step: q^M = q^S + dt/2 F(q^S) u^S (eq. 8.6); p^S is kept with the bodies.
+  stage::firstHalfStep(bodies, stage::all(bodies), dt);
   timer.lap(Stage::FirstHalfStep);
 
-  // Bodies may be added, removed or migrate here in a distributed run.
-  exchange.afterFirstHalfStep(bodies);
-  if (orientationStart_.size() != bodies.size()) {
-    throw Error("VelocityExchange::afterFirstHalfStep must not change the number of bodies");
+  // Bodies migrate and remote copies are refreshed here in a distributed run; contacts, solver
+  // order and warm start then follow body ids, whatever the storage history.
+  if (exchanges.bodies != nullptr) {
+    exchanges.bodies->exchangeBodies(system);
+    bodies.sortById();
   }
   timer.lap(Stage::Exchange);
 
-  // 2. Collision detection at q^M: contacts with g_N <= 0.
+  // 2. Collision detection at q^M: contacts with g_N <= 0, each solved by one process.
   collision_.detect(bodies, system.shapes, contacts_);
+  if (exchanges.bodies != nullptr) {
+    exchanges.bodies->selectContacts(bodies, contacts_);
+  }
   stats.contacts = contacts_.size();
   for (Real g : contacts_.gaps()) {
     stats.maxPenetration = std::max(stats.maxPenetration, -g);
@@ -146,48 +134,40 @@ StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange
       totalOverlap_[contacts_.bodyB()[c]] += pen;
     }
   }
+  multiplicity_.clear();
+  if (exchanges.split != nullptr) {
+    exchanges.split->planSplits(bodies, contacts_, multiplicity_);
+  }
   timer.lap(Stage::ContactGraph);
 
   // h at (q^M, u^S, t^M): gravity, the per-body external forces and the gyroscopic term
   // -Omega x (Theta Omega) (eq. 8.7). The free velocity u^S + M^-1 h dt is the solver's
-  // starting point. Per-body forces are gathered into bodyForce_ first (one pass per field),
-  // so this loop stays free of indirect calls.
-  {
-    velocityStart_.assign(bodies.velocities().begin(), bodies.velocities().end());
-    omegaBodyStart_.assign(bodies.omegasBody().begin(), bodies.omegasBody().end());
-    const Vec3 g = system.externalForces.gravityAcceleration();
-    const bool withBodyForces = system.externalForces.hasBodyForces();
-    if (withBodyForces) {
-      bodyForce_.assign(n, Vec3::Zero());
-      system.externalForces.addBodyForces(system.time + halfDt, bodies, bodyForce_);
-    }
-    auto& v = bodies.velocities();
-    auto& w = bodies.omegasBody();
-    const auto& invMass = bodies.invMasses();
-    const auto& inertia = bodies.inertiasBody();
-    const auto& invInertia = bodies.invInertiasBody();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!simulatedMask_[i]) {
-        continue;
-      }
-      v[i] += dt * g;
-      if (withBodyForces) {
-        v[i] += (dt * invMass[i]) * bodyForce_[i];
-      }
-      const Vec3 gyro = -w[i].cross(inertia[i].cwiseProduct(w[i]));
-      w[i] += dt * invInertia[i].cwiseProduct(gyro);
-    }
+  // starting point. Per-body forces are gathered first (one pass per field), so the kernel
+  // stays free of indirect calls.
+  std::span<const Vec3> bodyForce;
+  if (system.externalForces.hasBodyForces()) {
+    bodyForce_.assign(n, Vec3::Zero());
+    system.externalForces.addBodyForces(system.time + 0.5 * dt, bodies, bodyForce_);
+    bodyForce = bodyForce_;
   }
+  stage::freeVelocity(bodies, stage::all(bodies), dt, system.externalForces.gravityAcceleration(),
+                      bodyForce);
+  timer.lap(Stage::Forces);
 
   // 3. Contact problem (eq. 8.8) for u^E.
-  const ContactProblem problem{contacts_,      graph_,          system.contactParameters,
-                               velocityStart_, omegaBodyStart_, dt};
+  const ContactProblem problem{contacts_,
+                               graph_,
+                               system.contactParameters,
+                               bodies.velocitiesStart(),
+                               bodies.omegasBodyStart(),
+                               dt,
+                               multiplicity_};
   if (problemObserver_ && !contacts_.empty()) {
     problemObserver_(bodies, problem, stepCount_ + 1);
   }
   const SolverStats solverStats = settings_.solver.localMethod
-                                      ? solveLocal(bodies, problem, exchange)
-                                      : solver_.solve(bodies, problem, &exchange);
+                                      ? solveLocal(bodies, problem)
+                                      : solver_.solve(bodies, problem, exchanges.split);
   stats.iterations = solverStats.iterations;
   stats.converged = solverStats.converged;
   stats.finite = solverStats.finite;
@@ -195,26 +175,8 @@ StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange
   stats.koziaraError = solverStats.koziaraError;
   timer.lap(Stage::ContactSolve);
 
-  // 4. Second half step, symmetric form (eq. 8.9):
-  //    r^E = r^M + dt/2 v^E,  p^E = p^S + dt/2 F(p^M) (Omega^S + Omega^E).
-  {
-    auto& r = bodies.positions();
-    auto& p = bodies.orientations();
-    auto& v = bodies.velocities();
-    auto& w = bodies.omegasBody();
-    const auto& motion = bodies.motions();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (motion[i] == BodyMotion::Static) {
-        continue;
-      }
-      const bool simulated = motion[i] == BodyMotion::Simulated;
-      // Animated bodies keep their prescribed velocity (the solver never changes it).
-      const Vec3& vEnd = v[i];
-      const Vec3 wSum = simulated ? Vec3(omegaBodyStart_[i] + w[i]) : Vec3(2.0 * w[i]);
-      r[i] += halfDt * vEnd;
-      p[i] = quat::integrateNormalized(orientationStart_[i], p[i], wSum, halfDt);
-    }
-  }
+  // 4. Second half step, symmetric form (eq. 8.9).
+  stage::secondHalfStep(bodies, stage::all(bodies), dt);
   timer.lap(Stage::SecondHalfStep);
 
   system.time += dt;
@@ -225,8 +187,31 @@ StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange
   stats.kineticEnergy = e.kinetic();
   stats.rotationalEnergy = e.kineticRotational;
   stats.potentialEnergy = e.potential;
+  if (exchanges.reducer != nullptr && exchanges.reducer->distributed()) {
+    reduceStats(*exchanges.reducer, stats);
+  }
   stats.stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
   return stats;
+}
+
+void reduceStats(Reducer& reducer, StepStats& stats) {
+  std::array<Real, 5> sums{static_cast<Real>(stats.contacts), stats.kineticEnergy,
+                           stats.rotationalEnergy, stats.potentialEnergy,
+                           stats.converged ? 0.0 : 1.0};
+  reducer.sum(sums);
+  std::array<Real, 5> maxima{stats.maxPenetration, stats.naturalMapError, stats.koziaraError,
+                             static_cast<Real>(stats.iterations), stats.finite ? 0.0 : 1.0};
+  reducer.max(maxima);
+  stats.contacts = static_cast<std::size_t>(std::llround(sums[0]));
+  stats.kineticEnergy = sums[1];
+  stats.rotationalEnergy = sums[2];
+  stats.potentialEnergy = sums[3];
+  stats.maxPenetration = maxima[0];
+  stats.naturalMapError = maxima[1];
+  stats.koziaraError = maxima[2];
+  stats.iterations = static_cast<std::uint32_t>(std::llround(maxima[3]));
+  stats.finite = maxima[4] == 0.0;
+  stats.converged = sums[4] == 0.0;
 }
 
 }  // namespace grain

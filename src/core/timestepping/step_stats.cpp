@@ -13,6 +13,8 @@ std::string_view toString(Stage s) {
       return "CollisionDetection";
     case Stage::ContactGraph:
       return "ContactGraph";
+    case Stage::Forces:
+      return "Forces";
     case Stage::ContactSolve:
       return "ContactSolve";
     case Stage::SecondHalfStep:

@@ -30,7 +30,7 @@ TEST(RunLog, HeaderNamesColumnsWithUnits) {
             "\tExchangeTime [s]\tCollisionDetectionTime [s]\tContactGraphTime [s]"
             "\tContactSolveTime [s]\tSecondHalfStepTime [s]\tnIterations\tConverged\tIsFinite"
             "\tnContacts\tMaxOverlap [m]\tKinEnergy [J]\tRotKinEnergy [J]\tPotEnergy [J]"
-            "\tTotalEnergy [J]\tNaturalMapError\tKoziaraError");
+            "\tTotalEnergy [J]\tNaturalMapError\tKoziaraError\tForcesTime [s]");
 }
 
 TEST(RunLog, FileHasHeaderAndOneLinePerStep) {
@@ -72,8 +72,12 @@ TEST(RunLog, FileHasHeaderAndOneLinePerStep) {
   EXPECT_EQ(cols[1], "0.002");
   EXPECT_EQ(cols[2], "2");
   EXPECT_EQ(cols[3], "0.125");
+  // Stage columns: FirstHalfStep (0.001) ... ContactSolve (0.006), SecondHalfStep (0.007); the
+  // Forces stage (0.005), added later, is the last column.
   EXPECT_EQ(cols[4], "0.001");
-  EXPECT_EQ(cols[9], "0.006");
+  EXPECT_EQ(cols[8], "0.006");
+  EXPECT_EQ(cols[9], "0.007");
+  EXPECT_EQ(cols[21], "0.005");
   EXPECT_EQ(cols[10], "42");
   EXPECT_EQ(cols[11], "0");
   EXPECT_EQ(cols[12], "1");
@@ -139,15 +143,16 @@ TEST(RunLog, AppendingToAnOlderFormatUpgradesIt) {
   for (int k = 1; k <= 3; ++k) {
     ASSERT_TRUE(std::getline(in, line));
     const auto cols = splitTabs(line);
-    ASSERT_EQ(cols.size(), 21u) << line;
+    ASSERT_EQ(cols.size(), 22u) << line;
     EXPECT_EQ(cols[2], std::to_string(k));
     EXPECT_EQ(cols[18], "1");
     EXPECT_EQ(cols[19], "nan");
     EXPECT_EQ(cols[20], "nan");
+    EXPECT_EQ(cols[21], "nan");
   }
   ASSERT_TRUE(std::getline(in, line));
   const auto cols = splitTabs(line);
-  ASSERT_EQ(cols.size(), 21u);
+  ASSERT_EQ(cols.size(), 22u);
   EXPECT_EQ(cols[2], "4");
   EXPECT_EQ(cols[19], "1e-09");
   EXPECT_EQ(cols[20], "2e-09");

@@ -8,7 +8,7 @@
 
 #include <grain/core/solvers/contact_solver.hpp>
 #include <grain/core/solvers/local_problem_assembly.hpp>
-#include <grain/core/timestepping/velocity_exchange.hpp>
+#include <grain/core/timestepping/exchange.hpp>
 
 #include "pile_scene.hpp"
 
@@ -103,13 +103,19 @@ TEST(ContactSolverMeasures, StopsAtFirstSweepWithMeasureBelowRelTol) {
 
 /// An exchange that sees the measure sums: as if another process had the same residuals again
 /// (residual sums x 4, everything else unchanged).
-class ScalingExchange final : public VelocityExchange {
+class ScalingExchange final : public SplitBodyExchange, public Reducer {
  public:
-  void afterFirstHalfStep(BodyStorage&) override {}
-  unsigned splitExchangePeriod() const override { return 0; }
-  void exchangeSplitVelocities(BodyStorage&) override {}
-  bool reduceConverged(bool local) override { return local; }
-  void reduceSums(std::span<Real> sums) override {
+  void planSplits(const BodyStorage&, const ContactStorage&, std::vector<std::uint32_t>&) override {
+  }
+  bool beginSolve(const BodyStorage&, std::span<const std::uint32_t>) override { return true; }
+  unsigned period() const override { return 1; }
+  unsigned checkRatio() const override { return 1; }
+  void average(std::span<Vec3>, std::span<Vec3>) override {}
+  Reducer& coupledReducer() override { return *this; }
+  bool distributed() const override { return true; }
+  bool allTrue(bool local) override { return local; }
+  void max(std::span<Real>) override {}
+  void sum(std::span<Real> sums) override {
     ++calls;
     size = sums.size();
     sums[detail::MeasureSums::Residual2] *= 4.0;

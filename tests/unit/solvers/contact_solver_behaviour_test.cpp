@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Contact solver: termination (T9), method equivalence, warm start, animated partners, drift
-// correction, UCFD compliance, finiteness check and the VelocityExchange protocol (T10).
+// correction, UCFD compliance, finiteness check and the split-body exchange protocol.
 #include <cmath>
 #include <limits>
 
 #include <gtest/gtest.h>
 
 #include <grain/core/solvers/contact_solver.hpp>
-#include <grain/core/timestepping/velocity_exchange.hpp>
+#include <grain/core/timestepping/exchange.hpp>
 
 #include "solver_test_scene.hpp"
 
@@ -416,57 +416,105 @@ TEST(ContactSolverBehaviour, StaticBodiesUntouched) {
   EXPECT_NEAR(s.bodies.velocities()[1].norm(), 0.0, 1e-12);
 }
 
-// Exchange test double: counts calls and can veto convergence.
-class CountingExchange final : public VelocityExchange {
+// Reducer test double: counts decisions and can veto convergence.
+class CountingReducer final : public Reducer {
  public:
-  explicit CountingExchange(unsigned period, bool veto) : period_(period), veto_(veto) {}
-  void afterFirstHalfStep(BodyStorage&) override {}
-  unsigned splitExchangePeriod() const override { return period_; }
-  void exchangeSplitVelocities(BodyStorage& bodies) override {
-    ++exchanges;
-    seenVelocity = bodies.velocities()[1];
+  explicit CountingReducer(bool veto) : veto_(veto) {}
+  bool distributed() const override { return true; }
+  bool allTrue(bool local) override {
+    ++decisions;
+    lastLocal = local;
+    return local && !veto_;
   }
-  bool reduceConverged(bool localConverged) override {
-    ++reductions;
-    lastLocal = localConverged;
-    return localConverged && !veto_;
-  }
-  int exchanges = 0;
-  int reductions = 0;
+  void sum(std::span<Real>) override { ++sums; }
+  void max(std::span<Real>) override {}
+  int decisions = 0;
+  int sums = 0;
   bool lastLocal = false;
-  Vec3 seenVelocity = Vec3::Constant(-1.0);
 
  private:
-  unsigned period_;
   bool veto_;
 };
 
-TEST(ContactSolverBehaviour, VelocityExchangeProtocol) {
+// Split-body exchange test double: coupled or not, counts averagings, sees the solver's arrays.
+class CountingExchange final : public SplitBodyExchange {
+ public:
+  CountingExchange(unsigned period, unsigned checkRatio, bool coupled, bool veto)
+      : reducer(veto), period_(period), checkRatio_(checkRatio), coupled_(coupled) {}
+  void planSplits(const BodyStorage&, const ContactStorage&, std::vector<std::uint32_t>&) override {
+  }
+  bool beginSolve(const BodyStorage&, std::span<const std::uint32_t> storageIndex) override {
+    ++solves;
+    solverBodies = storageIndex.size();
+    return coupled_;
+  }
+  unsigned period() const override { return period_; }
+  unsigned checkRatio() const override { return checkRatio_; }
+  void average(std::span<Vec3> velocity, std::span<Vec3>) override {
+    ++averagings;
+    if (!velocity.empty()) {
+      seenVelocity = velocity.back();
+    }
+  }
+  Reducer& coupledReducer() override { return reducer; }
+  int solves = 0;
+  std::size_t solverBodies = 0;
+  int averagings = 0;
+  Vec3 seenVelocity = Vec3::Constant(-1.0);
+
+ public:
+  CountingReducer reducer;
+
+ private:
+  unsigned period_;
+  unsigned checkRatio_;
+  bool coupled_;
+};
+
+TEST(ContactSolverBehaviour, SplitExchangeProtocol) {
   {
-    // Zero tolerances: 10 sweeps, exchange after sweeps 3, 6, 9, reduction after every sweep.
+    // Zero tolerances: 10 sweeps, averaging after sweeps 3, 6, 9 and the last (10); convergence
+    // is tested only right after an averaging.
     SolverScene s = pile();
     InclusionSolverSettings set;
     set.absTol = set.relTol = 0.0;
     set.maxIter = 10;
     ContactSolver solver(set);
-    CountingExchange ex(3, false);
+    CountingExchange ex(3, 1, true, false);
     const SolverStats st = s.solve(solver, &ex);
     EXPECT_EQ(st.iterations, 10u);
-    EXPECT_EQ(ex.exchanges, 3);
-    EXPECT_EQ(ex.reductions, 10);
+    EXPECT_EQ(ex.solves, 1);
+    EXPECT_EQ(ex.averagings, 4);
+    EXPECT_EQ(ex.reducer.decisions, 4);
   }
   {
-    // The exchange sees the solver's current velocities (not the free velocity).
+    // convergenceCheckRatio 2: tested after every second averaging (sweeps 4, 8) and the last.
+    SolverScene s = pile();
+    InclusionSolverSettings set;
+    set.absTol = set.relTol = 0.0;
+    set.maxIter = 10;
+    ContactSolver solver(set);
+    CountingExchange ex(2, 2, true, false);
+    solver.solve(
+        s.bodies,
+        ContactProblem{s.contacts, s.graph, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt},
+        &ex);
+    EXPECT_EQ(ex.averagings, 5);
+    EXPECT_EQ(ex.reducer.decisions, 3);
+  }
+  {
+    // The exchange sees the solver's current velocities (not the free velocity), and a
+    // converged coupled solve stops right after an averaging.
     SolverScene s = restingSphere();
     InclusionSolverSettings set;
     set.alphaSorProx = 1.0;
     set.minIter = 4;
     ContactSolver solver(set);
-    CountingExchange ex(1, false);
+    CountingExchange ex(1, 1, true, false);
     const SolverStats st = s.solve(solver, &ex);
     EXPECT_EQ(st.iterations, 4u);
-    EXPECT_EQ(ex.exchanges, 4);
-    EXPECT_EQ(ex.reductions, 1);  // only tested from minIter on
+    EXPECT_EQ(ex.averagings, 4);
+    EXPECT_EQ(ex.reducer.decisions, 1);  // only tested from minIter on
     EXPECT_NEAR(ex.seenVelocity.norm(), 0.0, 1e-15);
   }
   {
@@ -476,30 +524,64 @@ TEST(ContactSolverBehaviour, VelocityExchangeProtocol) {
     set.alphaSorProx = 1.0;
     set.maxIter = 12;
     ContactSolver solver(set);
-    CountingExchange ex(0, true);
+    CountingExchange ex(1, 1, true, true);
     const SolverStats st = s.solve(solver, &ex);
     EXPECT_EQ(st.iterations, 12u);
     EXPECT_FALSE(st.converged);
-    EXPECT_EQ(ex.exchanges, 0);
-    EXPECT_EQ(ex.reductions, 12);
-    EXPECT_TRUE(ex.lastLocal);
+    EXPECT_EQ(ex.averagings, 12);
+    EXPECT_EQ(ex.reducer.decisions, 12);
+    EXPECT_TRUE(ex.reducer.lastLocal);
   }
+  {
+    // An uncoupled process iterates on its own: no averaging, no collective decision.
+    SolverScene s = pile();
+    ContactSolver solver(tightSettings());
+    CountingExchange ex(1, 1, false, true);
+    const SolverStats st = s.solve(solver, &ex);
+    EXPECT_TRUE(st.converged);
+    EXPECT_EQ(ex.solves, 1);
+    EXPECT_EQ(ex.averagings, 0);
+    EXPECT_EQ(ex.reducer.decisions, 0);
+  }
+}
+
+// Collective calls line up: a process without contacts still tells the exchange about its
+// solve, and a coupled one takes part in every averaging and decision.
+TEST(ContactSolverBehaviour, SolveWithoutContactsStillJoinsTheExchange) {
+  SolverScene s = restingSphere();
+  s.contacts.clear();
+  InclusionSolverSettings set;
+  set.maxIter = 6;
+  set.absTol = set.relTol = 0.0;
+  ContactSolver solver(set);
+  CountingExchange uncoupled(1, 1, false, false);
+  EXPECT_EQ(s.solve(solver, &uncoupled).iterations, 0u);
+  EXPECT_EQ(uncoupled.solves, 1);
+  CountingExchange coupled(2, 1, true, true);  // another process has not converged
+  const SolverStats st = s.solve(solver, &coupled);
+  EXPECT_EQ(st.iterations, 6u);
+  EXPECT_EQ(coupled.averagings, 3);
+  EXPECT_EQ(coupled.reducer.decisions, 3);
 }
 
 // An exchange that changes velocities (as split-body averaging does) is seen by the solver.
 TEST(ContactSolverBehaviour, ExchangedVelocitiesAreUsed) {
-  class Kick final : public VelocityExchange {
+  class Kick final : public SplitBodyExchange {
    public:
-    void afterFirstHalfStep(BodyStorage&) override {}
-    unsigned splitExchangePeriod() const override { return 1; }
-    void exchangeSplitVelocities(BodyStorage& bodies) override {
+    void planSplits(const BodyStorage&, const ContactStorage&,
+                    std::vector<std::uint32_t>&) override {}
+    bool beginSolve(const BodyStorage&, std::span<const std::uint32_t>) override { return true; }
+    unsigned period() const override { return 1; }
+    unsigned checkRatio() const override { return 1; }
+    void average(std::span<Vec3> velocity, std::span<Vec3>) override {
       if (!done) {
-        bodies.velocities()[1].x() += 0.25;
+        velocity.back().x() += 0.25;
         done = true;
       }
     }
-    bool reduceConverged(bool local) override { return local; }
+    Reducer& coupledReducer() override { return reducer; }
     bool done = false;
+    LocalReducer reducer;
   } kick;
   SolverScene s = restingSphere();
   s.setLaw(0.0);

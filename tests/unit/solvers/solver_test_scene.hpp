@@ -75,7 +75,7 @@ struct SolverScene {
     }
   }
 
-  SolverStats solve(ContactSolver& solver, VelocityExchange* exchange = nullptr) {
+  SolverStats solve(ContactSolver& solver, SplitBodyExchange* exchange = nullptr) {
     const ContactProblem problem{contacts, graph, parameters, velocityStart, omegaBodyStart, dt};
     return solver.solve(bodies, problem, exchange);
   }

@@ -40,9 +40,20 @@ struct BodyDef {
 /// Struct-of-arrays storage of all bodies (simulated, static, animated; local and remote).
 ///
 /// Index order is insertion order; removal swaps the last body into the hole, so indices are
-/// not stable across add/remove but ids are. Solvers and collision work on indices within one
-/// step. Static and animated bodies have zero inverse mass and inertia, which lets every
-/// kernel treat all bodies alike.
+/// not stable across add/remove but ids are. sortById() restores id order: the run drivers call
+/// it after loading and the stepper after every body exchange (migration in a distributed run),
+/// so that collision detection, contact order and solver order follow body ids, whatever the
+/// history of the storage or the number of processes. Solvers and collision work on indices within
+/// one step. Static and animated bodies have zero inverse mass and inertia, which lets every kernel
+/// treat all bodies alike.
+///
+/// Besides the state q = (r, p), u = (v, Omega), each body carries its step-start state
+/// (p^S, v^S, Omega^S of the current step): the first half step and the force stage write it,
+/// the contact problem and the second half step read it, so a body that changes its process in
+/// the middle of a step takes it along.
+///
+/// Copies are exact: add() stores the given state bit for bit (an orientation that is not a
+/// unit quaternion to 1e-12 is normalised), so a remote copy equals its original.
 class BodyStorage {
  public:
   std::size_t size() const { return id_.size(); }
@@ -81,6 +92,21 @@ class BodyStorage {
   /// Radius (m) of the origin-centred sphere enclosing the shape (infinity for halfspaces).
   const std::vector<Real>& boundingRadii() const { return boundingRadius_; }
 
+  /// Step-start state (see the class comment): orientation p^S (K -> I), velocity v^S (I, m/s),
+  /// angular velocity Omega^S (K, rad/s). add() initialises them with the current state.
+  std::vector<Quat>& orientationsStart() { return orientationStart_; }
+  const std::vector<Quat>& orientationsStart() const { return orientationStart_; }
+  std::vector<Vec3>& velocitiesStart() { return velocityStart_; }
+  const std::vector<Vec3>& velocitiesStart() const { return velocityStart_; }
+  std::vector<Vec3>& omegasBodyStart() { return omegaBodyStart_; }
+  const std::vector<Vec3>& omegasBodyStart() const { return omegaBodyStart_; }
+
+  /// Reorders the bodies by increasing id (a stable permutation of every column); returns false
+  /// and does nothing if they are in id order already (an O(N) check).
+  bool sortById();
+  /// True if the bodies are in increasing id order.
+  bool sortedById() const;
+
   /// Number of simulated bodies.
   std::size_t simulatedCount() const { return simulatedCount_; }
   bool isSimulated(std::size_t i) const { return motion_[i] == BodyMotion::Simulated; }
@@ -94,6 +120,9 @@ class BodyStorage {
   std::vector<Quat> orientation_;
   std::vector<Vec3> velocity_;
   std::vector<Vec3> omegaBody_;
+  std::vector<Quat> orientationStart_;
+  std::vector<Vec3> velocityStart_;
+  std::vector<Vec3> omegaBodyStart_;
   std::vector<Real> invMass_;
   std::vector<Vec3> invInertiaBody_;
   std::vector<Real> mass_;

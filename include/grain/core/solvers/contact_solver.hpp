@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -14,7 +15,8 @@
 
 namespace grain {
 
-class VelocityExchange;
+class SplitBodyExchange;
+class Reducer;
 
 /// Outcome of one contact solve.
 struct SolverStats {
@@ -35,6 +37,10 @@ struct ContactProblem {
   const std::vector<Vec3>& velocityStart;   ///< v^S per body (I frame, m/s)
   const std::vector<Vec3>& omegaBodyStart;  ///< Omega^S per body (K frame, rad/s)
   Real dt;                                  ///< time step (s)
+  /// Mass splitting (SplitBodyExchange::planSplits): per body, the number of processes sharing it
+  /// in this solve; empty means 1 for every body. A body with multiplicity p > 1 is solved with
+  /// mass M/p and inertia Theta/p (and takes part even without a contact here).
+  std::span<const std::uint32_t> multiplicity = {};
 };
 
 }  // namespace grain
@@ -121,9 +127,15 @@ namespace grain {
 ///     after sweeps 1, 2, ..., then after sweep k + max(1, floor(k/8)) following a test at sweep
 ///     k (at most 1/8 extra work, and at most 1/8 more sweeps than the first converged one),
 ///     and always after the last allowed sweep. The measures' global norms are summed over
-///     processes with VelocityExchange::reduceSums().
-/// With a VelocityExchange, the local decision is combined by reduceConverged() (once per tested
-/// sweep) and exchangeSplitVelocities() is called after every splitExchangePeriod()-th sweep.
+///     coupled processes with Reducer::sum().
+/// Distributed solves (SplitBodyExchange `split`, thesis Algorithm 13.1): split bodies enter with
+/// their inverse mass and inertia times their multiplicity. If beginSolve() reports this
+/// process as coupled, the velocities of split bodies are averaged after every period()-th
+/// sweep, convergence is tested only right after every checkRatio()-th averaging (and then with
+/// the tests above), the decision is taken together with the coupled processes
+/// (coupledReducer().allTrue(), the measures' global norms with coupledReducer().sum()), and the
+/// solve always ends on an averaging exchange, so that all copies of a split body leave with the
+/// same velocity. An uncoupled process iterates on its own, as a serial solve.
 ///
 /// Accuracy of the result: both measures of the returned iterate are computed once per solve
 /// whatever the convergence method (SolverStats::naturalMapError, koziaraError), from the
@@ -131,8 +143,9 @@ namespace grain {
 /// pass over the contacts; nothing is assembled.
 ///
 /// isFiniteCheck: after the solve, every simulated body's velocity and every percussion is
-/// checked for NaN/Inf (SolverStats::finite). Without contacts solve() returns at once
-/// (0 iterations, converged) and calls no VelocityExchange function.
+/// checked for NaN/Inf (SolverStats::finite). Without contacts and split bodies solve() returns
+/// after beginSolve() (0 iterations, converged); beginSolve() is called on every solve, so that
+/// processes stay in step.
 ///
 /// Warm start (usePercussionCache): the percussions of the previous solve are kept as world
 /// vectors keyed by (smaller body id, larger body id, ordinal of the contact among the contacts
@@ -156,8 +169,9 @@ class ContactSolver {
 
   /// Solves the contact problem. On entry the bodies' velocities hold the free velocity
   /// u^S + M^-1 h dt; on exit they hold u^E. Orientations must be those at q^M.
-  /// `exchange` may be null (serial run).
-  SolverStats solve(BodyStorage& bodies, const ContactProblem& problem, VelocityExchange* exchange);
+  /// `split` is null in a serial run.
+  SolverStats solve(BodyStorage& bodies, const ContactProblem& problem,
+                    SplitBodyExchange* split = nullptr);
 
   /// Percussions of the last solve, per contact, (P_N, P_T1, P_T2) in N s.
   const std::vector<Vec3>& percussions() const { return percussion_; }
@@ -181,7 +195,7 @@ class ContactSolver {
   bool hasTangentialSweep(std::uint32_t iteration) const;
   void saveOldState();
   bool locallyConverged(const BodyStorage& bodies) const;
-  detail::ContactMeasures evaluateMeasures(VelocityExchange* exchange) const;
+  detail::ContactMeasures evaluateMeasures(Reducer* reducer) const;
   bool usesMeasure() const {
     return settings_.convergenceMethod == ConvergenceMethod::NaturalMap ||
            settings_.convergenceMethod == ConvergenceMethod::Koziara;

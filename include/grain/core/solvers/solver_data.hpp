@@ -101,7 +101,7 @@ struct ContactMeasureData {
 };
 
 /// Sums over this process's contacts that the measures need; a distributed run adds them over
-/// all processes (VelocityExchange::reduceSums) before measuresFromSums().
+/// the coupled processes (Reducer::sum) before measuresFromSums().
 struct MeasureSums {
   enum Index : std::size_t {
     Residual2,           ///< sum_i ||e_i||^2, e_i the natural-map residual

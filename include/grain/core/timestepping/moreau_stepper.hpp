@@ -10,8 +10,8 @@
 #include <grain/core/solvers/contact_solver.hpp>
 #include <grain/core/solvers/local_solver.hpp>
 #include <grain/core/timestepping/dynamics_system.hpp>
+#include <grain/core/timestepping/exchange.hpp>
 #include <grain/core/timestepping/step_stats.hpp>
-#include <grain/core/timestepping/velocity_exchange.hpp>
 
 namespace grain {
 
@@ -37,14 +37,21 @@ void validate(const StepperSettings& s);
 /// from the previous step's percussions if usePercussionCache (the same cache as ContactSolver's,
 /// projected onto the new contact frames; contacts without an entry start at 0), and the
 /// percussions are applied to the bodies (applyContactPercussions). This path is serial: it
-/// throws grain::Error if the VelocityExchange exchanges split velocities.
+/// throws grain::Error if a body is split over processes.
+///
+/// Distributed runs pass StepExchanges: after the first half step exchanges.bodies moves bodies
+/// between processes (the storage is then put back in id order), after collision detection it
+/// keeps the contacts this process solves, exchanges.split plans and averages split bodies, and
+/// the step's statistics (contacts, energies, penetration, errors) are reduced over all
+/// processes with exchanges.reducer. Every call is made on every step, so that all processes
+/// stay in step. The per-body stages are the kernels of stage_kernels.hpp.
 class MoreauStepper {
  public:
   explicit MoreauStepper(const StepperSettings& settings);
 
   /// Advances `system` by one step of settings().deltaT.
-  StepStats step(DynamicsSystem& system, VelocityExchange& exchange);
-  StepStats step(DynamicsSystem& system) { return step(system, nullExchange_); }
+  StepStats step(DynamicsSystem& system, const StepExchanges& exchanges);
+  StepStats step(DynamicsSystem& system) { return step(system, StepExchanges{}); }
 
   const StepperSettings& settings() const { return settings_; }
   /// Contacts of the last step (at q^M).
@@ -73,20 +80,16 @@ class MoreauStepper {
   }
 
  private:
-  SolverStats solveLocal(BodyStorage& bodies, const ContactProblem& problem,
-                         VelocityExchange& exchange);
+  SolverStats solveLocal(BodyStorage& bodies, const ContactProblem& problem);
 
   StepperSettings settings_;
   CollisionDetector collision_;
   ContactSolver solver_;
   ContactStorage contacts_;
   ContactGraph graph_;
-  NullExchange nullExchange_;
-  std::vector<Vec3> velocityStart_;
-  std::vector<Vec3> omegaBodyStart_;
-  std::vector<Quat> orientationStart_;
   std::vector<Real> totalOverlap_;
-  std::vector<Vec3> bodyForce_;  // per-body external forces at t^M (N, I frame)
+  std::vector<std::uint32_t> multiplicity_;  // per body: processes sharing it (distributed runs)
+  std::vector<Vec3> bodyForce_;              // per-body external forces at t^M (N, I frame)
   std::vector<bool> simulatedMask_;
   std::uint64_t stepCount_ = 0;
   ContactProblemObserver problemObserver_;
@@ -97,5 +100,10 @@ class MoreauStepper {
   VecX localGuess_;                ///< warm start, 3 per contact (kept to reuse its storage)
   LocalSolverResult localResult_;  ///< solved into, keeping the storage of r and u
 };
+
+/// Combines the statistics of one step over the processes of `reducer`: contacts and energies
+/// summed; penetration, accuracy measures and iterations the maximum; converged and finite only
+/// if so on every process. Collective over the reducer's processes.
+void reduceStats(Reducer& reducer, StepStats& stats);
 
 }  // namespace grain

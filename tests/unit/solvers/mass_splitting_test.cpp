@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+// Mass splitting (thesis ch. 13): a body whose contacts are solved on two processes, as two copies
+// with half the mass whose velocities are averaged, gives the solution of the unsplit problem.
+// The two "processes" are two solvers on two threads joined by an in-memory exchange.
+#include <array>
+#include <barrier>
+#include <cmath>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <grain/core/solvers/contact_solver.hpp>
+#include <grain/core/timestepping/exchange.hpp>
+
+#include "solver_test_scene.hpp"
+
+namespace grain {
+namespace {
+
+using test::SolverScene;
+
+/// What the two threads share: one slot per side, and a barrier for both.
+struct Meeting {
+  std::barrier<> sync{2};
+  std::array<Vec3, 2> velocity;
+  std::array<Vec3, 2> omega;
+  std::array<bool, 2> flag{};
+  std::array<std::vector<Real>, 2> values;
+};
+
+/// One side of the two-process exchange: body `splitId` is shared; its copies are averaged.
+class TwoSideExchange final : public SplitBodyExchange, public Reducer {
+ public:
+  TwoSideExchange(Meeting& meeting, int side, BodyId splitId, unsigned period)
+      : meeting_(meeting), side_(side), splitId_(splitId), period_(period) {}
+
+  void planSplits(const BodyStorage&, const ContactStorage&, std::vector<std::uint32_t>&) override {
+  }
+  bool beginSolve(const BodyStorage& bodies, std::span<const std::uint32_t> storageIndex) override {
+    for (std::size_t k = 0; k < storageIndex.size(); ++k) {
+      if (bodies.ids()[storageIndex[k]] == splitId_) {
+        slot_ = k;
+      }
+    }
+    return true;
+  }
+  unsigned period() const override { return period_; }
+  unsigned checkRatio() const override { return 1; }
+  void average(std::span<Vec3> velocity, std::span<Vec3> omega) override {
+    ++averagings;
+    meeting_.velocity[side_] = velocity[slot_];
+    meeting_.omega[side_] = omega[slot_];
+    meeting_.sync.arrive_and_wait();
+    const Vec3 v = 0.5 * (meeting_.velocity[0] + meeting_.velocity[1]);
+    const Vec3 w = 0.5 * (meeting_.omega[0] + meeting_.omega[1]);
+    meeting_.sync.arrive_and_wait();
+    velocity[slot_] = v;
+    omega[slot_] = w;
+  }
+  Reducer& coupledReducer() override { return *this; }
+
+  bool distributed() const override { return true; }
+  bool allTrue(bool local) override {
+    meeting_.flag[side_] = local;
+    meeting_.sync.arrive_and_wait();
+    const bool all = meeting_.flag[0] && meeting_.flag[1];
+    meeting_.sync.arrive_and_wait();
+    return all;
+  }
+  void sum(std::span<Real> values) override {
+    combine(values, [](Real a, Real b) { return a + b; });
+  }
+  void max(std::span<Real> values) override {
+    combine(values, [](Real a, Real b) { return std::max(a, b); });
+  }
+
+  int averagings = 0;
+
+ private:
+  template <class Op>
+  void combine(std::span<Real> values, Op op) {
+    meeting_.values[side_].assign(values.begin(), values.end());
+    meeting_.sync.arrive_and_wait();
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      values[k] = op(meeting_.values[0][k], meeting_.values[1][k]);
+    }
+    meeting_.sync.arrive_and_wait();
+  }
+
+  Meeting& meeting_;
+  int side_;
+  BodyId splitId_;
+  unsigned period_;
+  std::size_t slot_ = 0;
+};
+
+/// Two spheres on a floor and a third resting on both, pushed and spinning so that friction
+/// acts. Contacts: 0 floor-1, 1 floor-2, 2 sphere1-top, 3 sphere2-top. `keep` selects contacts.
+SolverScene pile(const std::vector<int>& keep) {
+  SolverScene s;
+  const Real r = 0.05;
+  s.addFixed();
+  s.addSphere(1.0, r, Vec3(0.0, 0.0, r), Vec3(0.05, 0.0, -0.1));
+  s.addSphere(1.2, r, Vec3(0.12, 0.0, r), Vec3(-0.02, 0.01, -0.05));
+  const Vec3 c0(0.0, 0.0, r), c1(0.12, 0.0, r);
+  const Real h = std::sqrt(4.0 * r * r - 0.06 * 0.06);
+  const Vec3 c2(0.06, 0.0, r + h);
+  s.addSphere(0.8, r, c2, Vec3(0.1, 0.0, -0.2), Vec3(0.0, 3.0, 1.0));
+  const Vec3 n02 = (c2 - c0).normalized();
+  const Vec3 n12 = (c2 - c1).normalized();
+  for (const int c : keep) {
+    switch (c) {
+      case 0:
+        s.contacts.add(0, 1, Vec3::UnitZ(), 0.0, Vec3::Zero(), Vec3(0.0, 0.0, -r));
+        break;
+      case 1:
+        s.contacts.add(0, 2, Vec3::UnitZ(), 0.0, Vec3::Zero(), Vec3(0.0, 0.0, -r));
+        break;
+      case 2:
+        s.contacts.add(1, 3, n02, 0.0, r * n02, -r * n02);
+        break;
+      default:
+        s.contacts.add(2, 3, n12, 0.0, r * n12, -r * n12);
+        break;
+    }
+  }
+  s.setLaw(0.3);
+  s.prepare();
+  return s;
+}
+
+InclusionSolverSettings tight() {
+  InclusionSolverSettings set;
+  set.convergenceMethod = ConvergenceMethod::InVelocity;
+  set.absTol = 1e-15;
+  set.relTol = 1e-13;
+  set.maxIter = 200000;
+  return set;
+}
+
+/// Solves the two halves on two threads; returns their final velocities.
+struct SplitResult {
+  std::array<std::vector<Vec3>, 2> velocity;
+  std::array<std::vector<Vec3>, 2> omega;
+  std::array<SolverStats, 2> stats;
+  std::array<int, 2> averagings{};
+};
+
+SplitResult solveSplit(unsigned period) {
+  // Side 0 solves floor-1 and 1-top, side 1 floor-2 and 2-top; the top sphere (index 3) has
+  // contacts on both sides and is split into two copies of half its mass.
+  std::array<SolverScene, 2> scenes{pile({0, 2}), pile({1, 3})};
+  Meeting meeting;
+  const BodyId top = scenes[0].bodies.ids()[3];
+  std::array<TwoSideExchange, 2> exchanges{TwoSideExchange(meeting, 0, top, period),
+                                           TwoSideExchange(meeting, 1, top, period)};
+  const std::vector<std::uint32_t> multiplicity{1, 1, 1, 2};
+  SplitResult out;
+  auto run = [&](int side) {
+    SolverScene& s = scenes[side];
+    ContactSolver solver(tight());
+    const ContactProblem problem{s.contacts,       s.graph, s.parameters, s.velocityStart,
+                                 s.omegaBodyStart, s.dt,    multiplicity};
+    out.stats[side] = solver.solve(s.bodies, problem, &exchanges[side]);
+    out.velocity[side] = s.bodies.velocities();
+    out.omega[side] = s.bodies.omegasBody();
+    out.averagings[side] = exchanges[side].averagings;
+  };
+  std::thread other(run, 1);
+  run(0);
+  other.join();
+  return out;
+}
+
+TEST(MassSplitting, TwoCopiesMatchTheUnsplitSolve) {
+  SolverScene whole = pile({0, 1, 2, 3});
+  ContactSolver solver(tight());
+  ASSERT_TRUE(whole.solve(solver).converged);
+  // Friction is active: the reference is not a frictionless special case.
+  bool sticking = false;
+  for (const Vec3& p : solver.percussions()) {
+    sticking = sticking || p.tail<2>().norm() > 1e-6;
+  }
+  ASSERT_TRUE(sticking);
+
+  for (const unsigned period : {1u, 3u}) {
+    SCOPED_TRACE("splitNodeUpdateRatio " + std::to_string(period));
+    const SplitResult split = solveSplit(period);
+    ASSERT_TRUE(split.stats[0].converged);
+    ASSERT_TRUE(split.stats[1].converged);
+    // Both sides stop together, after an averaging.
+    EXPECT_EQ(split.stats[0].iterations, split.stats[1].iterations);
+    EXPECT_EQ(split.averagings[0], split.averagings[1]);
+    EXPECT_GT(split.averagings[0], 0);
+    // The copies of the split body leave with the same velocity, bit for bit.
+    EXPECT_EQ(split.velocity[0][3], split.velocity[1][3]);
+    EXPECT_EQ(split.omega[0][3], split.omega[1][3]);
+    // Each body's velocity (from the side that solved it) equals the unsplit solution.
+    const Real tol = 1e-9;
+    EXPECT_LT((split.velocity[0][1] - whole.bodies.velocities()[1]).norm(), tol);
+    EXPECT_LT((split.omega[0][1] - whole.bodies.omegasBody()[1]).norm(), tol);
+    EXPECT_LT((split.velocity[1][2] - whole.bodies.velocities()[2]).norm(), tol);
+    EXPECT_LT((split.omega[1][2] - whole.bodies.omegasBody()[2]).norm(), tol);
+    EXPECT_LT((split.velocity[0][3] - whole.bodies.velocities()[3]).norm(), tol);
+    EXPECT_LT((split.omega[0][3] - whole.bodies.omegasBody()[3]).norm(), tol);
+  }
+}
+
+// Without averaging, the two halves are not the same problem: each copy would carry the whole
+// body's inertia against half the contacts. This is what the averaging fixes (a check that the
+// test above could fail).
+TEST(MassSplitting, WithoutAveragingTheHalvesDisagree) {
+  SolverScene whole = pile({0, 1, 2, 3});
+  ContactSolver solver(tight());
+  whole.solve(solver);
+  SolverScene half = pile({0, 2});
+  ContactSolver halfSolver(tight());
+  half.solve(halfSolver);
+  EXPECT_GT((half.bodies.velocities()[3] - whole.bodies.velocities()[3]).norm(), 1e-3);
+}
+
+}  // namespace
+}  // namespace grain
