@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include <grain/core/common/error.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/math/quaternion.hpp>
 
@@ -81,6 +82,27 @@ void ContactStorage::sortCanonical() {
   permute(gap_);
   permute(rA_);
   permute(rB_);
+}
+
+void ContactStorage::keepOnly(const std::vector<char>& keep) {
+  GRAIN_REQUIRE(keep.size() == size(), "ContactStorage::keepOnly: one flag per contact");
+  auto compact = [&](auto& v) {
+    std::size_t out = 0;
+    for (std::size_t c = 0; c < keep.size(); ++c) {
+      if (keep[c] != 0) {
+        v[out++] = v[c];
+      }
+    }
+    v.resize(out);
+  };
+  compact(bodyA_);
+  compact(bodyB_);
+  compact(normal_);
+  compact(tangent1_);
+  compact(tangent2_);
+  compact(gap_);
+  compact(rA_);
+  compact(rB_);
 }
 
 }  // namespace grain

@@ -41,6 +41,9 @@ class ContactStorage {
   /// which the broad phase produced pairs (reproducible runs).
   void sortCanonical();
 
+  /// Keeps the contacts c with keep[c] != 0 (keep.size() == size()), in their order.
+  void keepOnly(const std::vector<char>& keep);
+
  private:
   std::vector<std::uint32_t> bodyA_;
   std::vector<std::uint32_t> bodyB_;

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include <mpi.h>
+
+#include <grain/core/timestepping/dynamics_system.hpp>
+#include <grain/core/timestepping/exchange.hpp>
+#include <grain/mpi/communicator.hpp>
+#include <grain/mpi/topology.hpp>
+
+namespace grain::mpi {
+
+/// Body communication and mass splitting of a distributed run (thesis ch. 12, 13) over a
+/// Topology, implementing the core's BodyExchange and SplitBodyExchange.
+///
+/// Every process holds every static and animated body (they never travel) and the simulated
+/// bodies it owns ("local": centre of mass in its domain) plus remote copies of the neighbours'
+/// bodies whose bounding box overlaps its domain. Once per step, after the first half step, each
+/// process sends one message to each neighbour with one record per relevant local body:
+///   - Notify (full body): the body starts overlapping the neighbour;
+///   - Update (state): the neighbour holds a copy already;
+///   - Remove (id): the body stopped overlapping the neighbour;
+///   - Transfer (full body and the ranks holding copies): the body's centre crossed into the
+///     neighbour's domain, which becomes its owner; the old owner keeps a remote copy if the body
+///     still overlaps its domain.
+/// Copies are bit-identical to their owner. Every remote copy must be updated every step (else
+/// grain::Error), and a body that would need a process that is not a neighbour (too large or too
+/// fast for the cells) is an error naming the body.
+///
+/// Contacts: a contact is solved by the process whose domain holds its contact point (on body
+/// A's surface), which holds both bodies. Mass splitting: a simulated body with contacts on
+/// several processes is split among its owner and those processes (multiplicity p = number of
+/// them, thesis §13.3): remote processes tell the owner, the owner answers with p. Averaging
+/// sends the copies' velocities to the owner, which sums them in rank order and sends the mean
+/// back; convergence decisions are taken among the coupled processes only (a communicator split
+/// every step).
+class DistributedExchange final : public BodyExchange, public SplitBodyExchange {
+ public:
+  /// `comm` must have topology->size() processes. Throws grain::Error otherwise.
+  DistributedExchange(MPI_Comm comm, std::shared_ptr<const Topology> topology,
+                      unsigned splitNodeUpdateRatio, unsigned convergenceCheckRatio);
+  ~DistributedExchange() override;
+  DistributedExchange(const DistributedExchange&) = delete;
+  DistributedExchange& operator=(const DistributedExchange&) = delete;
+
+  /// Start of a run on a system every process loaded whole: removes the simulated bodies this
+  /// process does not own.
+  void keepOwnedBodies(BodyStorage& bodies);
+
+  // BodyExchange
+  void exchangeBodies(DynamicsSystem& system) override;
+  void selectContacts(const BodyStorage& bodies, ContactStorage& contacts) override;
+
+  // SplitBodyExchange
+  void planSplits(const BodyStorage& bodies, const ContactStorage& contacts,
+                  std::vector<std::uint32_t>& multiplicity) override;
+  bool beginSolve(const BodyStorage& bodies, std::span<const std::uint32_t> storageIndex) override;
+  unsigned period() const override { return period_; }
+  unsigned checkRatio() const override { return checkRatio_; }
+  void average(std::span<Vec3> velocity, std::span<Vec3> omega) override;
+  Reducer& coupledReducer() override { return coupledReducer_; }
+
+  /// Reductions over all processes of the run.
+  Reducer& reducer() { return allReducer_; }
+  int rank() const { return rank_; }
+  const std::vector<int>& neighbours() const { return neighbours_; }
+  /// Bytes and messages this process sent since the last resetTraffic().
+  const TrafficCounters& traffic() const { return traffic_; }
+  void resetTraffic() { traffic_ = {}; }
+  /// Split bodies of the last plan (local ones this process averages, and remote copies).
+  std::size_t splitBodies() const { return splitLocal_.size() + splitRemote_.size(); }
+
+ private:
+  struct SplitLocal {
+    BodyId id;
+    std::vector<int> partners;  ///< other participating processes, increasing
+  };
+  std::size_t partnerIndex(int rank) const;
+  void requireNeighbour(int rank, BodyId id, const char* what) const;
+
+  MPI_Comm comm_;
+  MPI_Comm coupledComm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  std::shared_ptr<const Topology> topology_;
+  std::vector<int> neighbours_;
+  unsigned period_;
+  unsigned checkRatio_;
+  std::unordered_map<BodyId, std::vector<int>> holders_;  ///< local body -> ranks with a copy
+  std::unordered_map<BodyId, int> ownerOfRemote_;         ///< remote copy -> its owner
+  // Split plan of the current step.
+  std::vector<SplitLocal> splitLocal_;  ///< sorted by id
+  std::vector<std::pair<BodyId, int>> splitRemote_;  ///< (id, owner), sorted by id
+  std::vector<int> splitPartners_;                   ///< processes sharing split bodies, increasing
+  // Solver slots of the split bodies (beginSolve).
+  std::vector<std::uint32_t> localSlot_;
+  std::vector<std::uint32_t> remoteSlot_;
+  MpiReducer allReducer_;
+  MpiReducer coupledReducer_;
+  TrafficCounters traffic_;
+  std::vector<int> scratchRanks_;
+};
+
+}  // namespace grain::mpi

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT
+#include <climits>
+
+#include <grain/core/common/error.hpp>
+#include <grain/mpi/communicator.hpp>
+
+namespace grain::mpi {
+
+void MpiReducer::setCommunicator(MPI_Comm comm) {
+  comm_ = comm;
+  size_ = 1;
+  if (comm != MPI_COMM_NULL) {
+    MPI_Comm_size(comm, &size_);
+  }
+}
+
+bool MpiReducer::allTrue(bool local) {
+  if (size_ <= 1) {
+    return local;
+  }
+  int value = local ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_LAND, comm_);
+  return value != 0;
+}
+
+void MpiReducer::sum(std::span<Real> values) {
+  if (size_ > 1 && !values.empty()) {
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
+                  MPI_SUM, comm_);
+  }
+}
+
+void MpiReducer::max(std::span<Real> values) {
+  if (size_ > 1 && !values.empty()) {
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
+                  MPI_MAX, comm_);
+  }
+}
+
+void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partners,
+                          const std::vector<std::vector<char>>& send,
+                          std::vector<std::vector<char>>& recv, TrafficCounters& traffic) {
+  GRAIN_REQUIRE(send.size() == partners.size(), "exchangeWithPartners: one message per partner");
+  std::vector<MPI_Request> requests(partners.size(), MPI_REQUEST_NULL);
+  for (std::size_t k = 0; k < partners.size(); ++k) {
+    GRAIN_REQUIRE(send[k].size() <= static_cast<std::size_t>(INT_MAX),
+                  "message to process " + std::to_string(partners[k]) + " exceeds 2 GiB");
+    MPI_Isend(send[k].data(), static_cast<int>(send[k].size()), MPI_BYTE, partners[k], tag, comm,
+              &requests[k]);
+    traffic.bytes += send[k].size();
+    ++traffic.messages;
+  }
+  recv.resize(partners.size());
+  for (std::size_t k = 0; k < partners.size(); ++k) {
+    MPI_Status status;
+    MPI_Probe(partners[k], tag, comm, &status);
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    recv[k].resize(static_cast<std::size_t>(count));
+    MPI_Recv(recv[k].data(), count, MPI_BYTE, partners[k], tag, comm, MPI_STATUS_IGNORE);
+  }
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+}
+
+}  // namespace grain::mpi

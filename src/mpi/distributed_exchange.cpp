@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: MIT
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+
+#include <grain/core/common/error.hpp>
+#include <grain/mpi/distributed_exchange.hpp>
+#include <grain/mpi/messages.hpp>
+
+namespace grain::mpi {
+
+namespace {
+
+enum Tag : int { kTagBodies = 101, kTagPlanContacts, kTagPlanMultiplicity, kTagGather, kTagMean };
+
+enum class Record : std::uint8_t { Notify = 1, Update = 2, Remove = 3, Transfer = 4 };
+
+/// Bounding box of a body for the overlap queries: its bounding sphere, enlarged so that rounding
+/// never drops a process that holds a point of the body (contact points lie on the surface).
+void bodyBox(const BodyStorage& bodies, std::size_t i, Vec3& lo, Vec3& hi) {
+  const Real r = bodies.boundingRadii()[i] * (1.0 + 1e-9) + 1e-12;
+  lo = bodies.positions()[i] - Vec3::Constant(r);
+  hi = bodies.positions()[i] + Vec3::Constant(r);
+}
+
+void putState(ByteWriter& w, const BodyStorage& b, std::size_t i) {
+  w.put(b.positions()[i]);
+  w.put(b.orientations()[i]);
+  w.put(b.velocities()[i]);
+  w.put(b.omegasBody()[i]);
+  w.put(b.orientationsStart()[i]);
+}
+
+void putFull(ByteWriter& w, const BodyStorage& b, std::size_t i) {
+  w.put(b.shapes()[i]);
+  w.put(b.materials()[i]);
+  w.put(b.masses()[i]);
+  w.put(b.inertiasBody()[i]);
+  putState(w, b, i);
+}
+
+struct State {
+  Vec3 position, velocity, omegaBody;
+  Quat orientation, orientationStart;
+};
+
+State getState(ByteReader& r) {
+  State s;
+  s.position = r.get<Vec3>();
+  s.orientation = r.get<Quat>();
+  s.velocity = r.get<Vec3>();
+  s.omegaBody = r.get<Vec3>();
+  s.orientationStart = r.get<Quat>();
+  return s;
+}
+
+void applyState(BodyStorage& b, std::size_t i, const State& s) {
+  b.positions()[i] = s.position;
+  b.orientations()[i] = s.orientation;
+  b.velocities()[i] = s.velocity;
+  b.omegasBody()[i] = s.omegaBody;
+  b.orientationsStart()[i] = s.orientationStart;
+}
+
+/// Adds (or overwrites) a body received with its full data; returns its index.
+std::size_t receiveFull(DynamicsSystem& system, ByteReader& r, BodyId id,
+                        BodyOwnership ownership) {
+  BodyDef d;
+  d.id = id;
+  d.shape = r.get<ShapeIndex>();
+  d.material = r.get<MaterialId>();
+  d.mass = r.get<Real>();
+  d.inertiaBody = r.get<Vec3>();
+  const State s = getState(r);
+  BodyStorage& b = system.bodies;
+  std::optional<std::size_t> i = b.indexOf(id);
+  if (!i) {
+    GRAIN_REQUIRE(d.shape < system.shapes.size(),
+                  "body " + formatBodyId(id) + " arrived with an unknown shape");
+    d.position = s.position;
+    d.orientation = s.orientation;
+    d.velocity = s.velocity;
+    d.omegaBody = s.omegaBody;
+    d.ownership = ownership;
+    i = system.addBody(d);
+  }
+  applyState(b, *i, s);
+  b.ownerships()[*i] = ownership;
+  return *i;
+}
+
+bool contains(const std::vector<int>& sorted, int value) {
+  return std::binary_search(sorted.begin(), sorted.end(), value);
+}
+
+}  // namespace
+
+DistributedExchange::DistributedExchange(MPI_Comm comm, std::shared_ptr<const Topology> topology,
+                                         unsigned splitNodeUpdateRatio,
+                                         unsigned convergenceCheckRatio)
+    : comm_(comm),
+      topology_(std::move(topology)),
+      period_(std::max(1u, splitNodeUpdateRatio)),
+      checkRatio_(std::max(1u, convergenceCheckRatio)),
+      allReducer_(comm) {
+  int size = 0;
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size);
+  GRAIN_REQUIRE(topology_ != nullptr && topology_->size() == size,
+                "the domain decomposition has " +
+                    std::to_string(topology_ ? topology_->size() : 0) + " domains for " +
+                    std::to_string(size) + " processes");
+  neighbours_ = topology_->neighbours(rank_);
+}
+
+DistributedExchange::~DistributedExchange() {
+  if (coupledComm_ != MPI_COMM_NULL) {
+    MPI_Comm_free(&coupledComm_);
+  }
+}
+
+std::size_t DistributedExchange::partnerIndex(int rank) const {
+  const auto it = std::lower_bound(neighbours_.begin(), neighbours_.end(), rank);
+  return static_cast<std::size_t>(it - neighbours_.begin());
+}
+
+void DistributedExchange::requireNeighbour(int rank, BodyId id, const char* what) const {
+  if (rank != rank_ && !contains(neighbours_, rank)) {
+    throw Error("body " + formatBodyId(id) + " " + what + " process " + std::to_string(rank) +
+                ", which is not a neighbour of process " + std::to_string(rank_) +
+                ": the body is larger than a domain cell or moved farther than one cell in a "
+                "step (smallest cell extent " +
+                std::to_string(topology_->minCellExtent()) + " m)");
+  }
+}
+
+void DistributedExchange::keepOwnedBodies(BodyStorage& bodies) {
+  std::vector<BodyId> others;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i) && topology_->ownerOf(bodies.positions()[i]) != rank_) {
+      others.push_back(bodies.ids()[i]);
+    }
+  }
+  for (const BodyId id : others) {
+    bodies.remove(id);
+  }
+  holders_.clear();
+  ownerOfRemote_.clear();
+}
+
+void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
+  BodyStorage& bodies = system.bodies;
+  std::vector<ByteWriter> out(neighbours_.size());
+  auto to = [&](int rank) -> ByteWriter& { return out[partnerIndex(rank)]; };
+  std::vector<BodyId> turnRemote;
+  std::vector<int> turnRemoteOwner;
+  std::vector<BodyId> drop;
+  std::vector<int>& overlapped = scratchRanks_;
+  std::vector<int> targets;
+  const std::vector<int> none;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (!bodies.isSimulated(i) || bodies.ownerships()[i] != BodyOwnership::Local) {
+      continue;
+    }
+    const BodyId id = bodies.ids()[i];
+    const Vec3& position = bodies.positions()[i];
+    if (!position.allFinite()) {
+      throw Error("body " + formatBodyId(id) + " has a non-finite position on process " +
+                  std::to_string(rank_));
+    }
+    const int owner = topology_->ownerOf(position);
+    requireNeighbour(owner, id, "moved into the domain of");
+    Vec3 lo, hi;
+    bodyBox(bodies, i, lo, hi);
+    overlapped.clear();
+    topology_->ranksOverlapping(lo, hi, overlapped);
+    targets.clear();
+    for (const int r : overlapped) {
+      if (r != owner) {
+        requireNeighbour(r, id, "overlaps");
+        targets.push_back(r);
+      }
+    }
+    const auto found = holders_.find(id);
+    const std::vector<int>& old = found == holders_.end() ? none : found->second;
+    for (const int r : targets) {
+      if (r == rank_) {
+        continue;
+      }
+      ByteWriter& w = to(r);
+      const bool update = contains(old, r);
+      w.put(update ? Record::Update : Record::Notify);
+      w.put(id);
+      w.put(owner);
+      if (update) {
+        putState(w, bodies, i);
+      } else {
+        putFull(w, bodies, i);
+      }
+    }
+    for (const int r : old) {
+      if (!contains(targets, r) && r != owner) {
+        ByteWriter& w = to(r);
+        w.put(Record::Remove);
+        w.put(id);
+      }
+    }
+    if (owner == rank_) {
+      if (targets.empty()) {
+        if (found != holders_.end()) {
+          holders_.erase(found);
+        }
+      } else {
+        holders_[id] = targets;
+      }
+      continue;
+    }
+    // Ownership moves to the neighbour `owner`, with the list of processes holding copies.
+    ByteWriter& w = to(owner);
+    w.put(Record::Transfer);
+    w.put(id);
+    putFull(w, bodies, i);
+    w.put(static_cast<std::uint32_t>(targets.size()));
+    for (const int r : targets) {
+      w.put(r);
+    }
+    if (found != holders_.end()) {
+      holders_.erase(found);
+    }
+    if (contains(targets, rank_)) {
+      turnRemote.push_back(id);
+      turnRemoteOwner.push_back(owner);
+    } else {
+      drop.push_back(id);
+    }
+  }
+  for (std::size_t k = 0; k < turnRemote.size(); ++k) {
+    bodies.ownerships()[*bodies.indexOf(turnRemote[k])] = BodyOwnership::Remote;
+    ownerOfRemote_[turnRemote[k]] = turnRemoteOwner[k];
+  }
+  for (const BodyId id : drop) {
+    bodies.remove(id);
+  }
+
+  std::vector<std::vector<char>> send(neighbours_.size());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    send[k].swap(out[k].bytes());
+  }
+  std::vector<std::vector<char>> recv;
+  exchangeWithPartners(comm_, kTagBodies, neighbours_, send, recv, traffic_);
+
+  std::unordered_map<BodyId, int> updatedRemote;
+  for (std::size_t k = 0; k < recv.size(); ++k) {
+    ByteReader r(recv[k]);
+    while (!r.done()) {
+      const auto kind = r.get<Record>();
+      const auto id = r.get<BodyId>();
+      switch (kind) {
+        case Record::Notify: {
+          const int owner = r.get<int>();
+          receiveFull(system, r, id, BodyOwnership::Remote);
+          ownerOfRemote_[id] = owner;
+          updatedRemote[id] = owner;
+          break;
+        }
+        case Record::Update: {
+          const int owner = r.get<int>();
+          const State s = getState(r);
+          const auto i = bodies.indexOf(id);
+          if (!i || bodies.ownerships()[*i] != BodyOwnership::Remote) {
+            throw Error("process " + std::to_string(rank_) + " received an update for body " +
+                        formatBodyId(id) + ", of which it holds no copy");
+          }
+          applyState(bodies, *i, s);
+          ownerOfRemote_[id] = owner;
+          updatedRemote[id] = owner;
+          break;
+        }
+        case Record::Remove: {
+          const auto i = bodies.indexOf(id);
+          if (i && bodies.ownerships()[*i] == BodyOwnership::Remote) {
+            bodies.remove(id);
+            ownerOfRemote_.erase(id);
+          }
+          break;
+        }
+        case Record::Transfer: {
+          receiveFull(system, r, id, BodyOwnership::Local);
+          ownerOfRemote_.erase(id);
+          const auto n = r.get<std::uint32_t>();
+          std::vector<int> holders;
+          for (std::uint32_t h = 0; h < n; ++h) {
+            const int rank = r.get<int>();
+            if (rank != rank_) {
+              holders.push_back(rank);
+            }
+          }
+          if (!holders.empty()) {
+            holders_[id] = std::move(holders);
+          }
+          break;
+        }
+        default:
+          throw Error("process " + std::to_string(rank_) + " received a message of unknown kind " +
+                      std::to_string(static_cast<int>(kind)) + " from process " +
+                      std::to_string(neighbours_[k]));
+      }
+    }
+  }
+  // Every remote copy this process keeps must have been refreshed by its owner.
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.ownerships()[i] == BodyOwnership::Remote && bodies.isSimulated(i) &&
+        !updatedRemote.contains(bodies.ids()[i]) &&
+        std::find(turnRemote.begin(), turnRemote.end(), bodies.ids()[i]) == turnRemote.end()) {
+      throw Error("process " + std::to_string(rank_) + ": remote copy of body " +
+                  formatBodyId(bodies.ids()[i]) + " was not updated by its owner");
+    }
+  }
+}
+
+void DistributedExchange::selectContacts(const BodyStorage& bodies, ContactStorage& contacts) {
+  std::vector<char> keep(contacts.size(), 0);
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    const Vec3 point = bodies.positions()[contacts.bodyA()[c]] + contacts.rA()[c];
+    keep[c] = topology_->ownerOf(point) == rank_ ? 1 : 0;
+  }
+  contacts.keepOnly(keep);
+}
+
+void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactStorage& contacts,
+                                     std::vector<std::uint32_t>& multiplicity) {
+  multiplicity.assign(bodies.size(), 1);
+  // Remote bodies with contacts here, reported to their owners.
+  std::vector<char> inContact(bodies.size(), 0);
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    inContact[contacts.bodyA()[c]] = 1;
+    inContact[contacts.bodyB()[c]] = 1;
+  }
+  std::vector<ByteWriter> out(neighbours_.size());
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (inContact[i] != 0 && bodies.isSimulated(i) &&
+        bodies.ownerships()[i] == BodyOwnership::Remote) {
+      out[partnerIndex(ownerOfRemote_.at(bodies.ids()[i]))].put(bodies.ids()[i]);
+    }
+  }
+  std::vector<std::vector<char>> send(neighbours_.size());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    send[k].swap(out[k].bytes());
+  }
+  std::vector<std::vector<char>> recv;
+  exchangeWithPartners(comm_, kTagPlanContacts, neighbours_, send, recv, traffic_);
+
+  // Owner: the processes sharing each local body (in increasing rank order).
+  std::unordered_map<BodyId, std::vector<int>> partners;
+  for (std::size_t k = 0; k < recv.size(); ++k) {
+    ByteReader r(recv[k]);
+    while (!r.done()) {
+      partners[r.get<BodyId>()].push_back(neighbours_[k]);
+    }
+  }
+  splitLocal_.clear();
+  for (auto& [id, ranks] : partners) {
+    std::sort(ranks.begin(), ranks.end());
+    splitLocal_.push_back({id, ranks});
+  }
+  std::sort(splitLocal_.begin(), splitLocal_.end(),
+            [](const SplitLocal& a, const SplitLocal& b) { return a.id < b.id; });
+  for (ByteWriter& w : out) {
+    w.clear();
+  }
+  for (const SplitLocal& s : splitLocal_) {
+    const auto i = bodies.indexOf(s.id);
+    GRAIN_REQUIRE(i.has_value() && bodies.ownerships()[*i] == BodyOwnership::Local,
+                  "process " + std::to_string(rank_) + " was told of contacts on body " +
+                      formatBodyId(s.id) + ", which it does not own");
+    const auto p = static_cast<std::uint32_t>(s.partners.size() + 1);
+    multiplicity[*i] = p;
+    for (const int r : s.partners) {
+      ByteWriter& w = out[partnerIndex(r)];
+      w.put(s.id);
+      w.put(p);
+    }
+  }
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    send[k] = std::move(out[k].bytes());
+  }
+  exchangeWithPartners(comm_, kTagPlanMultiplicity, neighbours_, send, recv, traffic_);
+  splitRemote_.clear();
+  for (std::size_t k = 0; k < recv.size(); ++k) {
+    ByteReader r(recv[k]);
+    while (!r.done()) {
+      const auto id = r.get<BodyId>();
+      const auto p = r.get<std::uint32_t>();
+      const auto i = bodies.indexOf(id);
+      GRAIN_REQUIRE(i.has_value(), "process " + std::to_string(rank_) +
+                                       " received the multiplicity of unknown body " +
+                                       formatBodyId(id));
+      multiplicity[*i] = p;
+      splitRemote_.emplace_back(id, neighbours_[k]);
+    }
+  }
+  std::sort(splitRemote_.begin(), splitRemote_.end());
+  splitPartners_.clear();
+  for (const SplitLocal& s : splitLocal_) {
+    splitPartners_.insert(splitPartners_.end(), s.partners.begin(), s.partners.end());
+  }
+  for (const auto& [id, owner] : splitRemote_) {
+    splitPartners_.push_back(owner);
+  }
+  std::sort(splitPartners_.begin(), splitPartners_.end());
+  splitPartners_.erase(std::unique(splitPartners_.begin(), splitPartners_.end()),
+                       splitPartners_.end());
+  // The coupled processes decide convergence together; the others iterate on their own.
+  if (coupledComm_ != MPI_COMM_NULL) {
+    MPI_Comm_free(&coupledComm_);
+  }
+  MPI_Comm_split(comm_, splitPartners_.empty() ? MPI_UNDEFINED : 0, rank_, &coupledComm_);
+  coupledReducer_.setCommunicator(coupledComm_);
+}
+
+bool DistributedExchange::beginSolve(const BodyStorage& bodies,
+                                     std::span<const std::uint32_t> storageIndex) {
+  std::vector<std::uint32_t> slotOf(bodies.size(), UINT32_MAX);
+  for (std::size_t k = 0; k < storageIndex.size(); ++k) {
+    slotOf[storageIndex[k]] = static_cast<std::uint32_t>(k);
+  }
+  auto slot = [&](BodyId id) {
+    const auto i = bodies.indexOf(id);
+    GRAIN_REQUIRE(i.has_value() && slotOf[*i] != UINT32_MAX,
+                  "split body " + formatBodyId(id) + " is not in the solve");
+    return slotOf[*i];
+  };
+  localSlot_.clear();
+  for (const SplitLocal& s : splitLocal_) {
+    localSlot_.push_back(slot(s.id));
+  }
+  remoteSlot_.clear();
+  for (const auto& [id, owner] : splitRemote_) {
+    remoteSlot_.push_back(slot(id));
+  }
+  return !splitPartners_.empty();
+}
+
+void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omega) {
+  // 1. Copies -> owner, per owner in id order.
+  std::vector<std::vector<char>> send(splitPartners_.size());
+  auto partnerOf = [&](int rank) {
+    return static_cast<std::size_t>(
+        std::lower_bound(splitPartners_.begin(), splitPartners_.end(), rank) -
+        splitPartners_.begin());
+  };
+  {
+    std::vector<ByteWriter> out(splitPartners_.size());
+    for (std::size_t k = 0; k < splitRemote_.size(); ++k) {
+      ByteWriter& w = out[partnerOf(splitRemote_[k].second)];
+      w.put(velocity[remoteSlot_[k]]);
+      w.put(omega[remoteSlot_[k]]);
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      send[k].swap(out[k].bytes());
+    }
+  }
+  std::vector<std::vector<char>> recv;
+  exchangeWithPartners(comm_, kTagGather, splitPartners_, send, recv, traffic_);
+  // 2. Owner: the mean of its copy and the partners' copies (in rank order), sent back.
+  {
+    std::vector<ByteReader> in;
+    in.reserve(recv.size());
+    for (const auto& bytes : recv) {
+      in.emplace_back(bytes);
+    }
+    std::vector<ByteWriter> out(splitPartners_.size());
+    for (std::size_t k = 0; k < splitLocal_.size(); ++k) {
+      const SplitLocal& s = splitLocal_[k];
+      Vec3 v = velocity[localSlot_[k]];
+      Vec3 w = omega[localSlot_[k]];
+      for (const int r : s.partners) {
+        ByteReader& reader = in[partnerOf(r)];
+        v += reader.get<Vec3>();
+        w += reader.get<Vec3>();
+      }
+      const Real inv = 1.0 / static_cast<Real>(s.partners.size() + 1);
+      v *= inv;
+      w *= inv;
+      velocity[localSlot_[k]] = v;
+      omega[localSlot_[k]] = w;
+      for (const int r : s.partners) {
+        ByteWriter& writer = out[partnerOf(r)];
+        writer.put(v);
+        writer.put(w);
+      }
+    }
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      send[k].swap(out[k].bytes());
+    }
+  }
+  exchangeWithPartners(comm_, kTagMean, splitPartners_, send, recv, traffic_);
+  std::vector<ByteReader> in;
+  in.reserve(recv.size());
+  for (const auto& bytes : recv) {
+    in.emplace_back(bytes);
+  }
+  for (std::size_t k = 0; k < splitRemote_.size(); ++k) {
+    ByteReader& reader = in[partnerOf(splitRemote_[k].second)];
+    velocity[remoteSlot_[k]] = reader.get<Vec3>();
+    omega[remoteSlot_[k]] = reader.get<Vec3>();
+  }
+}
+
+}  // namespace grain::mpi

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+// Distributed runs against the serial run, on any number of processes (registered per rank count
+// under the ctest label "mpi"):
+//   - free flight across domain boundaries: every body keeps its serial trajectory bit for bit;
+//   - a settling pile with contacts (bodies migrate, are split over processes, contacts are
+//     solved once): every state has every id exactly once, the sum of contacts over processes is
+//     the serial count, and positions and velocities follow the serial run to solver tolerance.
+// Every process runs the serial reference itself; process 0 compares. Prints "N passed, N failed".
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/mpi/distributed_exchange.hpp>
+#include <grain/mpi/topology.hpp>
+
+namespace {
+
+using namespace grain;
+
+int gPassed = 0;
+int gFailed = 0;
+int gRank = 0;
+
+void check(bool ok, const std::string& what) {
+  if (gRank != 0) {
+    return;
+  }
+  if (ok) {
+    ++gPassed;
+  } else {
+    ++gFailed;
+    std::printf("FAILED: %s\n", what.c_str());
+  }
+}
+
+struct BodyRecord {
+  BodyId id;
+  Vec3 position;
+  Quat orientation;
+  Vec3 velocity;
+  Vec3 omegaBody;
+};
+
+/// The local simulated bodies of every process, on process 0 (keyed by id; `duplicates` counts
+/// ids seen more than once).
+std::map<BodyId, BodyRecord> gather(const BodyStorage& bodies, MPI_Comm comm, int& duplicates) {
+  std::vector<BodyRecord> mine;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {
+      mine.push_back({bodies.ids()[i], bodies.positions()[i], bodies.orientations()[i],
+                      bodies.velocities()[i], bodies.omegasBody()[i]});
+    }
+  }
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  const int bytes = static_cast<int>(mine.size() * sizeof(BodyRecord));
+  std::vector<int> counts(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  int total = 0;
+  for (int r = 0; r < size; ++r) {
+    offsets[static_cast<std::size_t>(r)] = total;
+    total += counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<char> all(static_cast<std::size_t>(gRank == 0 ? total : 0));
+  MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, 0,
+              comm);
+  std::map<BodyId, BodyRecord> out;
+  duplicates = 0;
+  for (std::size_t k = 0; k + sizeof(BodyRecord) <= all.size(); k += sizeof(BodyRecord)) {
+    BodyRecord b;
+    std::memcpy(static_cast<void*>(&b), all.data() + k, sizeof(BodyRecord));
+    duplicates += out.contains(b.id) ? 1 : 0;
+    out[b.id] = b;
+  }
+  return out;
+}
+
+std::map<BodyId, BodyRecord> snapshot(const BodyStorage& bodies) {
+  std::map<BodyId, BodyRecord> out;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i)) {
+      out[bodies.ids()[i]] = {bodies.ids()[i], bodies.positions()[i], bodies.orientations()[i],
+                              bodies.velocities()[i], bodies.omegasBody()[i]};
+    }
+  }
+  return out;
+}
+
+void addSphere(DynamicsSystem& s, BodyId id, Real r, const Vec3& position, const Vec3& velocity,
+               const Vec3& omega) {
+  BodyDef d;
+  d.id = id;
+  d.shape = s.shapes.add(Sphere{r});
+  d.mass = 1000.0 * 4.0 / 3.0 * M_PI * r * r * r;
+  d.inertiaBody = Vec3::Constant(0.4 * d.mass * r * r);
+  d.position = position;
+  d.velocity = velocity;
+  d.omegaBody = omega;
+  s.addBody(d);
+}
+
+void addWall(DynamicsSystem& s, BodyId id, const Vec3& normal, const Vec3& position) {
+  BodyDef d;
+  d.id = id;
+  d.motion = BodyMotion::Static;
+  d.shape = s.shapes.add(Halfspace{normal});
+  d.position = position;
+  s.addBody(d);
+}
+
+/// Spheres in separate lanes (y), flying along x across all domains, spinning; no contacts.
+DynamicsSystem freeFlight() {
+  DynamicsSystem s;
+  s.externalForces.addGravity(GravityField{});
+  for (int k = 0; k < 40; ++k) {
+    const Real x = -0.4 + 0.02 * k;
+    const Real vx = (k % 2 == 0 ? 1.0 : -1.0) * (0.5 + 0.05 * k);
+    addSphere(s, makeBodyId(1, static_cast<std::uint32_t>(k)), 0.004,
+              Vec3(x, -0.4 + 0.02 * k, 0.1 * std::sin(k)), Vec3(vx, 0.3 * std::cos(k), 0.5),
+              Vec3(3.0 * std::sin(k), 2.0, -1.0 + 0.1 * k));
+  }
+  return s;
+}
+
+/// A box (floor and four walls) with a loose column of spheres dropped into it.
+DynamicsSystem pile() {
+  DynamicsSystem s;
+  s.externalForces.addGravity(GravityField{});
+  const Real r = 0.01, w = 0.1;
+  addWall(s, makeBodyId(0, 0), Vec3(0, 0, 1), Vec3(0, 0, 0));
+  addWall(s, makeBodyId(0, 1), Vec3(1, 0, 0), Vec3(0, 0, 0));
+  addWall(s, makeBodyId(0, 2), Vec3(-1, 0, 0), Vec3(w, 0, 0));
+  addWall(s, makeBodyId(0, 3), Vec3(0, 1, 0), Vec3(0, 0, 0));
+  addWall(s, makeBodyId(0, 4), Vec3(0, -1, 0), Vec3(0, w, 0));
+  std::uint32_t n = 0;
+  for (int z = 0; z < 6; ++z) {
+    for (int y = 0; y < 4; ++y) {
+      for (int x = 0; x < 4; ++x) {
+        const Real jitter = 0.002 * std::sin(1.7 * n + 0.3 * z);
+        addSphere(s, makeBodyId(1, n), r,
+                  Vec3(0.0125 + 0.025 * x + jitter, 0.0125 + 0.025 * y - jitter,
+                       0.011 + 0.022 * z + 0.3 * jitter),
+                  Vec3::Zero(), Vec3::Zero());
+        ++n;
+      }
+    }
+  }
+  ContactParameter p;
+  p.mu = 0.3;
+  s.contactParameters.setStandard(p);
+  return s;
+}
+
+StepperSettings settings(Real dt) {
+  StepperSettings st;
+  st.deltaT = dt;
+  st.solver.convergenceMethod = ConvergenceMethod::InVelocity;
+  st.solver.relTol = 1e-12;
+  st.solver.absTol = 1e-14;
+  st.solver.maxIter = 20000;
+  return st;
+}
+
+/// Box over the simulated bodies, for the grid.
+void bodyBox(const BodyStorage& b, Vec3& lo, Vec3& hi) {
+  lo = Vec3::Constant(1e300);
+  hi = Vec3::Constant(-1e300);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (b.isSimulated(i)) {
+      lo = lo.cwiseMin(b.positions()[i]);
+      hi = hi.cwiseMax(b.positions()[i]);
+    }
+  }
+}
+
+struct Outcome {
+  std::map<BodyId, BodyRecord> serial;
+  std::map<BodyId, BodyRecord> distributed;
+  bool conserved = true;
+  bool contactsMatch = true;
+  std::size_t maxSplit = 0;
+  std::string error;
+};
+
+Outcome run(DynamicsSystem (*make)(), Real dt, int steps, MPI_Comm comm, int size) {
+  Outcome o;
+  DynamicsSystem serial = make();
+  MoreauStepper serialStepper(settings(dt));
+  DynamicsSystem dist = make();
+  MoreauStepper distStepper(settings(dt));
+  Vec3 lo, hi;
+  bodyBox(dist.bodies, lo, hi);
+  auto topology = std::make_shared<mpi::GridTopology>(
+      lo, hi, mpi::GridTopology::dimensionsForExtent(size, hi - lo));
+  mpi::DistributedExchange exchange(comm, topology, 1, 1);
+  exchange.keepOwnedBodies(dist.bodies);
+  const StepExchanges ex{&exchange, &exchange, &exchange.reducer()};
+  const std::size_t total = serial.bodies.simulatedCount();
+  for (int k = 0; k < steps; ++k) {
+    const StepStats s = serialStepper.step(serial);
+    StepStats d;
+    try {
+      d = distStepper.step(dist, ex);
+    } catch (const std::exception& e) {
+      o.error = e.what();
+      std::fprintf(stderr, "process %d: %s\n", gRank, e.what());
+      MPI_Abort(comm, 1);
+    }
+    o.contactsMatch = o.contactsMatch && s.contacts == d.contacts;
+    Real split = static_cast<Real>(exchange.splitBodies());
+    exchange.reducer().max(std::span<Real>(&split, 1));
+    o.maxSplit = std::max(o.maxSplit, static_cast<std::size_t>(split));
+    int duplicates = 0;
+    const auto all = gather(dist.bodies, comm, duplicates);
+    if (gRank == 0 && (duplicates != 0 || all.size() != total)) {
+      o.conserved = false;
+    }
+  }
+  int duplicates = 0;
+  o.distributed = gather(dist.bodies, comm, duplicates);
+  o.serial = snapshot(serial.bodies);
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::string np = " (" + std::to_string(size) + " processes)";
+
+  {
+    const Outcome o = run(freeFlight, 1e-3, 400, MPI_COMM_WORLD, size);
+    check(o.conserved, "free flight: every id exactly once in every state" + np);
+    bool identical = o.serial.size() == o.distributed.size();
+    for (const auto& [id, s] : o.serial) {
+      const auto it = o.distributed.find(id);
+      identical = identical && it != o.distributed.end() && it->second.position == s.position &&
+                  it->second.velocity == s.velocity && it->second.omegaBody == s.omegaBody &&
+                  it->second.orientation.coeffs() == s.orientation.coeffs();
+    }
+    check(identical, "free flight: trajectories bit for bit equal to the serial run" + np);
+  }
+  {
+    const Outcome o = run(pile, 1e-3, 150, MPI_COMM_WORLD, size);
+    check(o.conserved, "pile: every id exactly once in every state" + np);
+    check(o.contactsMatch, "pile: contacts summed over processes equal the serial count" + np);
+    check(size == 1 || o.maxSplit > 0, "pile: bodies were split over processes" + np);
+    Real dr = 0.0, dv = 0.0;
+    for (const auto& [id, s] : o.serial) {
+      const auto it = o.distributed.find(id);
+      if (it == o.distributed.end()) {
+        dr = dv = 1e300;
+        break;
+      }
+      dr = std::max(dr, (it->second.position - s.position).norm());
+      dv = std::max(dv, (it->second.velocity - s.velocity).norm());
+    }
+    if (gRank == 0) {
+      std::printf("pile%s: max |dr| %.3g m, max |dv| %.3g m/s, max split bodies per step %zu\n",
+                  np.c_str(), dr, dv, o.maxSplit);
+    }
+    check(dr < 1e-7, "pile: positions follow the serial run to solver tolerance" + np);
+    check(dv < 1e-5, "pile: velocities follow the serial run to solver tolerance" + np);
+  }
+
+  if (gRank == 0) {
+    std::printf("%d passed, %d failed\n", gPassed, gFailed);
+  }
+  MPI_Finalize();
+  return gFailed == 0 ? 0 : 1;
+}
