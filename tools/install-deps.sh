@@ -8,6 +8,7 @@ packages=(
   libeigen3-dev
   libboost-program-options-dev libboost-filesystem-dev libboost-serialization-dev
   libopenmpi-dev openmpi-bin
+  libtrilinos-zoltan-dev libptscotch-dev libnanoflann-dev
   libpugixml-dev
   libhdf5-dev hdf5-tools
   libassimp-dev
