@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 
 #include <grain/app/progress.hpp>
 #include <grain/app/run_directory.hpp>
+#include <grain/app/run_driver.hpp>
 #include <grain/app/signals.hpp>
 #include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
@@ -300,47 +302,55 @@ int run(const Options& opt) {
   const double endTime = scene.stepper.endTime;
   const double dt = scene.stepper.deltaT;
   grain::app::ProgressReporter progress(system.time, endTime, stdout);
-  // Steps are counted, not times added, so the number of steps is exact: round(endTime / dt).
   // A restarted run continues the step count of the state it starts from.
-  std::uint64_t step = resume.step;
-  const auto totalSteps =
-      step + static_cast<std::uint64_t>(std::max(0ll, std::llround((endTime - system.time) / dt)));
-  bool stopped = false;
-  bool allConverged = true;
-  while (step < totalSteps) {
-    const grain::StepStats stats = stepper.step(system);
-    ++step;
+  const std::uint64_t firstStep = resume.step;
+  const std::uint64_t lastStep = firstStep + grain::app::stepsUntil(system.time, endTime, dt);
+
+  /// The serial run's step and records.
+  class SerialHooks final : public grain::app::RunHooks {
+   public:
+    explicit SerialHooks(std::function<grain::StepStats()> step,
+                         std::function<void(const grain::StepStats&, std::uint64_t)> record)
+        : step_(std::move(step)), record_(std::move(record)) {}
+    grain::StepStats step() override { return step_(); }
+    void record(const grain::StepStats& stats, std::uint64_t step) override {
+      record_(stats, step);
+    }
+    bool stopRequested() override { return grain::app::stopRequested(); }
+
+   private:
+    std::function<grain::StepStats()> step_;
+    std::function<void(const grain::StepStats&, std::uint64_t)> record_;
+  };
+  SerialHooks hooks([&] { return stepper.step(system); },
+                    [&](const grain::StepStats& stats, std::uint64_t step) {
 #ifdef GRAIN_SIM_WITH_FCLIB
-    if (dump) {
-      dump->finish(stepper.percussions());
-    }
+                      if (dump) {
+                        dump->finish(stepper.percussions());
+                      }
 #endif
-    allConverged = allConverged && stats.converged;
-    log.write(stats);
-    if (contactForces && scene.contactForceOutput->writes(step)) {
-      contactForces->record(contactForceFile, system.bodies, stepper.contacts(),
-                            stepper.percussions(), system.contactParameters, dt, step, system.time);
-    }
-    if (recording && scene.recorder.records(step)) {
-      sim.writeState(system.time, system.bodies);
-      warmStart.stateWritten(stepper, system.time, step);
-    }
-    if (!stats.finite) {
-      log.close();
-      sim.close();
-      std::fprintf(stderr, "\ngrain-sim: non-finite velocities at t = %g s (step %llu); stopped\n",
-                   system.time, static_cast<unsigned long long>(step));
-      return kExitFailure;
-    }
-    char extra[96];
-    std::snprintf(extra, sizeof extra, "contacts %zu  iterations %u", stats.contacts,
-                  stats.iterations);
-    progress.update(system.time, extra);
-    if (grain::app::stopRequested()) {
-      stopped = true;
-      break;
-    }
+                      log.write(stats);
+                      if (contactForces && scene.contactForceOutput->writes(step)) {
+                        contactForces->record(contactForceFile, system.bodies, stepper.contacts(),
+                                              stepper.percussions(), system.contactParameters, dt,
+                                              step, system.time);
+                      }
+                      if (recording && scene.recorder.records(step)) {
+                        sim.writeState(system.time, system.bodies);
+                        warmStart.stateWritten(stepper, system.time, step);
+                      }
+                    });
+  const grain::app::LoopResult result =
+      grain::app::runSteps(hooks, firstStep, lastStep, system.time, &progress);
+  const std::uint64_t step = result.step;
+  if (result.nonFinite) {
+    log.close();
+    sim.close();
+    std::fprintf(stderr, "\ngrain-sim: non-finite velocities at t = %g s (step %llu); stopped\n",
+                 system.time, static_cast<unsigned long long>(step));
+    return kExitFailure;
   }
+  const bool stopped = result.stopped;
   log.close();
   sim.close();
   contactForceFile.close();
@@ -356,14 +366,12 @@ int run(const Options& opt) {
         contactForces->notConverged() > 0 ? " (some did not converge)" : "");
   }
   if (stopped) {
-    progress.finish("stopped by signal " + std::to_string(grain::app::stopSignal()) + " at t = " +
-                    std::to_string(system.time) + " s after step " + std::to_string(step));
+    progress.finish(grain::app::summaryLine(result, grain::app::stopSignal()));
     std::printf("output     %s (complete up to the last written state)\n", record.c_str());
     std::printf("continue   grain-sim --restart %s\n", record.c_str());
     return kExitStopped;
   }
-  progress.finish("finished " + std::to_string(step) + " steps" +
-                  (allConverged ? "" : " (some steps reached maxIter without converging)"));
+  progress.finish(grain::app::summaryLine(result, 0));
   std::printf("output     %s\n", record.c_str());
   return kExitOk;
 }

@@ -59,6 +59,7 @@ std::string RunLogWriter::headerLine() {
   for (const Stage stage : kTrailingStages) {
     stageColumn(stage);
   }
+  h += "\tBytesSent\tMessagesSent";
   return h;
 }
 
@@ -91,6 +92,10 @@ std::string RunLogWriter::formatLine(const StepStats& s, double wallSeconds) {
     line += '\t';
     appendNumber(line, stageTime(s, stage));
   }
+  line += '\t';
+  appendInteger(line, s.bytesSent);
+  line += '\t';
+  appendInteger(line, s.messagesSent);
   return line;
 }
 

@@ -142,6 +142,23 @@ std::string printable(const char* s, std::size_t n) {
 
 }  // namespace
 
+void encodeSimHeader(char* out, const SimFileHeader& header) {
+  char* p = out;
+  std::memcpy(p, kSignature, 4);
+  p += 4;
+  put(p, header.version);
+  put(p, header.nSimBodies);
+  put(p, header.nDofQ);
+  put(p, header.nDofU);
+  put(p, static_cast<std::uint32_t>(header.additionalType));
+  put(p, header.additionalBytes);
+}
+
+char* encodeSimBody(char* out, AdditionalBytesType type, const SimBodyState& body) {
+  encodeBody(out, type, body);
+  return out;
+}
+
 std::uint32_t additionalBytesPerBody(AdditionalBytesType type) {
   switch (type) {
     case AdditionalBytesType::Nothing:
@@ -236,15 +253,7 @@ void SimFileWriter::writeHeader(std::uint32_t nSimBodies) {
   }
   header_.nSimBodies = nSimBodies;
   char bytes[SimFileHeader::kSize];
-  char* p = bytes;
-  std::memcpy(p, kSignature, 4);
-  p += 4;
-  put(p, header_.version);
-  put(p, header_.nSimBodies);
-  put(p, header_.nDofQ);
-  put(p, header_.nDofU);
-  put(p, static_cast<std::uint32_t>(header_.additionalType));
-  put(p, header_.additionalBytes);
+  encodeSimHeader(bytes, header_);
   out_.write(bytes, sizeof(bytes));
   out_.flush();
   if (!out_) {

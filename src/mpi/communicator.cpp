@@ -25,15 +25,15 @@ bool MpiReducer::allTrue(bool local) {
 
 void MpiReducer::sum(std::span<Real> values) {
   if (size_ > 1 && !values.empty()) {
-    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
-                  MPI_SUM, comm_);
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
+                  comm_);
   }
 }
 
 void MpiReducer::max(std::span<Real> values) {
   if (size_ > 1 && !values.empty()) {
-    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
-                  MPI_MAX, comm_);
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX,
+                  comm_);
   }
 }
 

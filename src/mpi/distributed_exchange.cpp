@@ -63,8 +63,7 @@ void applyState(BodyStorage& b, std::size_t i, const State& s) {
 }
 
 /// Adds (or overwrites) a body received with its full data; returns its index.
-std::size_t receiveFull(DynamicsSystem& system, ByteReader& r, BodyId id,
-                        BodyOwnership ownership) {
+std::size_t receiveFull(DynamicsSystem& system, ByteReader& r, BodyId id, BodyOwnership ownership) {
   BodyDef d;
   d.id = id;
   d.shape = r.get<ShapeIndex>();

@@ -38,6 +38,11 @@ enum class AdditionalBytesType : std::uint32_t {
 /// Bytes per body of an additional-bytes type; throws SimFileError for unknown types.
 std::uint32_t additionalBytesPerBody(AdditionalBytesType type);
 
+/// The 28-byte header at `out` (signature, version, counts, additional-bytes type and size), as
+/// SimFileWriter writes it; for writers of their own (collective MPI-IO output).
+struct SimFileHeader;
+void encodeSimHeader(char* out, const SimFileHeader& header);
+
 /// Additional per-body data; fields not present in a file's type are 0.
 struct AdditionalBodyData {
   std::uint32_t processRank = 0;
@@ -72,6 +77,10 @@ struct SimBodyState {
   Vec3 omegaBody = Vec3::Zero();        ///< angular velocity in K (rad/s)
   AdditionalBodyData additional;
 };
+
+/// Encodes one body record (id, the 13 state values, the additional bytes of `type`) at `out`,
+/// which must have SimFileHeader::bytesPerBody() bytes; returns the position after it.
+char* encodeSimBody(char* out, AdditionalBytesType type, const SimBodyState& body);
 
 /// One state of a .sim file.
 struct SimState {

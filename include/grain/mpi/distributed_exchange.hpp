@@ -92,7 +92,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   std::unordered_map<BodyId, std::vector<int>> holders_;  ///< local body -> ranks with a copy
   std::unordered_map<BodyId, int> ownerOfRemote_;         ///< remote copy -> its owner
   // Split plan of the current step.
-  std::vector<SplitLocal> splitLocal_;  ///< sorted by id
+  std::vector<SplitLocal> splitLocal_;               ///< sorted by id
   std::vector<std::pair<BodyId, int>> splitRemote_;  ///< (id, owner), sorted by id
   std::vector<int> splitPartners_;                   ///< processes sharing split bodies, increasing
   // Solver slots of the split bodies (beginSolve).

@@ -70,7 +70,8 @@ class ByteReader {
  private:
   void getRaw(void* data, std::size_t size) {
     if (offset_ + size > size_) {
-      throw Error("message ends after " + std::to_string(size_) + " bytes in the middle of a field");
+      throw Error("message ends after " + std::to_string(size_) +
+                  " bytes in the middle of a field");
     }
     std::memcpy(data, data_ + offset_, size);
     offset_ += size;

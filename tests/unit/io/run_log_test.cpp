@@ -30,7 +30,8 @@ TEST(RunLog, HeaderNamesColumnsWithUnits) {
             "\tExchangeTime [s]\tCollisionDetectionTime [s]\tContactGraphTime [s]"
             "\tContactSolveTime [s]\tSecondHalfStepTime [s]\tnIterations\tConverged\tIsFinite"
             "\tnContacts\tMaxOverlap [m]\tKinEnergy [J]\tRotKinEnergy [J]\tPotEnergy [J]"
-            "\tTotalEnergy [J]\tNaturalMapError\tKoziaraError\tForcesTime [s]");
+            "\tTotalEnergy [J]\tNaturalMapError\tKoziaraError\tForcesTime [s]\tBytesSent"
+            "\tMessagesSent");
 }
 
 TEST(RunLog, FileHasHeaderAndOneLinePerStep) {
@@ -52,6 +53,8 @@ TEST(RunLog, FileHasHeaderAndOneLinePerStep) {
     s.stageSeconds[k] = 0.001 * static_cast<double>(k + 1);
   }
   s.stepSeconds = 0.125;
+  s.bytesSent = 4096;
+  s.messagesSent = 12;
   {
     RunLogWriter w;
     w.open(dir / "SimData.dat");
@@ -78,6 +81,8 @@ TEST(RunLog, FileHasHeaderAndOneLinePerStep) {
   EXPECT_EQ(cols[8], "0.006");
   EXPECT_EQ(cols[9], "0.007");
   EXPECT_EQ(cols[21], "0.005");
+  EXPECT_EQ(cols[22], "4096");
+  EXPECT_EQ(cols[23], "12");
   EXPECT_EQ(cols[10], "42");
   EXPECT_EQ(cols[11], "0");
   EXPECT_EQ(cols[12], "1");
@@ -143,16 +148,17 @@ TEST(RunLog, AppendingToAnOlderFormatUpgradesIt) {
   for (int k = 1; k <= 3; ++k) {
     ASSERT_TRUE(std::getline(in, line));
     const auto cols = splitTabs(line);
-    ASSERT_EQ(cols.size(), 22u) << line;
+    ASSERT_EQ(cols.size(), 24u) << line;
     EXPECT_EQ(cols[2], std::to_string(k));
     EXPECT_EQ(cols[18], "1");
     EXPECT_EQ(cols[19], "nan");
     EXPECT_EQ(cols[20], "nan");
     EXPECT_EQ(cols[21], "nan");
+    EXPECT_EQ(cols[23], "nan");
   }
   ASSERT_TRUE(std::getline(in, line));
   const auto cols = splitTabs(line);
-  ASSERT_EQ(cols.size(), 22u);
+  ASSERT_EQ(cols.size(), 24u);
   EXPECT_EQ(cols[2], "4");
   EXPECT_EQ(cols[19], "1e-09");
   EXPECT_EQ(cols[20], "2e-09");

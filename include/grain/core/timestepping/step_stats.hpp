@@ -42,6 +42,9 @@ struct StepStats {
   std::array<double, static_cast<std::size_t>(Stage::Count)>
       stageSeconds{};        ///< wall time per stage
   double stepSeconds = 0.0;  ///< wall time of the whole step
+  /// Distributed runs: bytes and messages sent by all processes in the step (0 when serial).
+  std::uint64_t bytesSent = 0;
+  std::uint64_t messagesSent = 0;
 };
 
 }  // namespace grain
