@@ -21,8 +21,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/program_options.hpp>
-
 #include <grain/app/progress.hpp>
 #include <grain/app/run_directory.hpp>
 #include <grain/app/run_driver.hpp>
@@ -36,6 +34,8 @@
 #include <grain/io/scene_overrides.hpp>
 #include <grain/io/sim_file.hpp>
 #include <grain/io/version.hpp>
+
+#include "../common/sim_options.hpp"
 #ifdef GRAIN_SIM_WITH_FCLIB
 #include <grain/fclib/step_dump.hpp>
 #endif
@@ -43,122 +43,15 @@
 namespace {
 
 namespace fs = std::filesystem;
-namespace po = boost::program_options;
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitBadInput = 2;
-constexpr int kExitStopped = 3;
+using grain::app::kExitBadInput;
+using grain::app::kExitFailure;
+using grain::app::kExitOk;
+using grain::app::kExitStopped;
+using Options = grain::app::SimOptions;
 
 /// Set once the run folder exists: later errors are runtime failures, not bad input.
 bool gOutputCreated = false;
-
-struct Options {
-  fs::path scene;
-  fs::path outDir = ".";
-  fs::path mediaDir;
-  fs::path restart;                    ///< record folder of a run to continue
-  std::vector<std::string> overrides;  ///< --set XPATH=VALUE, in order
-  bool printScene = false;             ///< --print-scene
-  std::uint64_t dumpFclibEvery = 0;    ///< --dump-fclib EVERY (0: off)
-};
-
-/// Parses the command line; returns false if the program should exit with `exitCode`.
-bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
-  po::options_description desc(
-      "grain-sim: simulate a scene file\n\n"
-      "usage: grain-sim -s SCENE.xml [-g OUTDIR] [-m MEDIADIR] [--set XPATH=VALUE]... "
-      "[--print-scene]\n"
-      "                 [--dump-fclib EVERY]\n"
-      "       grain-sim --restart RECORD_DIR [--set XPATH=VALUE]... [--dump-fclib EVERY]\n\n"
-      "options");
-  // clang-format off
-  desc.add_options()
-      ("help,h", "print this help and exit")
-      ("version", "print the version and exit")
-      ("scene,s", po::value<std::string>(), "scene file (XML)")
-      ("global-path,g", po::value<std::string>()->default_value("."),
-       "output folder; the run writes OUTDIR/SimFiles/SimDataRECORD_<n>/")
-      ("local-path,l", po::value<std::vector<std::string>>()->multitoken(),
-       "per-process folders (accepted for GRSF compatibility; serial runs use -g)")
-      ("media-path,m", po::value<std::string>(),
-       "base folder of relative mesh paths (default: the scene file's folder)")
-      ("restart", po::value<std::string>(),
-       "continue the run in RECORD_DIR (OUTDIR/SimFiles/SimDataRECORD_<n>) from the last "
-       "complete state of its SimState.sim, with its SceneFile.xml, appending to its files")
-      ("set", po::value<std::vector<std::string>>()->composing(),
-       "XPATH=VALUE: set the attributes the XPath (1.0, relative to the root element) selects, "
-       "before the scene is read, e.g. 'SceneSettings/TimeStepperSettings/@endTime=0.5' or "
-       "'SceneObjects/RigidBodies[@name=\"beads\"]/@instances=5000'; repeatable; an XPath "
-       "that matches nothing is an error")
-      ("print-scene", "write the scene (after --set) to stdout and exit")
-      ("dump-fclib", po::value<long long>(),
-       "EVERY: write the contact problem of every EVERY-th step (steps with contacts only) as "
-       "an FCLIB local problem with grain's solution, to RECORD_DIR/fclib/"
-       "<scene>-i<step>-<contacts>.hdf5");
-  // clang-format on
-  po::variables_map vm;
-  try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "grain-sim: " << e.what() << "\n" << desc << "\n";
-    exitCode = kExitBadInput;
-    return false;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    exitCode = kExitOk;
-    return false;
-  }
-  if (vm.count("version")) {
-    std::cout << "grain-sim " << grain::versionString() << "\n";
-    exitCode = kExitOk;
-    return false;
-  }
-  if (vm.count("set")) {
-    opt.overrides = vm["set"].as<std::vector<std::string>>();
-  }
-  opt.printScene = vm.count("print-scene") > 0;
-  if (vm.count("dump-fclib")) {
-    const long long every = vm["dump-fclib"].as<long long>();
-    if (every < 1) {
-      std::cerr << "grain-sim: --dump-fclib: EVERY must be >= 1 (got " << every << ")\n";
-      exitCode = kExitBadInput;
-      return false;
-    }
-#ifndef GRAIN_SIM_WITH_FCLIB
-    std::cerr << "grain-sim: --dump-fclib is not available: this build has no HDF5 "
-                 "(configure with GRAIN_WITH_HDF5=ON)\n";
-    exitCode = kExitBadInput;
-    return false;
-#endif
-    opt.dumpFclibEvery = static_cast<std::uint64_t>(every);
-  }
-  if (vm.count("restart")) {
-    opt.restart = vm["restart"].as<std::string>();
-    if (vm.count("scene")) {
-      std::cerr << "grain-sim: --restart uses RECORD_DIR/SceneFile.xml; do not give -s\n";
-      exitCode = kExitBadInput;
-      return false;
-    }
-    opt.scene = opt.restart / "SceneFile.xml";
-    opt.mediaDir = vm.count("media-path") ? fs::path(vm["media-path"].as<std::string>())
-                                          : grain::io::recordedMediaDirectory(opt.restart);
-    return true;
-  }
-  if (!vm.count("scene")) {
-    std::cerr << "grain-sim: missing scene file (-s SCENE.xml)\n" << desc << "\n";
-    exitCode = kExitBadInput;
-    return false;
-  }
-  opt.scene = vm["scene"].as<std::string>();
-  opt.outDir = vm["global-path"].as<std::string>();
-  if (vm.count("media-path")) {
-    opt.mediaDir = vm["media-path"].as<std::string>();
-  }
-  return true;
-}
 
 void printSummary(const grain::io::SceneDescription& scene) {
   const auto& st = scene.stepper;
@@ -381,7 +274,11 @@ int run(const Options& opt) {
 int main(int argc, char** argv) {
   Options opt;
   int exitCode = kExitOk;
-  if (!parseOptions(argc, argv, opt, exitCode)) {
+  grain::app::SimProgram program;
+#ifdef GRAIN_SIM_WITH_FCLIB
+  program.withFclib = true;
+#endif
+  if (!grain::app::parseSimOptions(program, argc, argv, opt, exitCode)) {
     return exitCode;
   }
   try {

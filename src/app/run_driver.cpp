@@ -41,8 +41,9 @@ LoopResult runSteps(RunHooks& hooks, std::uint64_t firstStep, std::uint64_t last
 
 std::string summaryLine(const LoopResult& result, int stopSignal) {
   if (result.stopped) {
-    return "stopped by signal " + std::to_string(stopSignal) + " at t = " +
-           std::to_string(result.time) + " s after step " + std::to_string(result.step);
+    return "stopped by signal " + std::to_string(stopSignal) +
+           " at t = " + std::to_string(result.time) + " s after step " +
+           std::to_string(result.step);
   }
   return "finished " + std::to_string(result.step) + " steps" +
          (result.allConverged ? "" : " (some steps reached maxIter without converging)");

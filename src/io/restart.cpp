@@ -89,8 +89,8 @@ void applyState(const SimState& state, BodyStorage& bodies) {
   }
 }
 
-ResumePoint resumeRun(const std::filesystem::path& record, DynamicsSystem& system,
-                      MoreauStepper& stepper, SimFileWriter* sim, RunLogWriter& log) {
+ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem& system,
+                            MoreauStepper& stepper) {
   namespace fs = std::filesystem;
   ResumePoint rp;
   const fs::path simFile = record / "SimState.sim";
@@ -152,11 +152,18 @@ ResumePoint resumeRun(const std::filesystem::path& record, DynamicsSystem& syste
     }
   }
 
+  rp.simHeader = reader.header();
+  return rp;
+}
+
+ResumePoint resumeRun(const std::filesystem::path& record, DynamicsSystem& system,
+                      MoreauStepper& stepper, SimFileWriter* sim, RunLogWriter& log) {
+  ResumePoint rp = loadResumeState(record, system, stepper);
   if (sim != nullptr) {
     SimFileHeader expected;
-    expected.nSimBodies = reader.header().nSimBodies;
-    expected.additionalType = reader.header().additionalType;
-    sim->openAppend(simFile, expected);
+    expected.nSimBodies = rp.simHeader.nSimBodies;
+    expected.additionalType = rp.simHeader.additionalType;
+    sim->openAppend(record / "SimState.sim", expected);
   }
   log.openAppend(record / "SimData.dat", rp.step);
   return rp;

@@ -27,11 +27,11 @@ class RunHooks {
 
 /// How a run of runSteps() ended.
 struct LoopResult {
-  std::uint64_t step = 0;     ///< steps done in total (including those before a restart)
-  double time = 0.0;          ///< simulated time reached (s)
-  bool stopped = false;       ///< by a signal
-  bool nonFinite = false;     ///< a step produced NaN/Inf velocities
-  bool allConverged = true;   ///< every step's contact solve converged
+  std::uint64_t step = 0;    ///< steps done in total (including those before a restart)
+  double time = 0.0;         ///< simulated time reached (s)
+  bool stopped = false;      ///< by a signal
+  bool nonFinite = false;    ///< a step produced NaN/Inf velocities
+  bool allConverged = true;  ///< every step's contact solve converged
 };
 
 /// Number of steps from `time` to `endTime` (s) with time step dt: round((endTime - time) / dt),

@@ -43,7 +43,15 @@ struct ResumePoint {
   std::size_t stateIndex = 0;  ///< index of that state in SimState.sim
   bool warmStartRestored = false;
   std::vector<std::string> messages;  ///< warnings and notes for the user
+  SimFileHeader simHeader;            ///< header of the continued SimState.sim
 };
+
+/// The read-only part of resumeRun(): loads the last complete state of record/SimState.sim into
+/// `system`, sets the time, the stepper's step count and (if RestartCache.bin belongs to that
+/// state) the warm-start cache. Touches no file, so every process of a distributed run can call
+/// it. Throws grain::Error.
+ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem& system,
+                            MoreauStepper& stepper);
 
 /// Continues the run in `record`: loads the last complete state of record/SimState.sim into
 /// `system` (simulated bodies looked up by id; the time is set to the state's time), sets the
