@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+#include "sim_options.hpp"
+
 #include <iostream>
 #include <sstream>
 
@@ -6,8 +8,6 @@
 
 #include <grain/io/restart.hpp>
 #include <grain/io/version.hpp>
-
-#include "sim_options.hpp"
 
 namespace grain::app {
 
@@ -93,8 +93,9 @@ bool parseSimOptions(const SimProgram& program, int argc, char** argv, SimOption
       return false;
     }
     if (!program.withFclib) {
-      err << name << ": --dump-fclib is not available: this build has no HDF5 "
-                     "(configure with GRAIN_WITH_HDF5=ON)\n";
+      err << name
+          << ": --dump-fclib is not available: this build has no HDF5 "
+             "(configure with GRAIN_WITH_HDF5=ON)\n";
       exitCode = kExitBadInput;
       return false;
     }

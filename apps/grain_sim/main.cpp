@@ -36,6 +36,7 @@
 #include <grain/io/version.hpp>
 
 #include "../common/sim_options.hpp"
+#include "../common/sim_summary.hpp"
 #ifdef GRAIN_SIM_WITH_FCLIB
 #include <grain/fclib/step_dump.hpp>
 #endif
@@ -52,45 +53,6 @@ using Options = grain::app::SimOptions;
 
 /// Set once the run folder exists: later errors are runtime failures, not bad input.
 bool gOutputCreated = false;
-
-void printSummary(const grain::io::SceneDescription& scene) {
-  const auto& st = scene.stepper;
-  const auto& s = st.solver;
-  std::printf("scene      %s\n", scene.file.string().c_str());
-  std::printf("bodies     %zu simulated, %zu total\n", scene.system.bodies.simulatedCount(),
-              scene.system.bodies.size());
-  std::printf("time       deltaT %g s, endTime %g s\n", st.deltaT, st.endTime);
-  std::printf(
-      "solver     %s alphaSOR %g alphaJOR %g R %s UCF %s convergence %s minIter %u maxIter %u "
-      "absTol %g relTol %g percussionCache %d driftCorrection %d (alpha %g)\n",
-      std::string(grain::methodSceneName(s)).c_str(), s.alphaSorProx, s.alphaJorProx,
-      std::string(toString(s.rStrategy)).c_str(), std::string(toString(s.subMethodUcf)).c_str(),
-      std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol, s.relTol,
-      s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
-  if (s.localMethod) {
-    const grain::LocalSolverSettings l = grain::localSolverSettings(s);
-    std::printf(
-        "local      %s (assembled Delassus problem each step): stops on %s error <= %g, maxIter "
-        "%u, alphaSOR %g alphaJOR %g, warm start %s\n",
-        std::string(toString(l.method)).c_str(), std::string(toString(l.errorMeasure)).c_str(),
-        l.tolerance, l.maxIter, l.alphaSor, l.alphaJor,
-        s.usePercussionCache ? "from the previous step" : "off");
-  }
-  const char* mode =
-      scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput" : "every X steps";
-  std::printf("recorder   %s (X = %llu)\n", mode,
-              static_cast<unsigned long long>(scene.recorder.everyXStep));
-  for (const auto& w : scene.warnings) {
-    std::printf("warning    %s\n", w.c_str());
-  }
-  if (!scene.ignored.empty()) {
-    std::printf("ignored    %zu attribute(s)/element(s) without effect in grain:\n",
-                scene.ignored.size());
-    for (const auto& i : scene.ignored) {
-      std::printf("             %s\n", i.c_str());
-    }
-  }
-}
 
 void writeText(const fs::path& file, const std::string& text) {
   std::ofstream out(file, std::ios::binary);
@@ -117,7 +79,7 @@ int run(const Options& opt) {
   // Messages name the scene file; the lines are those of the file (overrides keep them).
   grain::io::SceneDescription scene = grain::io::loadSceneFromString(text, opt.scene, loadOptions);
   grain::MoreauStepper stepper(scene.stepper);
-  printSummary(scene);
+  grain::app::printSummary(scene);
 
   grain::DynamicsSystem& system = scene.system;
   grain::io::SimFileWriter sim;

@@ -318,10 +318,43 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
 }
 
 void DistributedExchange::selectContacts(const BodyStorage& bodies, ContactStorage& contacts) {
+  // A simulated body is held by exactly the processes its box overlaps (its owner among them);
+  // static and animated bodies by all. Both bodies of a contact touch, so their boxes share a
+  // point, whose process holds both: the contact goes to the lowest process holding both. Every
+  // process that holds both computes the same sets from the same bits.
+  std::vector<std::vector<int>>& held = heldBy_;
+  held.resize(bodies.size());
+  std::vector<char> known(bodies.size(), 0);
+  auto holders = [&](std::uint32_t i) -> const std::vector<int>& {
+    if (known[i] == 0) {
+      known[i] = 1;
+      held[i].clear();
+      Vec3 lo, hi;
+      bodyBox(bodies, i, lo, hi);
+      topology_->ranksOverlapping(lo, hi, held[i]);
+    }
+    return held[i];
+  };
   std::vector<char> keep(contacts.size(), 0);
   for (std::size_t c = 0; c < contacts.size(); ++c) {
-    const Vec3 point = bodies.positions()[contacts.bodyA()[c]] + contacts.rA()[c];
-    keep[c] = topology_->ownerOf(point) == rank_ ? 1 : 0;
+    const std::uint32_t a = contacts.bodyA()[c];
+    const std::uint32_t b = contacts.bodyB()[c];
+    int handler = -1;
+    if (!bodies.isSimulated(a) || !bodies.isSimulated(b)) {
+      const std::vector<int>& h = holders(bodies.isSimulated(a) ? a : b);
+      handler = h.empty() ? -1 : h.front();
+    } else {
+      const std::vector<int>& ha = holders(a);
+      const std::vector<int>& hb = holders(b);
+      for (auto x = ha.begin(), y = hb.begin(); x != ha.end() && y != hb.end();) {
+        if (*x == *y) {
+          handler = *x;
+          break;
+        }
+        (*x < *y) ? ++x : ++y;
+      }
+    }
+    keep[c] = handler == rank_ ? 1 : 0;
   }
   contacts.keepOnly(keep);
 }

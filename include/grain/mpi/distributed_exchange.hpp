@@ -31,13 +31,14 @@ namespace grain::mpi {
 /// grain::Error), and a body that would need a process that is not a neighbour (too large or too
 /// fast for the cells) is an error naming the body.
 ///
-/// Contacts: a contact is solved by the process whose domain holds its contact point (on body
-/// A's surface), which holds both bodies. Mass splitting: a simulated body with contacts on
-/// several processes is split among its owner and those processes (multiplicity p = number of
-/// them, thesis §13.3): remote processes tell the owner, the owner answers with p. Averaging
-/// sends the copies' velocities to the owner, which sums them in rank order and sends the mean
-/// back; convergence decisions are taken among the coupled processes only (a communicator split
-/// every step).
+/// Contacts: a contact is solved by the lowest process that holds both bodies (the processes a
+/// simulated body's box overlaps hold it; static and animated bodies are everywhere). Their boxes
+/// touch, so such a process exists, and every process computes the same choice. Mass splitting: a
+/// simulated body with contacts on several processes is split among its owner and those processes
+/// (multiplicity p = number of them, thesis §13.3): remote processes tell the owner, the owner
+/// answers with p. Averaging sends the copies' velocities to the owner, which sums them in rank
+/// order and sends the mean back; convergence decisions are taken among the coupled processes only
+/// (a communicator split every step).
 class DistributedExchange final : public BodyExchange, public SplitBodyExchange {
  public:
   /// `comm` must have topology->size() processes. Throws grain::Error otherwise.
@@ -102,6 +103,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   MpiReducer coupledReducer_;
   TrafficCounters traffic_;
   std::vector<int> scratchRanks_;
+  std::vector<std::vector<int>> heldBy_;  ///< selectContacts: processes holding each body
 };
 
 }  // namespace grain::mpi

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+#include <cstdio>
+#include <string>
+
+#include <grain/core/solvers/local_method_settings.hpp>
+
+#include "sim_summary.hpp"
+
+namespace grain::app {
+
+void printSummary(const grain::io::SceneDescription& scene) {
+  const auto& st = scene.stepper;
+  const auto& s = st.solver;
+  std::printf("scene      %s\n", scene.file.string().c_str());
+  std::printf("bodies     %zu simulated, %zu total\n", scene.system.bodies.simulatedCount(),
+              scene.system.bodies.size());
+  std::printf("time       deltaT %g s, endTime %g s\n", st.deltaT, st.endTime);
+  std::printf(
+      "solver     %s alphaSOR %g alphaJOR %g R %s UCF %s convergence %s minIter %u maxIter %u "
+      "absTol %g relTol %g percussionCache %d driftCorrection %d (alpha %g)\n",
+      std::string(grain::methodSceneName(s)).c_str(), s.alphaSorProx, s.alphaJorProx,
+      std::string(toString(s.rStrategy)).c_str(), std::string(toString(s.subMethodUcf)).c_str(),
+      std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol, s.relTol,
+      s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
+  if (s.localMethod) {
+    const grain::LocalSolverSettings l = grain::localSolverSettings(s);
+    std::printf(
+        "local      %s (assembled Delassus problem each step): stops on %s error <= %g, maxIter "
+        "%u, alphaSOR %g alphaJOR %g, warm start %s\n",
+        std::string(toString(l.method)).c_str(), std::string(toString(l.errorMeasure)).c_str(),
+        l.tolerance, l.maxIter, l.alphaSor, l.alphaJor,
+        s.usePercussionCache ? "from the previous step" : "off");
+  }
+  const char* mode =
+      scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput" : "every X steps";
+  std::printf("recorder   %s (X = %llu)\n", mode,
+              static_cast<unsigned long long>(scene.recorder.everyXStep));
+  for (const auto& w : scene.warnings) {
+    std::printf("warning    %s\n", w.c_str());
+  }
+  if (!scene.ignored.empty()) {
+    std::printf("ignored    %zu attribute(s)/element(s) without effect in grain:\n",
+                scene.ignored.size());
+    for (const auto& i : scene.ignored) {
+      std::printf("             %s\n", i.c_str());
+    }
+  }
+}
+
+}  // namespace grain::app

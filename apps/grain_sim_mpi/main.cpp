@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: MIT
+// grain-sim-mpi: distributed simulation of a scene file on MPI processes.
+//
+//   mpirun -np P grain-sim-mpi -s scene.xml -g OUTDIR [-l LOCALDIR]... [-m MEDIADIR]
+//                             [--set XPATH=VALUE]... [--print-scene]
+//   mpirun -np P grain-sim-mpi --restart OUTDIR/SimFiles/SimDataRECORD_<n> [--set ...]
+//
+// Every process reads the scene, keeps the simulated bodies whose centre lies in its domain
+// (MPISettings: the domain decomposition) and steps them with the others (grain_mpi). The run
+// writes one OUTDIR/SimFiles/SimDataRECORD_<n>/ as grain-sim does: SimState.sim written by all
+// processes together (MPI-IO; extra bytes: rank, material, overlap, global geometry id),
+// SceneFile.xml, EffectiveScene.xml and SimData.dat (statistics of all processes, with the bytes
+// and messages sent); with -l, one ProcessLog_<rank>.dat per process. A run of any process count
+// continues with --restart, from a serial or a distributed run.
+// Exit codes as grain-sim: 0 finished, 1 runtime failure (on any process: all stop, with that
+// process's message), 2 bad command line or scene, 3 stopped by a signal (on any process).
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <mpi.h>
+
+#include <grain/app/progress.hpp>
+#include <grain/app/run_directory.hpp>
+#include <grain/app/run_driver.hpp>
+#include <grain/app/signals.hpp>
+#include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/io/restart.hpp>
+#include <grain/io/run_log.hpp>
+#include <grain/io/scene.hpp>
+#include <grain/io/scene_overrides.hpp>
+#include <grain/io/sim_file.hpp>
+#include <grain/io/version.hpp>
+#include <grain/mpi/distributed_exchange.hpp>
+#include <grain/mpi/topology.hpp>
+
+#include "../common/sim_options.hpp"
+#include "../common/sim_summary.hpp"
+#include "collective_sim_writer.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace grain;
+using app::kExitBadInput;
+using app::kExitFailure;
+using app::kExitOk;
+using app::kExitStopped;
+
+int gRank = 0;
+int gSize = 1;
+
+/// A message of the first process (all processes reach the same conclusion in the setup).
+void say(const std::string& text) {
+  if (gRank == 0) {
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  }
+}
+
+/// The largest of the processes' exit codes (every process calls it).
+int agree(int code) {
+  int worst = code;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+/// Broadcasts a path from the first process.
+fs::path broadcastPath(const fs::path& path) {
+  std::string text = path.string();
+  unsigned long long n = text.size();
+  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  text.resize(n);
+  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return text;
+}
+
+void writeText(const fs::path& file, const std::string& text) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  if (!out) {
+    throw Error("cannot write " + file.string());
+  }
+}
+
+/// 1-based line of the first occurrence of `tag` in the scene text (0 if absent), for messages.
+std::size_t lineOf(const std::string& text, const std::string& tag) {
+  const std::size_t at = text.find(tag);
+  return at == std::string::npos
+             ? 0
+             : 1 + static_cast<std::size_t>(std::count(text.begin(),
+                                                       text.begin() + static_cast<std::ptrdiff_t>(at),
+                                                       '\n'));
+}
+
+/// The domain decomposition of the run, from the scene's MPISettings (a grid over the box of the
+/// simulated bodies when the scene has none).
+std::shared_ptr<mpi::Topology> makeTopology(const io::SceneDescription& scene,
+                                            const BodyStorage& bodies, std::string& description) {
+  Vec3 lo = Vec3::Constant(std::numeric_limits<Real>::infinity());
+  Vec3 hi = -lo;
+  Real largest = 0.0;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i)) {
+      lo = lo.cwiseMin(bodies.positions()[i]);
+      hi = hi.cwiseMax(bodies.positions()[i]);
+      largest = std::max(largest, 2.0 * bodies.boundingRadii()[i]);
+    }
+  }
+  if (!lo.allFinite()) {
+    lo = Vec3::Constant(-1.0);
+    hi = Vec3::Constant(1.0);
+  }
+  // A flat or empty cloud still needs cells of positive extent.
+  const Real pad = std::max(largest, 1e-6);
+  for (int k = 0; k < 3; ++k) {
+    if (hi[k] - lo[k] < pad) {
+      lo[k] -= pad;
+      hi[k] += pad;
+    }
+  }
+  std::array<int, 3> dims = mpi::GridTopology::dimensionsForExtent(gSize, hi - lo);
+  std::string how = "chosen for the extent of the bodies";
+  if (scene.mpi) {
+    const io::MpiTopology& t = scene.mpi->topology;
+    if (t.type == io::MpiTopology::Type::KdTree) {
+      how += " (kdTree topology requested: this version decomposes with a grid)";
+    } else if (!t.matchProcessDimToExtent) {
+      const std::array<int, 3> given{static_cast<int>(t.dimension[0]),
+                                     static_cast<int>(t.dimension[1]),
+                                     static_cast<int>(t.dimension[2])};
+      if (given[0] * given[1] * given[2] != gSize) {
+        throw io::SceneError(scene.file.string(), lineOf(scene.text, "<Topology"),
+                             "SceneSettings/MPISettings/ProcessTopology/Topology",
+                             "dimension " + std::to_string(given[0]) + " " +
+                             std::to_string(given[1]) + " " + std::to_string(given[2]) +
+                             " has " + std::to_string(given[0] * given[1] * given[2]) +
+                             " cells for " + std::to_string(gSize) +
+                             " processes (or set matchProcessDimToExtent=\"true\")");
+      }
+      dims = given;
+      how = "from MPISettings dimension";
+    }
+  }
+  auto topology = std::make_shared<mpi::GridTopology>(lo, hi, dims);
+  if (gSize > 1 && largest > topology->minCellExtent()) {
+    throw Error("a simulated body of diameter " + std::to_string(largest) +
+                " m is larger than the smallest domain cell (" +
+                std::to_string(topology->minCellExtent()) +
+                " m): use fewer processes or a coarser decomposition");
+  }
+  description = "grid " + std::to_string(dims[0]) + " x " + std::to_string(dims[1]) + " x " +
+                std::to_string(dims[2]) + " " + how;
+  return topology;
+}
+
+/// The step and the records of a distributed run.
+class MpiHooks final : public app::RunHooks {
+ public:
+  MpiHooks(DynamicsSystem& system, MoreauStepper& stepper, mpi::DistributedExchange& exchange,
+           const io::RecorderSettings& recorder, app::CollectiveSimWriter* sim,
+           io::RunLogWriter* log, std::ofstream* processLog,
+           const std::unordered_map<BodyId, std::uint32_t>& globalGeomId)
+      : system_(system),
+        stepper_(stepper),
+        exchange_(exchange),
+        recorder_(recorder),
+        sim_(sim),
+        log_(log),
+        processLog_(processLog),
+        globalGeomId_(globalGeomId) {}
+
+  StepStats step() override {
+    exchange_.resetTraffic();
+    StepStats stats = stepper_.step(system_, StepExchanges{&exchange_, &exchange_,
+                                                           &exchange_.reducer()});
+    std::array<Real, 2> traffic{static_cast<Real>(exchange_.traffic().bytes),
+                                static_cast<Real>(exchange_.traffic().messages)};
+    localBytes_ = exchange_.traffic().bytes;
+    exchange_.reducer().sum(traffic);
+    stats.bytesSent = static_cast<std::uint64_t>(traffic[0]);
+    stats.messagesSent = static_cast<std::uint64_t>(traffic[1]);
+    return stats;
+  }
+
+  void record(const StepStats& stats, std::uint64_t step) override {
+    if (log_ != nullptr) {
+      log_->write(stats);
+    }
+    if (processLog_ != nullptr) {
+      const BodyStorage& b = system_.bodies;
+      std::size_t local = 0, remote = 0;
+      for (std::size_t i = 0; i < b.size(); ++i) {
+        if (b.isSimulated(i)) {
+          (b.ownerships()[i] == BodyOwnership::Local ? local : remote) += 1;
+        }
+      }
+      *processLog_ << step << '\t' << stats.time << '\t' << local << '\t' << remote << '\t'
+                   << exchange_.splitBodies() << '\t' << stepper_.contacts().size() << '\t'
+                   << localBytes_ << '\n';
+    }
+    if (sim_ != nullptr && recorder_.records(step)) {
+      sim_->writeState(system_.time, system_.bodies, stepper_.totalOverlap(), globalGeomId_);
+      if (log_ != nullptr) {
+        log_->flush();
+      }
+    }
+  }
+
+  bool stopRequested() override {
+    // The signal may have reached one process only (a batch system's signal to one rank).
+    int signal = app::stopRequested() ? std::max(1, app::stopSignal()) : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &signal, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    signal_ = signal;
+    return signal != 0;
+  }
+  /// The stop signal that reached any process (0: none).
+  int signal() const { return signal_; }
+
+ private:
+  DynamicsSystem& system_;
+  MoreauStepper& stepper_;
+  mpi::DistributedExchange& exchange_;
+  const io::RecorderSettings& recorder_;
+  app::CollectiveSimWriter* sim_;
+  io::RunLogWriter* log_;
+  std::ofstream* processLog_;
+  const std::unordered_map<BodyId, std::uint32_t>& globalGeomId_;
+  std::uint64_t localBytes_ = 0;
+  int signal_ = 0;
+};
+
+/// Everything that can be wrong with the input, checked on every process before anything is
+/// written. Returns the scene, or throws.
+struct Setup {
+  io::SceneDescription scene;
+  std::unordered_map<BodyId, std::uint32_t> globalGeomId;
+};
+
+Setup loadScene(const app::SimOptions& opt) {
+  io::SceneLoadOptions loadOptions;
+  loadOptions.mediaDirectory = opt.mediaDir;
+  std::vector<io::SceneOverride> overrides;
+  for (const std::string& arg : opt.overrides) {
+    overrides.push_back(io::parseSceneOverride(arg));
+  }
+  const std::string text = io::applySceneOverrides(io::readSceneText(opt.scene),
+                                                   opt.scene.string(), overrides);
+  Setup s{io::loadSceneFromString(text, opt.scene, loadOptions), {}};
+  const BodyStorage& b = s.scene.system.bodies;
+  for (std::size_t i = 0; i < b.size() && i < s.scene.globalGeomIdOfBody.size(); ++i) {
+    if (s.scene.globalGeomIdOfBody[i] != 0) {
+      s.globalGeomId[b.ids()[i]] = s.scene.globalGeomIdOfBody[i];
+    }
+  }
+  if (gSize > 1 && s.scene.stepper.solver.localMethod) {
+    throw io::SceneError(opt.scene.string(),
+                         lineOf(s.scene.text, "<InclusionSolverSettings"),
+                         "SceneSettings/TimeStepperSettings/InclusionSolverSettings",
+                         "method: the assembled (Delassus) methods are serial; use "
+                         "method=\"SORContact\" (or another velocity prox method) with more than "
+                         "one process");
+  }
+  return s;
+}
+
+int run(const app::SimOptions& opt) {
+  // 1. Input, on every process (all reach the same verdict).
+  std::optional<Setup> setup;
+  int code = kExitOk;
+  try {
+    if (opt.printScene) {
+      std::vector<io::SceneOverride> overrides;
+      for (const std::string& arg : opt.overrides) {
+        overrides.push_back(io::parseSceneOverride(arg));
+      }
+      const std::string text = io::applySceneOverrides(io::readSceneText(opt.scene),
+                                                       opt.scene.string(), overrides);
+      say(text);
+      return kExitOk;
+    }
+    setup.emplace(loadScene(opt));
+  } catch (const io::SceneError& e) {
+    say(std::string(e.what()) + "\n");
+    code = kExitBadInput;
+  } catch (const Error& e) {
+    say("grain-sim-mpi: " + std::string(e.what()) + "\n");
+    code = kExitBadInput;
+  }
+  if (agree(code) != kExitOk) {
+    return kExitBadInput;
+  }
+  io::SceneDescription& scene = setup->scene;
+  DynamicsSystem& system = scene.system;
+  MoreauStepper stepper(scene.stepper);
+  if (gRank == 0) {
+    app::printSummary(scene);
+  }
+
+  // 2. State to continue from, decomposition, owned bodies.
+  io::ResumePoint resume;
+  std::shared_ptr<mpi::Topology> topology;
+  std::string topologyText;
+  try {
+    if (!opt.restart.empty()) {
+      resume = io::loadResumeState(opt.restart, system, stepper);
+    }
+    system.bodies.sortById();
+    topology = makeTopology(scene, system.bodies, topologyText);
+  } catch (const io::SceneError& e) {
+    say(std::string(e.what()) + "\n");
+    code = kExitBadInput;
+  } catch (const Error& e) {
+    say("grain-sim-mpi: " + std::string(e.what()) + "\n");
+    code = kExitBadInput;
+  }
+  if (agree(code) != kExitOk) {
+    return kExitBadInput;
+  }
+  const auto simulated = static_cast<std::uint32_t>(system.bodies.simulatedCount());
+  const unsigned splitRatio = scene.mpi ? scene.mpi->splitNodeUpdateRatio : 1;
+  const unsigned checkRatio = scene.mpi ? scene.mpi->convergenceCheckRatio : 1;
+  mpi::DistributedExchange exchange(MPI_COMM_WORLD, topology, splitRatio, checkRatio);
+  exchange.keepOwnedBodies(system.bodies);
+  say("processes  " + std::to_string(gSize) + ", " + topologyText +
+      "; splitNodeUpdateRatio " + std::to_string(splitRatio) + ", convergenceCheckRatio " +
+      std::to_string(checkRatio) + "\n");
+
+  // 3. Output: the first process makes the record folder; the .sim file is written together.
+  const bool recording = scene.recorder.mode != io::RecorderMode::NoOutput;
+  fs::path record = opt.restart;
+  std::unique_ptr<app::CollectiveSimWriter> sim;
+  std::unique_ptr<io::RunLogWriter> log;
+  std::ofstream processLog;
+  code = kExitOk;
+  std::string problem;
+  try {
+    if (gRank == 0) {
+      log = std::make_unique<io::RunLogWriter>();
+      if (opt.restart.empty()) {
+        record = app::createRecordDirectory(opt.outDir);
+        writeText(record / "SceneFile.xml", scene.text);
+        writeText(record / "EffectiveScene.xml", scene.effectiveXml);
+        io::writeRunInfo(record, opt.scene, opt.mediaDir);
+        log->open(record / "SimData.dat");
+      } else {
+        if (!opt.overrides.empty()) {
+          writeText(record / "SceneFile.xml", scene.text);
+          writeText(record / "EffectiveScene.xml", scene.effectiveXml);
+        }
+        log->openAppend(record / "SimData.dat", resume.step);
+      }
+    }
+  } catch (const Error& e) {
+    problem = e.what();
+    code = kExitFailure;
+  }
+  if (agree(code) != kExitOk) {
+    say("grain-sim-mpi: " + problem + "\n");
+    return kExitFailure;
+  }
+  record = broadcastPath(record);
+  try {
+    if (!opt.localDirs.empty()) {
+      const fs::path dir = opt.localDirs.size() == 1
+                               ? opt.localDirs.front()
+                               : opt.localDirs.at(static_cast<std::size_t>(gRank));
+      fs::create_directories(dir);
+      processLog.open(dir / ("ProcessLog_" + std::to_string(gRank) + ".dat"),
+                      opt.restart.empty() ? std::ios::trunc : std::ios::app);
+      if (opt.restart.empty()) {
+        processLog << "# Step\tSimulationTime [s]\tLocalBodies\tRemoteBodies\tSplitBodies"
+                      "\tContacts\tBytesSent\n";
+      }
+    }
+    if (recording) {
+      if (opt.restart.empty()) {
+        sim = std::make_unique<app::CollectiveSimWriter>(
+            MPI_COMM_WORLD, record / "SimState.sim",
+            io::AdditionalBytesType::ProcessMaterialOverlapGeomId, simulated);
+        sim->writeState(system.time, system.bodies, {}, setup->globalGeomId);
+      } else {
+        sim = std::make_unique<app::CollectiveSimWriter>(
+            MPI_COMM_WORLD, record / "SimState.sim", resume.simHeader, resume.stateIndex + 1);
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", gRank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+  }
+  if (!opt.restart.empty()) {
+    say("restart    from state " + std::to_string(resume.stateIndex) + " at t = " +
+        std::to_string(resume.time) + " s (step " + std::to_string(resume.step) + ")\n");
+    for (const auto& m : resume.messages) {
+      say("warning    " + m + "\n");
+    }
+  }
+  say("output     " + record.string() + "\n");
+
+  // 4. The steps.
+  app::installStopHandlers();
+  const double endTime = scene.stepper.endTime;
+  std::optional<app::ProgressReporter> progress;
+  if (gRank == 0) {
+    progress.emplace(system.time, endTime, stdout);
+  }
+  const std::uint64_t firstStep = resume.step;
+  const std::uint64_t lastStep =
+      firstStep + app::stepsUntil(system.time, endTime, scene.stepper.deltaT);
+  MpiHooks hooks(system, stepper, exchange, scene.recorder, sim.get(), log.get(),
+                 processLog.is_open() ? &processLog : nullptr, setup->globalGeomId);
+  app::LoopResult result;
+  try {
+    result = app::runSteps(hooks, firstStep, lastStep, system.time,
+                           progress ? &*progress : nullptr);
+  } catch (const std::exception& e) {
+    // The other processes wait in a collective call: stop them all with this message.
+    std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s\n", gRank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+  }
+  if (sim) {
+    sim->close();
+  }
+  if (log) {
+    log->close();
+  }
+  if (result.nonFinite) {
+    say("\ngrain-sim-mpi: non-finite velocities at t = " + std::to_string(result.time) +
+        " s (step " + std::to_string(result.step) + "); stopped\n");
+    return kExitFailure;
+  }
+  if (progress) {
+    progress->finish(app::summaryLine(result, hooks.signal()));
+  }
+  if (result.stopped) {
+    say("output     " + record.string() + " (complete up to the last written state)\n");
+    say("continue   mpirun -np " + std::to_string(gSize) + " grain-sim-mpi --restart " +
+        record.string() + "\n");
+    return kExitStopped;
+  }
+  say("output     " + record.string() + "\n");
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
+  app::SimOptions opt;
+  int code = kExitOk;
+  app::SimProgram program;
+  program.name = "grain-sim-mpi";
+  program.distributed = true;
+  if (app::parseSimOptions(program, argc, argv, opt, code, gRank == 0)) {
+    try {
+      code = run(opt);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", gRank, e.what());
+      MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+    }
+  }
+  MPI_Finalize();
+  return code;
+}

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+// grain-sim-mpi against grain-sim: the same scene on 1-4 processes gives the serial states (bit for
+// bit on one process, to solver tolerance on more), every state holds every body exactly once,
+// restarts work across process counts (also from a serial run), and faults stop every process:
+// bad input (exit 2), an error on one process (exit 1, with its message), SIGTERM to one process
+// (exit 3, every complete state readable).
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <grain/io/sim_file.hpp>
+
+#include "../e2e/e2e_util.hpp"
+
+namespace grain {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace testing;
+
+std::string mpirun(int np) {
+  return std::string(GRAIN_MPIEXEC) + " --oversubscribe -np " + std::to_string(np) + " " +
+         GRAIN_SIM_MPI_EXE;
+}
+
+/// A box (floor and four walls) with `nx` x `ny` x `nz` spheres poured into it; tight solver.
+std::string pileScene(double endTime, int nz = 4, const std::string& extraBody = "") {
+  std::ostringstream s;
+  auto wall = [&](int id, const char* normal, const char* trans) {
+    s << R"(    <RigidBodies name="wall)" << id << R"(" instances="1" groupId=")" << id << R"(">
+      <Geometry><Halfspace distribute="uniform" normal=")"
+      << normal << R"("/></Geometry>
+      <DynamicProperties><DynamicState type="static"/><Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel"><InitialPosition distribute="transforms"><Pos><Trafo trans=")"
+      << trans << R"(" axis="1 0 0" deg="0"/></Pos></InitialPosition></InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+)";
+  };
+  s << R"(<?xml version="1.0"?>
+<DynamicsSystem xmlns="SceneFile">
+  <SceneSettings>
+    <RecorderSettings mode="everyXTimeStep" everyXStep="10"/>
+    <TimeStepperSettings deltaT="0.001" endTime=")"
+    << endTime << R"(">
+      <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
+          alphaSORProx="1.2" convergenceMethod="InVelocity" minIter="1" maxIter="20000"
+          absTol="1e-14" relTol="1e-12" usePercussionCache="false"/>
+    </TimeStepperSettings>
+    <ContactParameterMap>
+      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
+    </ContactParameterMap>
+    <ExternalForces><ForceField applyTo="all" type="gravity" value="9.81" direction="0 0 -1"/></ExternalForces>
+  </SceneSettings>
+  <SceneObjects>
+)";
+  wall(1, "0 0 1", "0 0 0");
+  wall(2, "1 0 0", "0 0 0");
+  wall(3, "-1 0 0", "0.1 0 0");
+  wall(4, "0 1 0", "0 0 0");
+  wall(5, "0 -1 0", "0 0.1 0");
+  for (int layer = 0; layer < nz; ++layer) {
+    s << R"(    <RigidBodies name="beads)" << layer << R"(" instances="16" groupId=")"
+      << 10 + layer << R"(">
+      <Geometry><Sphere distribute="uniform" radius="0.01"/></Geometry>
+      <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.004"/>
+        <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="grid" gridSizeX="4" gridSizeY="4" distance="0.025"
+              translation=")"
+      << "0.05 0.05 " << 0.011 + 0.022 * layer << R"(" jitter="true" delta="0.002" seed=")"
+      << layer + 1 << R"("/>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+)";
+  }
+  s << extraBody << R"(  </SceneObjects>
+</DynamicsSystem>
+)";
+  return s.str();
+}
+
+fs::path record(const fs::path& out) {
+  return out / "SimFiles" / "SimDataRECORD_0";
+}
+
+/// Every state of the file holds `bodies` distinct ids; returns the last state.
+io::SimState checkStates(const fs::path& sim, std::size_t bodies, std::size_t states) {
+  io::SimFileReader reader;
+  reader.open(sim);
+  EXPECT_FALSE(reader.truncated());
+  EXPECT_EQ(reader.stateCount(), states);
+  EXPECT_EQ(reader.header().nSimBodies, bodies);
+  io::SimState last;
+  for (std::size_t k = 0; k < reader.stateCount(); ++k) {
+    last = reader.readState(k);  // throws on a duplicate id
+    EXPECT_EQ(last.bodies.size(), bodies);
+  }
+  return last;
+}
+
+struct Difference {
+  double position = 0.0;
+  double velocity = 0.0;
+  bool sameIds = true;
+};
+
+Difference compare(const io::SimState& a, const io::SimState& b) {
+  Difference d;
+  d.sameIds = a.bodies.size() == b.bodies.size();
+  for (const io::SimBodyState& x : a.bodies) {
+    const io::SimBodyState* y = b.find(x.id);
+    if (y == nullptr) {
+      d.sameIds = false;
+      continue;
+    }
+    d.position = std::max(d.position, (x.position - y->position).norm());
+    d.velocity = std::max(d.velocity, (x.velocity - y->velocity).norm());
+  }
+  return d;
+}
+
+class GrainSimMpi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  }
+};
+
+TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
+  const fs::path dir = makeTempDir("mpi_equivalence");
+  writeText(dir / "pile.xml", pileScene(0.1));
+  const CommandResult serial = runCommand(std::string(GRAIN_SIM_EXE) + " -s " +
+                                          (dir / "pile.xml").string() + " -g " +
+                                          (dir / "serial").string());
+  ASSERT_EQ(serial.exitCode, 0) << serial.output;
+  const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
+  for (int np = 1; np <= 4; ++np) {
+    SCOPED_TRACE(std::to_string(np) + " processes");
+    const fs::path out = dir / ("np" + std::to_string(np));
+    const CommandResult r =
+        runCommand(mpirun(np) + " -s " + (dir / "pile.xml").string() + " -g " + out.string());
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const io::SimState last = checkStates(record(out) / "SimState.sim", 64, 11);
+    const Difference d = compare(reference, last);
+    EXPECT_TRUE(d.sameIds);
+    if (np == 1) {
+      EXPECT_EQ(d.position, 0.0);
+      EXPECT_EQ(d.velocity, 0.0);
+    } else {
+      EXPECT_LT(d.position, 1e-9);
+      EXPECT_LT(d.velocity, 1e-7);
+    }
+    // The run log has the statistics of all processes: the serial contact count.
+    EXPECT_EQ(readText(record(out) / "SimData.dat").size() > 0, true);
+  }
+}
+
+TEST_F(GrainSimMpi, RestartOnAnotherProcessCountAndFromASerialRun) {
+  const fs::path dir = makeTempDir("mpi_restart");
+  writeText(dir / "pile.xml", pileScene(0.1));
+  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() +
+                       " -g " + (dir / "serial").string())
+                .exitCode,
+            0);
+  const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
+  const std::string half = " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'";
+  const std::string full = " --set 'SceneSettings/TimeStepperSettings/@endTime=0.1'";
+  // A 2-process run continued on 3 processes.
+  {
+    const CommandResult a = runCommand(mpirun(2) + " -s " + (dir / "pile.xml").string() + " -g " +
+                                       (dir / "mpi").string() + half);
+    ASSERT_EQ(a.exitCode, 0) << a.output;
+    checkStates(record(dir / "mpi") / "SimState.sim", 64, 6);
+    const CommandResult b =
+        runCommand(mpirun(3) + " --restart " + record(dir / "mpi").string() + full);
+    ASSERT_EQ(b.exitCode, 0) << b.output;
+    EXPECT_NE(b.output.find("restart    from state 5"), std::string::npos) << b.output;
+    const io::SimState last = checkStates(record(dir / "mpi") / "SimState.sim", 64, 11);
+    const Difference d = compare(reference, last);
+    EXPECT_TRUE(d.sameIds);
+    EXPECT_LT(d.position, 1e-9);
+  }
+  // A serial run continued on 2 processes.
+  {
+    ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() +
+                         " -g " + (dir / "s2").string() + half)
+                  .exitCode,
+              0);
+    const CommandResult b = runCommand(mpirun(2) + " --restart " + record(dir / "s2").string() + full);
+    ASSERT_EQ(b.exitCode, 0) << b.output;
+    const io::SimState last = checkStates(record(dir / "s2") / "SimState.sim", 64, 11);
+    EXPECT_LT(compare(reference, last).position, 1e-9);
+  }
+}
+
+TEST_F(GrainSimMpi, BadInputStopsEveryProcessBeforeWriting) {
+  const fs::path dir = makeTempDir("mpi_bad_input");
+  std::string text = pileScene(0.1);
+  text.replace(text.find("radius=\"0.01\""), 13, "radius=\"-1\"");
+  writeText(dir / "bad.xml", text);
+  const CommandResult r =
+      runCommand(mpirun(3) + " -s " + (dir / "bad.xml").string() + " -g " + (dir / "out").string());
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.xml:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("radius"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "out" / "SimFiles"));
+}
+
+TEST_F(GrainSimMpi, AnErrorOnOneProcessStopsAllWithItsMessage) {
+  // A sphere far too fast for the domain cells (4 along z over the pile's height) leaves its
+  // owner's neighbourhood in one step.
+  const std::string bullet = R"(    <RigidBodies name="bullet" instances="1" groupId="30">
+      <Geometry><Sphere distribute="uniform" radius="0.005"/></Geometry>
+      <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.001"/>
+        <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="transforms"><Pos><Trafo trans="0.005 0.05 0.3" axis="1 0 0" deg="0"/></Pos></InitialPosition>
+          <InitialVelocity distribute="transrot"><Vel transDir="0 0 -1" absTransVel="500" rotDir="0 0 1" absRotVel="0"/></InitialVelocity>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+)";
+  const fs::path dir = makeTempDir("mpi_error");
+  writeText(dir / "pile.xml", pileScene(0.1, 4, bullet));
+  const CommandResult r = runCommand(mpirun(4) + " -s " + (dir / "pile.xml").string() + " -g " +
+                                     (dir / "out").string());
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("not a neighbour"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("process "), std::string::npos) << r.output;
+}
+
+TEST_F(GrainSimMpi, SigtermToOneProcessStopsAllAfterTheStep) {
+  const fs::path dir = makeTempDir("mpi_sigterm");
+  writeText(dir / "pile.xml", pileScene(100.0, 6));
+  const std::string cmd = "( " + mpirun(3) + " -s " + (dir / "pile.xml").string() + " -g " +
+                          (dir / "out").string() + " > " + (dir / "log.txt").string() +
+                          " 2>&1 & pid=$!; sleep 3; pkill -TERM -n -x grain-sim-mpi; wait $pid; "
+                          "echo EXIT=$? )";
+  const CommandResult r = runCommand(cmd);
+  EXPECT_NE(r.output.find("EXIT=3"), std::string::npos) << r.output << readText(dir / "log.txt");
+  const std::string log = readText(dir / "log.txt");
+  EXPECT_NE(log.find("stopped by signal 15"), std::string::npos) << log;
+  EXPECT_NE(log.find("--restart"), std::string::npos) << log;
+  io::SimFileReader reader;
+  reader.open(record(dir / "out") / "SimState.sim");
+  EXPECT_FALSE(reader.truncated());
+  EXPECT_GE(reader.stateCount(), 1u);
+  for (std::size_t k = 0; k < reader.stateCount(); ++k) {
+    EXPECT_EQ(reader.readState(k).bodies.size(), 96u);
+  }
+}
+
+}  // namespace
+}  // namespace grain
