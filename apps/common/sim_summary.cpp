@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
+#include "sim_summary.hpp"
+
 #include <cstdio>
 #include <string>
 
 #include <grain/core/solvers/local_method_settings.hpp>
-
-#include "sim_summary.hpp"
 
 namespace grain::app {
 

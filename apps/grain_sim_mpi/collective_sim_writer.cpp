@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
+#include "collective_sim_writer.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 
 #include <grain/core/common/error.hpp>
-
-#include "collective_sim_writer.hpp"
 
 namespace grain::app {
 
@@ -13,7 +13,8 @@ void CollectiveSimWriter::fail(const std::string& what, int code) const {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  throw Error(path_.string() + ": " + what + ": " + std::string(text, static_cast<std::size_t>(length)));
+  throw Error(path_.string() + ": " + what + ": " +
+              std::string(text, static_cast<std::size_t>(length)));
 }
 
 void CollectiveSimWriter::open(int amode) {
@@ -54,8 +55,8 @@ CollectiveSimWriter::CollectiveSimWriter(MPI_Comm comm, const std::filesystem::p
     : comm_(comm), path_(file), header_(header), states_(completeStates) {
   open(MPI_MODE_WRONLY);
   // Cut a partial trailing state off (a run killed while writing).
-  const auto size = static_cast<MPI_Offset>(io::SimFileHeader::kSize +
-                                            completeStates * header_.bytesPerState());
+  const auto size =
+      static_cast<MPI_Offset>(io::SimFileHeader::kSize + completeStates * header_.bytesPerState());
   const int rc = MPI_File_set_size(file_, size);
   if (rc != MPI_SUCCESS) {
     fail("cannot cut the file after its last complete state", rc);
@@ -74,9 +75,9 @@ void CollectiveSimWriter::close() {
   }
 }
 
-void CollectiveSimWriter::writeState(double time, const BodyStorage& bodies,
-                                     std::span<const Real> totalOverlap,
-                                     const std::unordered_map<BodyId, std::uint32_t>& globalGeomId) {
+void CollectiveSimWriter::writeState(
+    double time, const BodyStorage& bodies, std::span<const Real> totalOverlap,
+    const std::unordered_map<BodyId, std::uint32_t>& globalGeomId) {
   order_.clear();
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {

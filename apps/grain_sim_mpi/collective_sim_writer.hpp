@@ -22,8 +22,8 @@ namespace grain::app {
 class CollectiveSimWriter {
  public:
   /// Creates `file` with a header for `nSimBodies` bodies of the given additional-bytes type.
-  CollectiveSimWriter(MPI_Comm comm, const std::filesystem::path& file, io::AdditionalBytesType type,
-                      std::uint32_t nSimBodies);
+  CollectiveSimWriter(MPI_Comm comm, const std::filesystem::path& file,
+                      io::AdditionalBytesType type, std::uint32_t nSimBodies);
   /// Continues `file` after its first `completeStates` states (the header is kept as it is).
   CollectiveSimWriter(MPI_Comm comm, const std::filesystem::path& file,
                       const io::SimFileHeader& header, std::uint64_t completeStates);

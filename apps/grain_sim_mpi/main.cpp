@@ -94,9 +94,8 @@ std::size_t lineOf(const std::string& text, const std::string& tag) {
   const std::size_t at = text.find(tag);
   return at == std::string::npos
              ? 0
-             : 1 + static_cast<std::size_t>(std::count(text.begin(),
-                                                       text.begin() + static_cast<std::ptrdiff_t>(at),
-                                                       '\n'));
+             : 1 + static_cast<std::size_t>(std::count(
+                       text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
 }
 
 /// The domain decomposition of the run, from the scene's MPISettings (a grid over the box of the
@@ -139,10 +138,10 @@ std::shared_ptr<mpi::Topology> makeTopology(const io::SceneDescription& scene,
         throw io::SceneError(scene.file.string(), lineOf(scene.text, "<Topology"),
                              "SceneSettings/MPISettings/ProcessTopology/Topology",
                              "dimension " + std::to_string(given[0]) + " " +
-                             std::to_string(given[1]) + " " + std::to_string(given[2]) +
-                             " has " + std::to_string(given[0] * given[1] * given[2]) +
-                             " cells for " + std::to_string(gSize) +
-                             " processes (or set matchProcessDimToExtent=\"true\")");
+                                 std::to_string(given[1]) + " " + std::to_string(given[2]) +
+                                 " has " + std::to_string(given[0] * given[1] * given[2]) +
+                                 " cells for " + std::to_string(gSize) +
+                                 " processes (or set matchProcessDimToExtent=\"true\")");
       }
       dims = given;
       how = "from MPISettings dimension";
@@ -178,8 +177,8 @@ class MpiHooks final : public app::RunHooks {
 
   StepStats step() override {
     exchange_.resetTraffic();
-    StepStats stats = stepper_.step(system_, StepExchanges{&exchange_, &exchange_,
-                                                           &exchange_.reducer()});
+    StepStats stats =
+        stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &exchange_.reducer()});
     std::array<Real, 2> traffic{static_cast<Real>(exchange_.traffic().bytes),
                                 static_cast<Real>(exchange_.traffic().messages)};
     localBytes_ = exchange_.traffic().bytes;
@@ -250,8 +249,8 @@ Setup loadScene(const app::SimOptions& opt) {
   for (const std::string& arg : opt.overrides) {
     overrides.push_back(io::parseSceneOverride(arg));
   }
-  const std::string text = io::applySceneOverrides(io::readSceneText(opt.scene),
-                                                   opt.scene.string(), overrides);
+  const std::string text =
+      io::applySceneOverrides(io::readSceneText(opt.scene), opt.scene.string(), overrides);
   Setup s{io::loadSceneFromString(text, opt.scene, loadOptions), {}};
   const BodyStorage& b = s.scene.system.bodies;
   for (std::size_t i = 0; i < b.size() && i < s.scene.globalGeomIdOfBody.size(); ++i) {
@@ -260,8 +259,7 @@ Setup loadScene(const app::SimOptions& opt) {
     }
   }
   if (gSize > 1 && s.scene.stepper.solver.localMethod) {
-    throw io::SceneError(opt.scene.string(),
-                         lineOf(s.scene.text, "<InclusionSolverSettings"),
+    throw io::SceneError(opt.scene.string(), lineOf(s.scene.text, "<InclusionSolverSettings"),
                          "SceneSettings/TimeStepperSettings/InclusionSolverSettings",
                          "method: the assembled (Delassus) methods are serial; use "
                          "method=\"SORContact\" (or another velocity prox method) with more than "
@@ -280,8 +278,8 @@ int run(const app::SimOptions& opt) {
       for (const std::string& arg : opt.overrides) {
         overrides.push_back(io::parseSceneOverride(arg));
       }
-      const std::string text = io::applySceneOverrides(io::readSceneText(opt.scene),
-                                                       opt.scene.string(), overrides);
+      const std::string text =
+          io::applySceneOverrides(io::readSceneText(opt.scene), opt.scene.string(), overrides);
       say(text);
       return kExitOk;
     }
@@ -328,9 +326,8 @@ int run(const app::SimOptions& opt) {
   const unsigned checkRatio = scene.mpi ? scene.mpi->convergenceCheckRatio : 1;
   mpi::DistributedExchange exchange(MPI_COMM_WORLD, topology, splitRatio, checkRatio);
   exchange.keepOwnedBodies(system.bodies);
-  say("processes  " + std::to_string(gSize) + ", " + topologyText +
-      "; splitNodeUpdateRatio " + std::to_string(splitRatio) + ", convergenceCheckRatio " +
-      std::to_string(checkRatio) + "\n");
+  say("processes  " + std::to_string(gSize) + ", " + topologyText + "; splitNodeUpdateRatio " +
+      std::to_string(splitRatio) + ", convergenceCheckRatio " + std::to_string(checkRatio) + "\n");
 
   // 3. Output: the first process makes the record folder; the .sim file is written together.
   const bool recording = scene.recorder.mode != io::RecorderMode::NoOutput;
@@ -386,8 +383,8 @@ int run(const app::SimOptions& opt) {
             io::AdditionalBytesType::ProcessMaterialOverlapGeomId, simulated);
         sim->writeState(system.time, system.bodies, {}, setup->globalGeomId);
       } else {
-        sim = std::make_unique<app::CollectiveSimWriter>(
-            MPI_COMM_WORLD, record / "SimState.sim", resume.simHeader, resume.stateIndex + 1);
+        sim = std::make_unique<app::CollectiveSimWriter>(MPI_COMM_WORLD, record / "SimState.sim",
+                                                         resume.simHeader, resume.stateIndex + 1);
       }
     }
   } catch (const std::exception& e) {
@@ -417,8 +414,8 @@ int run(const app::SimOptions& opt) {
                  processLog.is_open() ? &processLog : nullptr, setup->globalGeomId);
   app::LoopResult result;
   try {
-    result = app::runSteps(hooks, firstStep, lastStep, system.time,
-                           progress ? &*progress : nullptr);
+    result =
+        app::runSteps(hooks, firstStep, lastStep, system.time, progress ? &*progress : nullptr);
   } catch (const std::exception& e) {
     // The other processes wait in a collective call: stop them all with this message.
     std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s\n", gRank, e.what());

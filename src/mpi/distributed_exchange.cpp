@@ -147,6 +147,86 @@ void DistributedExchange::keepOwnedBodies(BodyStorage& bodies) {
   ownerOfRemote_.clear();
 }
 
+void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
+                                      DynamicsSystem& system) {
+  GRAIN_REQUIRE(topology != nullptr && topology->size() == size(),
+                "the new domain decomposition has the wrong number of domains");
+  BodyStorage& bodies = system.bodies;
+  // The largest body must fit the smallest cell (checked by every process on the same data).
+  Real largest = 0.0;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {
+      largest = std::max(largest, 2.0 * bodies.boundingRadii()[i]);
+    }
+  }
+  allReducer_.max(std::span<Real>(&largest, 1));
+  if (size() > 1 && largest > topology->minCellExtent()) {
+    throw Error("the new domain decomposition has a cell of " +
+                std::to_string(topology->minCellExtent()) +
+                " m, smaller than the largest simulated body (" + std::to_string(largest) + " m)");
+  }
+  std::vector<BodyId> remote;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.ownerships()[i] == BodyOwnership::Remote) {
+      remote.push_back(bodies.ids()[i]);
+    }
+  }
+  for (const BodyId id : remote) {
+    bodies.remove(id);
+  }
+  topology_ = std::move(topology);
+  neighbours_ = topology_->neighbours(rank_);
+  holders_.clear();
+  ownerOfRemote_.clear();
+  splitLocal_.clear();
+  splitRemote_.clear();
+  splitPartners_.clear();
+
+  const auto processes = static_cast<std::size_t>(size());
+  std::vector<ByteWriter> out(processes);
+  std::vector<BodyId> leaving;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (!bodies.isSimulated(i)) {
+      continue;
+    }
+    const int owner = topology_->ownerOf(bodies.positions()[i]);
+    if (owner != rank_) {
+      ByteWriter& w = out[static_cast<std::size_t>(owner)];
+      w.put(bodies.ids()[i]);
+      putFull(w, bodies, i);
+      leaving.push_back(bodies.ids()[i]);
+    }
+  }
+  for (const BodyId id : leaving) {
+    bodies.remove(id);
+  }
+  std::vector<int> sendCounts(processes), recvCounts(processes), sendOffsets(processes),
+      recvOffsets(processes);
+  std::vector<char> sendBytes;
+  for (std::size_t r = 0; r < processes; ++r) {
+    sendOffsets[r] = static_cast<int>(sendBytes.size());
+    sendCounts[r] = static_cast<int>(out[r].bytes().size());
+    sendBytes.insert(sendBytes.end(), out[r].bytes().begin(), out[r].bytes().end());
+    traffic_.bytes += out[r].bytes().size();
+    traffic_.messages += out[r].bytes().empty() ? 0 : 1;
+  }
+  MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, comm_);
+  int total = 0;
+  for (std::size_t r = 0; r < processes; ++r) {
+    recvOffsets[r] = total;
+    total += recvCounts[r];
+  }
+  std::vector<char> recvBytes(static_cast<std::size_t>(total));
+  MPI_Alltoallv(sendBytes.data(), sendCounts.data(), sendOffsets.data(), MPI_BYTE, recvBytes.data(),
+                recvCounts.data(), recvOffsets.data(), MPI_BYTE, comm_);
+  ByteReader r(recvBytes);
+  while (!r.done()) {
+    const auto id = r.get<BodyId>();
+    receiveFull(system, r, id, BodyOwnership::Local);
+  }
+  bodies.sortById();
+}
+
 void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
   BodyStorage& bodies = system.bodies;
   std::vector<ByteWriter> out(neighbours_.size());

@@ -64,8 +64,8 @@ std::string pileScene(double endTime, int nz = 4, const std::string& extraBody =
   wall(4, "0 1 0", "0 0 0");
   wall(5, "0 -1 0", "0 0.1 0");
   for (int layer = 0; layer < nz; ++layer) {
-    s << R"(    <RigidBodies name="beads)" << layer << R"(" instances="16" groupId=")"
-      << 10 + layer << R"(">
+    s << R"(    <RigidBodies name="beads)" << layer << R"(" instances="16" groupId=")" << 10 + layer
+      << R"(">
       <Geometry><Sphere distribute="uniform" radius="0.01"/></Geometry>
       <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.004"/>
         <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
@@ -136,9 +136,9 @@ class GrainSimMpi : public ::testing::Test {
 TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
   const fs::path dir = makeTempDir("mpi_equivalence");
   writeText(dir / "pile.xml", pileScene(0.1));
-  const CommandResult serial = runCommand(std::string(GRAIN_SIM_EXE) + " -s " +
-                                          (dir / "pile.xml").string() + " -g " +
-                                          (dir / "serial").string());
+  const CommandResult serial =
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
+                 (dir / "serial").string());
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
   for (int np = 1; np <= 4; ++np) {
@@ -165,8 +165,8 @@ TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
 TEST_F(GrainSimMpi, RestartOnAnotherProcessCountAndFromASerialRun) {
   const fs::path dir = makeTempDir("mpi_restart");
   writeText(dir / "pile.xml", pileScene(0.1));
-  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() +
-                       " -g " + (dir / "serial").string())
+  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
+                       (dir / "serial").string())
                 .exitCode,
             0);
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
@@ -193,7 +193,8 @@ TEST_F(GrainSimMpi, RestartOnAnotherProcessCountAndFromASerialRun) {
                          " -g " + (dir / "s2").string() + half)
                   .exitCode,
               0);
-    const CommandResult b = runCommand(mpirun(2) + " --restart " + record(dir / "s2").string() + full);
+    const CommandResult b =
+        runCommand(mpirun(2) + " --restart " + record(dir / "s2").string() + full);
     ASSERT_EQ(b.exitCode, 0) << b.output;
     const io::SimState last = checkStates(record(dir / "s2") / "SimState.sim", 64, 11);
     EXPECT_LT(compare(reference, last).position, 1e-9);

@@ -52,6 +52,14 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   /// process does not own.
   void keepOwnedBodies(BodyStorage& bodies);
 
+  /// Switches to a new decomposition (a rebuild for load balancing), between steps: remote copies
+  /// are dropped and every local body moves to its owner under `topology` (one all-to-all
+  /// exchange, as owners may be any process). The next exchangeBodies() creates the remote copies
+  /// anew. Collective. Throws grain::Error (on every process) if a simulated body is larger than
+  /// the smallest cell of the new decomposition.
+  void setTopology(std::shared_ptr<const Topology> topology, DynamicsSystem& system);
+  const Topology& topology() const { return *topology_; }
+
   // BodyExchange
   void exchangeBodies(DynamicsSystem& system) override;
   void selectContacts(const BodyStorage& bodies, ContactStorage& contacts) override;
@@ -68,6 +76,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   /// Reductions over all processes of the run.
   Reducer& reducer() { return allReducer_; }
   int rank() const { return rank_; }
+  int size() const { return topology_->size(); }
   const std::vector<int>& neighbours() const { return neighbours_; }
   /// Bytes and messages this process sent since the last resetTraffic().
   const TrafficCounters& traffic() const { return traffic_; }
