@@ -4,6 +4,9 @@ find_package(Boost 1.74 REQUIRED COMPONENTS program_options filesystem serializa
 find_package(pugixml REQUIRED)
 if(GRAIN_WITH_MPI)
   find_package(MPI REQUIRED COMPONENTS CXX)
+  # Kd-tree decomposition (recursive coordinate bisection) and kNN for the outlier filter.
+  find_package(Zoltan CONFIG REQUIRED)
+  find_package(nanoflann REQUIRED)
 endif()
 if(GRAIN_WITH_HDF5)
   find_package(HDF5 REQUIRED COMPONENTS C)

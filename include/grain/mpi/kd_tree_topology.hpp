@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <mpi.h>
+
+#include <grain/core/bodies/body_id.hpp>
+#include <grain/core/math/types.hpp>
+#include <grain/mpi/topology.hpp>
+
+struct Zoltan_Struct;
+
+namespace grain::mpi {
+
+/// The points one process contributes to a decomposition (I frame, m), with a weight each
+/// (dimensionless workload, e.g. 1 per body). A point is named by the body it comes from and an
+/// index among that body's points (0 = the centre of mass, 1.. = predicted positions), so every
+/// (id, index) pair is unique over all processes.
+struct WeightedPoints {
+  std::vector<Vec3> positions;
+  std::vector<Real> weights;
+  std::vector<BodyId> ids;
+  std::vector<std::uint32_t> indices;
+
+  std::size_t size() const { return positions.size(); }
+  void clear();
+  void add(const Vec3& position, Real weight, BodyId id, std::uint32_t index);
+};
+
+/// How the frame K of a kd-tree is chosen. The tree's cuts are axis-aligned in K.
+enum class KdTreeFrame : std::uint8_t {
+  /// K = I: cuts along the inertial axes.
+  Aabb,
+  /// K = principal axes of the weighted second moment (Binet tensor) of all processes' points,
+  /// computed with reductions. Also used for the "MVBB" build mode: the principal axes are the
+  /// usual first estimate of a minimum-volume box and good cut directions for RCB.
+  Principal,
+  /// K = I, and only the points inside the given box take part in the build (the region where
+  /// the bodies are expected); all other points still get an owner.
+  Predefined,
+};
+
+/// Parameters of a kd-tree build.
+struct KdTreeSettings {
+  KdTreeFrame frame = KdTreeFrame::Aabb;
+  Vec3 boxMin = Vec3::Zero();  ///< predefined box (I frame, m), KdTreeFrame::Predefined only
+  Vec3 boxMax = Vec3::Zero();
+  /// Zoltan IMBALANCE_TOL: largest allowed ratio of a domain's weight to the mean weight.
+  Real imbalanceTolerance = 1.05;
+};
+
+/// Kd-tree decomposition (thesis §10.3) built with Zoltan's recursive coordinate bisection
+/// (RCB): the cut tree is computed in parallel from each process's own points (no process sees
+/// all points), weighted, with the cuts kept (KEEP_CUTS) for the queries below. One leaf per
+/// process; the leaf of process r is its domain. Cuts are axis-aligned in the frame K
+/// (x_K = R_KI x_I), chosen once at build time (KdTreeFrame).
+///
+/// Domains are half-open along each cut: a point exactly on a cut belongs to the lower side
+/// (Zoltan_LB_Point_Assign's rule), and the boundary domains extend to infinity, so every
+/// finite point has exactly one owner, including points far outside the partitioned cloud.
+///
+/// After the build every query is local (no communication): ownerOf walks the cut tree
+/// (Zoltan_LB_Point_Assign), ranksOverlapping descends it with a box (Zoltan_LB_Box_Assign) and
+/// keeps the domains the box really overlaps under the half-open rule; the domain boxes and the
+/// neighbour lists are computed once at build time.
+///
+/// Neighbours: rank s is a neighbour of r if s's domain lies within `neighbourMargin()` of r's
+/// domain (max norm in K), which includes every domain touching it (faces, edges, corners). The
+/// margin is minCellExtent() (times sqrt 3 when K is rotated, for I-frame boxes), so a body whose
+/// centre is in r and whose bounding box has no extent larger than minCellExtent() overlaps only
+/// r and its neighbours.
+///
+/// Lifetime: build and destruction are collective over the communicator (Zoltan duplicates and
+/// frees it); destroy every KdTreeTopology before MPI_Finalize. Zoltan keeps no state outside
+/// its struct, so any number of topologies can exist; they are not thread-safe (use one thread).
+class KdTreeTopology final : public Topology {
+ public:
+  /// Builds the tree from every process's `points` (collective over `comm`). With a
+  /// `previous` kd-tree on the same communicator its cuts start the bisection (RCB_REUSE), so
+  /// domains move little between rebuilds. Throws grain::Error (on every process) when no
+  /// process has a point, a weight is negative or not finite, or Zoltan fails.
+  static std::shared_ptr<KdTreeTopology> build(MPI_Comm comm, const WeightedPoints& points,
+                                               const KdTreeSettings& settings,
+                                               const KdTreeTopology* previous = nullptr);
+
+  ~KdTreeTopology() override;
+  KdTreeTopology(const KdTreeTopology&) = delete;
+  KdTreeTopology& operator=(const KdTreeTopology&) = delete;
+
+  int size() const override { return size_; }
+  int ownerOf(const Vec3& point) const override;
+  void ranksOverlapping(const Vec3& lo, const Vec3& hi, std::vector<int>& ranks) const override;
+  std::vector<int> neighbours(int rank) const override;
+  /// Smallest extent of a domain along a K axis, each domain clipped to the box of the
+  /// partitioned points (m); axes along which a domain is unbounded on both sides do not count.
+  /// Infinite with one process.
+  Real minCellExtent() const override { return minCellExtent_; }
+
+  /// Rotation R_KI from the inertial frame into the tree's frame K.
+  const Mat3& rotationKI() const { return rotationKI_; }
+  /// Domain of `rank` in the frame K (m): lower and upper corner, unbounded faces at +-infinity.
+  const std::array<Vec3, 2>& domainBox(int rank) const;
+  /// Box of the partitioned points in the frame K (m).
+  const std::array<Vec3, 2>& cloudBox() const { return cloudBox_; }
+  /// Distance (max norm in K, m) within which domains count as neighbours.
+  Real neighbourMargin() const { return neighbourMargin_; }
+  /// Total weight of the partitioned points in each domain (summed over processes at build).
+  const std::vector<Real>& domainWeights() const { return domainWeights_; }
+
+ private:
+  KdTreeTopology() = default;
+  void computeDomains(MPI_Comm comm, const std::vector<Vec3>& frameCoords,
+                      const std::vector<Real>& weights);
+  /// Owner of a point given in the frame K.
+  int ownerInFrame(const Vec3& pointK) const;
+
+  Zoltan_Struct* zz_ = nullptr;
+  int size_ = 1;
+  bool rotated_ = false;
+  Mat3 rotationKI_ = Mat3::Identity();
+  std::array<Vec3, 2> cloudBox_{Vec3::Zero(), Vec3::Zero()};
+  std::vector<std::array<Vec3, 2>> domains_;
+  std::vector<std::vector<int>> neighbours_;
+  std::vector<Real> domainWeights_;
+  Real minCellExtent_ = 0;
+  Real neighbourMargin_ = 0;
+  mutable std::vector<int> scratch_;
+};
+
+}  // namespace grain::mpi

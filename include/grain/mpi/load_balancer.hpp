@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <mpi.h>
+
+#include <grain/core/bodies/body_id.hpp>
+#include <grain/core/math/types.hpp>
+#include <grain/mpi/kd_tree_topology.hpp>
+#include <grain/mpi/topology.hpp>
+
+/// Dynamic load balancing of distributed runs (thesis ch. 11): when to rebuild the domain
+/// decomposition, and how to build it from the bodies each process owns now. Every process keeps
+/// its own bodies: the decomposition is computed in parallel (the kd-tree with Zoltan's RCB, the
+/// grid from reduced bounds); no process gathers all bodies. Moving the bodies to their new
+/// owners is the caller's business (DistributedExchange).
+namespace grain::mpi {
+
+/// MPISettings/ProcessTopology of a scene, as the load balancer needs them (GRSF names).
+struct LoadBalanceSettings {
+  enum class Mode : std::uint8_t { Static, Dynamic };
+  enum class Policy : std::uint8_t { AlwaysRebuild, BodyLimit };
+  enum class TopologyType : std::uint8_t { Grid, KdTree };
+  /// Frame of the decomposition: Mvbb and BinetTensor both use the principal axes of the
+  /// bodies' centres (kd-tree only; the grid is axis-aligned and uses the AABB for both).
+  enum class BuildMode : std::uint8_t { Mvbb, Aabb, BinetTensor, Predefined };
+
+  Mode mode = Mode::Dynamic;
+  Policy policy = Policy::AlwaysRebuild;
+  std::uint32_t policyCheckEveryXTimeStep = 10;  ///< steps between rebuild decisions (>= 1)
+  std::uint32_t bodyLimit = 500;                 ///< Policy::BodyLimit: local bodies per process
+
+  TopologyType type = TopologyType::Grid;
+  BuildMode buildMode = BuildMode::Aabb;
+  Real minCellSize = 1e-3;  ///< m: smallest grid cell extent (the grid box grows to respect it)
+  std::array<int, 3> gridDimension{1, 1, 1};  ///< grid only; product = process count
+  bool matchProcessDimToExtent = true;        ///< grid only: dimensions from the box extent
+  Vec3 minPoint = Vec3::Zero();               ///< BuildMode::Predefined box (I frame, m)
+  Vec3 maxPoint = Vec3::Zero();
+
+  std::uint32_t massPointCount = 0;  ///< MassPointPrediction nPoints (0: no prediction)
+  Real massPointDeltaT = 0.1;        ///< MassPointPrediction deltaT (s)
+
+  bool outlierFilter = false;  ///< GlobalOutlierFilter given
+  std::uint32_t outlierKnnMean = 20;
+  Real outlierStdDeviationMult = 3.0;
+  std::uint32_t outlierAllowSplitAbove = 10;  ///< leaf size of the kNN search tree
+};
+
+/// One simulated body a process owns, as the load balancer sees it.
+struct BalancedBody {
+  BodyId id = 0;
+  Vec3 position = Vec3::Zero();  ///< centre of mass (I frame, m)
+  Vec3 velocity = Vec3::Zero();  ///< of the centre of mass (I frame, m/s)
+  Real weight = 1;               ///< workload (dimensionless, >= 0)
+};
+
+/// A static half-space the prediction does not cross: the free side is (x - point) . normal >= 0
+/// (I frame, m; normal of unit length, pointing into the free side).
+struct StaticHalfspace {
+  Vec3 point = Vec3::Zero();
+  Vec3 normal = Vec3::UnitZ();
+};
+
+/// Whether to rebuild the decomposition before time step `step` (GRSF checkAndRebuild): never
+/// in static mode and at step 0; otherwise at every multiple of policyCheckEveryXTimeStep, always
+/// (AlwaysRebuild) or if some process owns >= bodyLimit bodies (BodyLimit). The same answer on
+/// every process. Collective over `comm` (one MPI_Allreduce) only at the checks of BodyLimit,
+/// which every process reaches at the same step.
+bool shouldRebuild(MPI_Comm comm, const LoadBalanceSettings& settings, std::uint64_t step,
+                   std::size_t localBodies);
+
+/// Adds to `out` the point cloud of the mass-point prediction: each body's centre (index 0) and
+/// `nPoints` positions integrated by explicit Euler under `gravity` (m/s^2) with step `deltaT`
+/// (s), p += dt v + dt^2/2 g, v += dt g (indices 1..). A point that would leave the free side of
+/// a half-space stops on its plane, and the body's later points stay there. The body's weight is
+/// split evenly over its 1 + nPoints points. Local (no communication).
+void predictMassPoints(const std::vector<BalancedBody>& bodies, const Vec3& gravity,
+                       const std::vector<StaticHalfspace>& halfspaces, std::uint32_t nPoints,
+                       Real deltaT, WeightedPoints& out);
+
+/// Statistical outlier filter (thesis Algorithm 11.3): for each of this process's `points`
+/// (I frame, m) the mean distance to its k nearest other local points (nanoflann kd-tree with
+/// `leafSize` points per leaf); the mean mu and standard deviation sigma of these means over all
+/// processes; a point is an outlier if its mean distance >= mu + stdDevMult sigma (none when
+/// sigma = 0). Returns one flag per point (1 = outlier). Processes with fewer than two points
+/// contribute nothing and flag nothing. Collective over `comm` (one MPI_Allreduce).
+std::vector<char> findOutliers(MPI_Comm comm, const std::vector<Vec3>& points, std::uint32_t k,
+                               Real stdDevMult, std::uint32_t leafSize);
+
+/// Builds a new decomposition from the bodies this process owns now (collective over `comm`):
+///  1. outlier filter on the centres (if enabled): outliers take no part in the build, but, as
+///     every point, still get an owner by point query;
+///  2. mass-point prediction of the other bodies (if massPointCount > 0);
+///  3. grid: the box of the points (Predefined: the given box), grown to the cell size
+///     minCellSize, dimensions gridDimension or from the extent; kd-tree: KdTreeTopology::build
+///     with the frame of the build mode and the previous kd-tree's cuts as a start.
+/// Then checks the largest body extent `maxBodyExtent` (m, this process's largest bounding-box
+/// edge; reduced with MAX) against the new topology's minCellExtent(): a body larger than the
+/// smallest cell throws grain::Error on every process, naming both sizes.
+std::shared_ptr<const Topology> buildTopology(MPI_Comm comm, const LoadBalanceSettings& settings,
+                                              const std::vector<BalancedBody>& bodies,
+                                              const Vec3& gravity,
+                                              const std::vector<StaticHalfspace>& halfspaces,
+                                              Real maxBodyExtent,
+                                              const Topology* previous = nullptr);
+
+}  // namespace grain::mpi

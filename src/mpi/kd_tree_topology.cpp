@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <zoltan.h>
+
+#include <Eigen/Eigenvalues>
+
+#include <grain/core/common/error.hpp>
+#include <grain/mpi/kd_tree_topology.hpp>
+
+namespace grain::mpi {
+
+namespace {
+
+constexpr Real kInf = std::numeric_limits<Real>::infinity();
+
+/// Global ids: the 64-bit body id as two 32-bit entries and the point's index among the body's
+/// points as a third. Local id: the position in the arrays handed to Zoltan.
+constexpr int kGidEntries = 3;
+
+/// What the Zoltan callbacks read: the points of this process in the frame K.
+struct CallbackData {
+  const std::vector<Vec3>* coords = nullptr;
+  const std::vector<Real>* weights = nullptr;
+  const std::vector<BodyId>* ids = nullptr;
+  const std::vector<std::uint32_t>* indices = nullptr;
+};
+
+int numObjects(void* data, int* ierr) {
+  *ierr = ZOLTAN_OK;
+  return static_cast<int>(static_cast<const CallbackData*>(data)->coords->size());
+}
+
+void objectList(void* data, int numGid, int numLid, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids,
+                int weightDim, float* weights, int* ierr) {
+  const auto& d = *static_cast<const CallbackData*>(data);
+  if (numGid != kGidEntries || numLid != 1 || weightDim != 1) {
+    *ierr = ZOLTAN_FATAL;
+    return;
+  }
+  for (std::size_t i = 0; i < d.coords->size(); ++i) {
+    const BodyId id = (*d.ids)[i];
+    gids[kGidEntries * i + 0] = static_cast<ZOLTAN_ID_TYPE>(id & 0xffffffffu);
+    gids[kGidEntries * i + 1] = static_cast<ZOLTAN_ID_TYPE>(id >> 32);
+    gids[kGidEntries * i + 2] = static_cast<ZOLTAN_ID_TYPE>((*d.indices)[i]);
+    lids[i] = static_cast<ZOLTAN_ID_TYPE>(i);
+    weights[i] = static_cast<float>((*d.weights)[i]);
+  }
+  *ierr = ZOLTAN_OK;
+}
+
+int numGeometry(void* /*data*/, int* ierr) {
+  *ierr = ZOLTAN_OK;
+  return 3;
+}
+
+void geometryMulti(void* data, int /*numGid*/, int numLid, int numObj, ZOLTAN_ID_PTR /*gids*/,
+                   ZOLTAN_ID_PTR lids, int numDim, double* coords, int* ierr) {
+  const auto& d = *static_cast<const CallbackData*>(data);
+  if (numLid != 1 || numDim != 3) {
+    *ierr = ZOLTAN_FATAL;
+    return;
+  }
+  for (int i = 0; i < numObj; ++i) {
+    const Vec3& p = (*d.coords)[lids[i]];
+    for (int k = 0; k < 3; ++k) {
+      coords[3 * i + k] = p[k];
+    }
+  }
+  *ierr = ZOLTAN_OK;
+}
+
+void initializeZoltan() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    float version = 0;
+    GRAIN_REQUIRE(Zoltan_Initialize(0, nullptr, &version) == ZOLTAN_OK,
+                  "kd-tree topology: Zoltan_Initialize failed");
+  });
+}
+
+/// Throws grain::Error on every process if `failed` is true on any of them.
+void throwIfAny(MPI_Comm comm, bool failed, const std::string& what) {
+  int local = failed ? 1 : 0;
+  int any = 0;
+  MPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, comm);
+  GRAIN_REQUIRE(any == 0, "kd-tree topology: " + what);
+}
+
+void setParam(Zoltan_Struct* zz, const char* name, const std::string& value) {
+  GRAIN_REQUIRE(Zoltan_Set_Param(zz, name, value.c_str()) == ZOLTAN_OK,
+                std::string("kd-tree topology: Zoltan rejected parameter ") + name);
+}
+
+/// Rotation R_KI onto the principal axes of the points (largest spread along x_K), the same on
+/// every process (computed on process 0 from reduced moments and broadcast). Collective.
+Mat3 principalFrame(MPI_Comm comm, const std::vector<Vec3>& points) {
+  double sums[4] = {0, 0, 0, static_cast<double>(points.size())};
+  for (const Vec3& p : points) {
+    for (int k = 0; k < 3; ++k) {
+      sums[k] += p[k];
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, sums, 4, MPI_DOUBLE, MPI_SUM, comm);
+  const Vec3 centre =
+      sums[3] > 0 ? Vec3(Vec3(sums[0], sums[1], sums[2]) / sums[3]) : Vec3(Vec3::Zero());
+  // Second moment about the centre (the Binet tensor up to the trace term), upper triangle.
+  double moments[6] = {0, 0, 0, 0, 0, 0};
+  for (const Vec3& p : points) {
+    const Vec3 r = p - centre;
+    moments[0] += r.x() * r.x();
+    moments[1] += r.x() * r.y();
+    moments[2] += r.x() * r.z();
+    moments[3] += r.y() * r.y();
+    moments[4] += r.y() * r.z();
+    moments[5] += r.z() * r.z();
+  }
+  MPI_Allreduce(MPI_IN_PLACE, moments, 6, MPI_DOUBLE, MPI_SUM, comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  Mat3 rotation = Mat3::Identity();
+  if (rank == 0) {
+    Mat3 m;
+    m << moments[0], moments[1], moments[2], moments[1], moments[3], moments[4], moments[2],
+        moments[4], moments[5];
+    const Eigen::SelfAdjointEigenSolver<Mat3> solver(m);
+    if (solver.info() == Eigen::Success) {
+      // Eigenvalues ascend: rows of R_KI are the axes by decreasing spread.
+      for (int k = 0; k < 3; ++k) {
+        rotation.row(k) = solver.eigenvectors().col(2 - k).transpose();
+      }
+      if (rotation.determinant() < 0) {
+        rotation.row(2) *= -1;
+      }
+    }
+  }
+  MPI_Bcast(rotation.data(), 9, MPI_DOUBLE, 0, comm);
+  return rotation;
+}
+
+}  // namespace
+
+void WeightedPoints::clear() {
+  positions.clear();
+  weights.clear();
+  ids.clear();
+  indices.clear();
+}
+
+void WeightedPoints::add(const Vec3& position, Real weight, BodyId id, std::uint32_t index) {
+  positions.push_back(position);
+  weights.push_back(weight);
+  ids.push_back(id);
+  indices.push_back(index);
+}
+
+std::shared_ptr<KdTreeTopology> KdTreeTopology::build(MPI_Comm comm, const WeightedPoints& points,
+                                                      const KdTreeSettings& settings,
+                                                      const KdTreeTopology* previous) {
+  std::shared_ptr<KdTreeTopology> topo(new KdTreeTopology());
+  MPI_Comm_size(comm, &topo->size_);
+
+  bool invalid = points.weights.size() != points.size() || points.ids.size() != points.size() ||
+                 points.indices.size() != points.size();
+  for (std::size_t i = 0; !invalid && i < points.size(); ++i) {
+    invalid = !std::isfinite(points.weights[i]) || points.weights[i] < 0 ||
+              !points.positions[i].allFinite();
+  }
+  throwIfAny(comm, invalid, "every point needs a finite position, id and weight >= 0");
+  if (settings.frame == KdTreeFrame::Predefined) {
+    GRAIN_REQUIRE((settings.boxMax - settings.boxMin).minCoeff() > 0,
+                  "kd-tree topology: the predefined box must have a positive extent");
+  }
+
+  // Frame K and the points that take part (in K).
+  if (settings.frame == KdTreeFrame::Principal) {
+    topo->rotationKI_ = principalFrame(comm, points.positions);
+    topo->rotated_ = !topo->rotationKI_.isIdentity(0);
+  }
+  std::vector<Vec3> coords;
+  std::vector<Real> weights;
+  std::vector<BodyId> ids;
+  std::vector<std::uint32_t> indices;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Vec3 p = topo->rotationKI_ * points.positions[i];
+    if (settings.frame == KdTreeFrame::Predefined &&
+        ((p - settings.boxMin).minCoeff() < 0 || (settings.boxMax - p).minCoeff() < 0)) {
+      continue;
+    }
+    coords.push_back(p);
+    weights.push_back(points.weights[i]);
+    ids.push_back(points.ids[i]);
+    indices.push_back(points.indices[i]);
+  }
+
+  // Box of the partitioned points: one MIN reduction over (lo, -hi); the count as a seventh entry.
+  double box[7] = {kInf, kInf, kInf, kInf, kInf, kInf, -static_cast<double>(coords.size())};
+  for (const Vec3& p : coords) {
+    for (int k = 0; k < 3; ++k) {
+      box[k] = std::min(box[k], p[k]);
+      box[3 + k] = std::min(box[3 + k], -p[k]);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, box, 7, MPI_DOUBLE, MPI_MIN, comm);
+  int anyPoints = coords.empty() ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &anyPoints, 1, MPI_INT, MPI_MAX, comm);
+  GRAIN_REQUIRE(anyPoints != 0, "kd-tree topology: no process has a point to partition");
+  topo->cloudBox_ = {Vec3(box[0], box[1], box[2]), Vec3(-box[3], -box[4], -box[5])};
+  if (settings.frame == KdTreeFrame::Predefined) {
+    topo->cloudBox_ = {settings.boxMin, settings.boxMax};
+  }
+
+  if (topo->size_ > 1) {
+    initializeZoltan();
+    CallbackData data{&coords, &weights, &ids, &indices};
+    topo->zz_ = previous != nullptr && previous->zz_ != nullptr ? Zoltan_Copy(previous->zz_)
+                                                                : Zoltan_Create(comm);
+    throwIfAny(comm, topo->zz_ == nullptr, "Zoltan_Create failed");
+    Zoltan_Struct* zz = topo->zz_;
+    setParam(zz, "DEBUG_LEVEL", "0");
+    setParam(zz, "LB_METHOD", "RCB");
+    setParam(zz, "LB_APPROACH", "REPARTITION");
+    setParam(zz, "NUM_GID_ENTRIES", std::to_string(kGidEntries));
+    setParam(zz, "NUM_LID_ENTRIES", "1");
+    setParam(zz, "OBJ_WEIGHT_DIM", "1");
+    setParam(zz, "RETURN_LISTS", "NONE");
+    setParam(zz, "KEEP_CUTS", "1");
+    setParam(zz, "RCB_REUSE", previous != nullptr ? "1" : "0");
+    setParam(zz, "AVERAGE_CUTS", "1");
+    setParam(zz, "REDUCE_DIMENSIONS", "0");
+    setParam(zz, "REMAP", "1");
+    setParam(zz, "IMBALANCE_TOL", std::to_string(settings.imbalanceTolerance));
+    Zoltan_Set_Num_Obj_Fn(zz, &numObjects, &data);
+    Zoltan_Set_Obj_List_Fn(zz, &objectList, &data);
+    Zoltan_Set_Num_Geom_Fn(zz, &numGeometry, &data);
+    Zoltan_Set_Geom_Multi_Fn(zz, &geometryMulti, &data);
+
+    int changes = 0;
+    int numGid = 0;
+    int numLid = 0;
+    int numImport = 0;
+    int numExport = 0;
+    ZOLTAN_ID_PTR importGids = nullptr;
+    ZOLTAN_ID_PTR importLids = nullptr;
+    ZOLTAN_ID_PTR exportGids = nullptr;
+    ZOLTAN_ID_PTR exportLids = nullptr;
+    int* importProcs = nullptr;
+    int* importParts = nullptr;
+    int* exportProcs = nullptr;
+    int* exportParts = nullptr;
+    const int rc = Zoltan_LB_Partition(zz, &changes, &numGid, &numLid, &numImport, &importGids,
+                                       &importLids, &importProcs, &importParts, &numExport,
+                                       &exportGids, &exportLids, &exportProcs, &exportParts);
+    Zoltan_LB_Free_Part(&importGids, &importLids, &importProcs, &importParts);
+    Zoltan_LB_Free_Part(&exportGids, &exportLids, &exportProcs, &exportParts);
+    // The callbacks' data dies with this scope: no later Zoltan call may read it.
+    Zoltan_Set_Num_Obj_Fn(zz, nullptr, nullptr);
+    Zoltan_Set_Obj_List_Fn(zz, nullptr, nullptr);
+    Zoltan_Set_Num_Geom_Fn(zz, nullptr, nullptr);
+    Zoltan_Set_Geom_Multi_Fn(zz, nullptr, nullptr);
+    throwIfAny(comm, rc != ZOLTAN_OK && rc != ZOLTAN_WARN,
+               "Zoltan_LB_Partition (RCB) failed with code " + std::to_string(rc));
+  }
+  topo->computeDomains(comm, coords, weights);
+  return topo;
+}
+
+KdTreeTopology::~KdTreeTopology() {
+  if (zz_ != nullptr) {
+    Zoltan_Destroy(&zz_);
+  }
+}
+
+void KdTreeTopology::computeDomains(MPI_Comm comm, const std::vector<Vec3>& frameCoords,
+                                    const std::vector<Real>& weights) {
+  const auto n = static_cast<std::size_t>(size_);
+  domains_.assign(n, {Vec3::Constant(-kInf), Vec3::Constant(kInf)});
+  neighbours_.assign(n, {});
+  if (size_ > 1) {
+    for (int r = 0; r < size_; ++r) {
+      int dim = 0;
+      double lo[3];
+      double hi[3];
+      GRAIN_REQUIRE(
+          Zoltan_RCB_Box(zz_, r, &dim, &lo[0], &lo[1], &lo[2], &hi[0], &hi[1], &hi[2]) == ZOLTAN_OK,
+          "kd-tree topology: Zoltan_RCB_Box failed");
+      // Zoltan marks unbounded faces with +-DBL_MAX.
+      for (int k = 0; k < 3; ++k) {
+        domains_[static_cast<std::size_t>(r)][0][k] =
+            lo[k] <= -std::numeric_limits<double>::max() ? -kInf : lo[k];
+        domains_[static_cast<std::size_t>(r)][1][k] =
+            hi[k] >= std::numeric_limits<double>::max() ? kInf : hi[k];
+      }
+    }
+  }
+
+  // Smallest extent of the domains clipped to the cloud box.
+  minCellExtent_ = kInf;
+  for (const auto& d : domains_) {
+    for (int k = 0; k < 3; ++k) {
+      if (std::isinf(d[0][k]) && std::isinf(d[1][k])) {
+        continue;
+      }
+      const Real e = std::min(d[1][k], cloudBox_[1][k]) - std::max(d[0][k], cloudBox_[0][k]);
+      minCellExtent_ = std::min(minCellExtent_, std::max<Real>(e, 0));
+    }
+  }
+  neighbourMargin_ = std::isinf(minCellExtent_) ? 0 : minCellExtent_;
+  if (rotated_) {
+    neighbourMargin_ *= std::sqrt(3.0);
+  }
+
+  // Neighbours: domains met by each domain box expanded by the margin; made symmetric against
+  // rounding in the expansion.
+  if (size_ > 1) {
+    scratch_.assign(n, 0);
+    std::vector<std::vector<char>> adjacent(n, std::vector<char>(n, 0));
+    for (int r = 0; r < size_; ++r) {
+      const auto& d = domains_[static_cast<std::size_t>(r)];
+      const Vec3 lo = d[0] - Vec3::Constant(neighbourMargin_);
+      const Vec3 hi = d[1] + Vec3::Constant(neighbourMargin_);
+      int count = 0;
+      GRAIN_REQUIRE(Zoltan_LB_Box_Assign(zz_, lo.x(), lo.y(), lo.z(), hi.x(), hi.y(), hi.z(),
+                                         scratch_.data(), &count) == ZOLTAN_OK,
+                    "kd-tree topology: Zoltan_LB_Box_Assign failed");
+      for (int i = 0; i < count; ++i) {
+        const int s = scratch_[static_cast<std::size_t>(i)];
+        if (s != r) {
+          adjacent[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)] = 1;
+          adjacent[static_cast<std::size_t>(s)][static_cast<std::size_t>(r)] = 1;
+        }
+      }
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+      for (std::size_t s = 0; s < n; ++s) {
+        if (adjacent[r][s] != 0) {
+          neighbours_[r].push_back(static_cast<int>(s));
+        }
+      }
+    }
+  }
+
+  // Weight per domain, for balance diagnostics.
+  domainWeights_.assign(n, 0);
+  for (std::size_t i = 0; i < frameCoords.size(); ++i) {
+    domainWeights_[static_cast<std::size_t>(ownerInFrame(frameCoords[i]))] += weights[i];
+  }
+  MPI_Allreduce(MPI_IN_PLACE, domainWeights_.data(), size_, MPI_DOUBLE, MPI_SUM, comm);
+}
+
+int KdTreeTopology::ownerInFrame(const Vec3& pointK) const {
+  if (size_ == 1) {
+    return 0;
+  }
+  double c[3] = {pointK.x(), pointK.y(), pointK.z()};
+  int proc = -1;
+  GRAIN_REQUIRE(Zoltan_LB_Point_Assign(zz_, c, &proc) == ZOLTAN_OK && proc >= 0,
+                "kd-tree topology: Zoltan_LB_Point_Assign failed");
+  return proc;
+}
+
+int KdTreeTopology::ownerOf(const Vec3& point) const {
+  return ownerInFrame(rotationKI_ * point);
+}
+
+void KdTreeTopology::ranksOverlapping(const Vec3& lo, const Vec3& hi,
+                                      std::vector<int>& ranks) const {
+  if (size_ == 1) {
+    ranks.push_back(0);
+    return;
+  }
+  // The box in K (its K-aligned bounding box when K is rotated).
+  const Vec3 centre = rotationKI_ * (0.5 * (lo + hi));
+  const Vec3 half = rotationKI_.cwiseAbs() * (0.5 * (hi - lo));
+  const Vec3 a = centre - half;
+  const Vec3 b = centre + half;
+  int count = 0;
+  GRAIN_REQUIRE(Zoltan_LB_Box_Assign(zz_, a.x(), a.y(), a.z(), b.x(), b.y(), b.z(), scratch_.data(),
+                                     &count) == ZOLTAN_OK,
+                "kd-tree topology: Zoltan_LB_Box_Assign failed");
+  // Zoltan's boxes are closed; a domain is (lo, hi] along each cut (a point on a cut belongs to
+  // the lower side), so keep only the domains the closed query box meets under that rule. With
+  // remapped parts Zoltan lists the processes in tree order: sort.
+  const std::size_t first = ranks.size();
+  for (int i = 0; i < count; ++i) {
+    const int r = scratch_[static_cast<std::size_t>(i)];
+    const auto& d = domains_[static_cast<std::size_t>(r)];
+    bool meets = true;
+    for (int k = 0; k < 3; ++k) {
+      meets = meets && a[k] <= d[1][k] && b[k] > d[0][k];
+    }
+    if (meets) {
+      ranks.push_back(r);
+    }
+  }
+  std::sort(ranks.begin() + static_cast<std::ptrdiff_t>(first), ranks.end());
+}
+
+std::vector<int> KdTreeTopology::neighbours(int rank) const {
+  GRAIN_REQUIRE(rank >= 0 && rank < size_, "kd-tree topology: rank out of range");
+  return neighbours_[static_cast<std::size_t>(rank)];
+}
+
+const std::array<Vec3, 2>& KdTreeTopology::domainBox(int rank) const {
+  GRAIN_REQUIRE(rank >= 0 && rank < size_, "kd-tree topology: rank out of range");
+  return domains_[static_cast<std::size_t>(rank)];
+}
+
+}  // namespace grain::mpi

@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: MIT
+// Kd-tree topology (Zoltan RCB) and load balancing on any number of processes (registered per
+// rank count under the ctest label "mpi"):
+//   - every point has exactly one owner, the same on every process, inside the owner's domain
+//     box, including points on the cuts and far outside the cloud; a point-sized box overlaps
+//     exactly its owner; box queries match a brute-force test against the domain boxes;
+//     neighbours are symmetric, include every touching domain and lie within the margin;
+//   - weighted balance of a uniform cloud, rebuilds from a previous tree, the predefined box;
+//   - the principal frame of an elongated tilted cloud cuts across its long axis only;
+//   - the rebuild policies, the mass-point prediction against a half-space, the outlier filter,
+//     and the checks of buildTopology (grid and kd-tree, too-large bodies).
+// Every process checks; a check fails if it fails on any process. Prints "N passed, N failed".
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include <grain/core/common/error.hpp>
+#include <grain/mpi/kd_tree_topology.hpp>
+#include <grain/mpi/load_balancer.hpp>
+
+namespace {
+
+using namespace grain;
+using namespace grain::mpi;
+
+int gPassed = 0;
+int gFailed = 0;
+int gRank = 0;
+int gSize = 1;
+
+/// Collective: passes if `ok` on every process.
+void check(bool ok, const std::string& what) {
+  int all = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  if (gRank != 0) {
+    return;
+  }
+  if (all != 0) {
+    ++gPassed;
+  } else {
+    ++gFailed;
+    std::printf("FAILED: %s (%d processes)\n", what.c_str(), gSize);
+  }
+}
+
+/// Uniform points in the box [lo, hi], different on every process.
+WeightedPoints uniformCloud(std::size_t n, const Vec3& lo, const Vec3& hi, unsigned seed) {
+  std::mt19937_64 gen(seed + 7919u * static_cast<unsigned>(gRank));
+  std::uniform_real_distribution<Real> u(0, 1);
+  WeightedPoints pts;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec3 p = lo + Vec3(u(gen), u(gen), u(gen)).cwiseProduct(hi - lo);
+    pts.add(p, 1.0, (static_cast<BodyId>(gRank) << 32) | i, 0);
+  }
+  return pts;
+}
+
+/// `point` lies in the domain box under the half-open rule (lo, hi] (an infinite lo is closed).
+bool inDomain(const std::array<Vec3, 2>& box, const Vec3& pointK) {
+  for (int k = 0; k < 3; ++k) {
+    const bool aboveLo = std::isinf(box[0][k]) ? true : pointK[k] > box[0][k];
+    if (!aboveLo || pointK[k] > box[1][k]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Max-norm distance between two closed boxes (0 if they touch or overlap).
+Real boxDistance(const std::array<Vec3, 2>& a, const std::array<Vec3, 2>& b) {
+  Real d = 0;
+  for (int k = 0; k < 3; ++k) {
+    d = std::max({d, b[0][k] - a[1][k], a[0][k] - b[1][k]});
+  }
+  return d;
+}
+
+/// Query points, the same on every process: inside the unit cube, far outside it, and on the
+/// faces of every domain (the cuts).
+std::vector<Vec3> queryPoints(const KdTreeTopology& topo) {
+  std::mt19937_64 gen(12345);
+  std::uniform_real_distribution<Real> u(-0.2, 1.2);
+  std::vector<Vec3> q;
+  for (int i = 0; i < 400; ++i) {
+    q.emplace_back(u(gen), u(gen), u(gen));
+  }
+  for (const Real far : {10.0, 1e6, 1e12}) {
+    q.emplace_back(far, 0.5, 0.5);
+    q.emplace_back(-far, -far, far);
+    q.emplace_back(0.3, far, -far);
+    q.emplace_back(-far, 0.5, -far);
+  }
+  const Mat3 back = topo.rotationKI().transpose();
+  for (int r = 0; r < topo.size(); ++r) {
+    const auto& box = topo.domainBox(r);
+    for (int side = 0; side < 2; ++side) {
+      for (int k = 0; k < 3; ++k) {
+        if (std::isinf(box[static_cast<std::size_t>(side)][k])) {
+          continue;
+        }
+        Vec3 pK = topo.rotationKI() * Vec3(u(gen), u(gen), u(gen));
+        pK[k] = box[static_cast<std::size_t>(side)][k];
+        q.push_back(back * pK);
+      }
+    }
+  }
+  return q;
+}
+
+/// The invariants every kd-tree topology must satisfy.
+void checkInvariants(const KdTreeTopology& topo, const std::string& name) {
+  const int p = topo.size();
+  check(p == gSize, name + ": one domain per process");
+  const std::vector<Vec3> q = queryPoints(topo);
+  std::vector<int> owner(q.size());
+  bool valid = true;
+  bool inBox = true;
+  bool unique = true;
+  bool pointBox = true;
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    owner[i] = topo.ownerOf(q[i]);
+    valid = valid && owner[i] >= 0 && owner[i] < p;
+    if (!valid) {
+      break;
+    }
+    const Vec3 pK = topo.rotationKI() * q[i];
+    inBox = inBox && inDomain(topo.domainBox(owner[i]), pK);
+    int containing = 0;
+    for (int r = 0; r < p; ++r) {
+      containing += inDomain(topo.domainBox(r), pK) ? 1 : 0;
+    }
+    unique = unique && containing == 1;
+    std::vector<int> ranks;
+    topo.ranksOverlapping(q[i], q[i], ranks);
+    pointBox = pointBox && ranks == std::vector<int>{owner[i]};
+  }
+  check(valid, name + ": every point gets an owner in [0, P)");
+  check(inBox, name + ": the owner's domain box contains the point (also on cuts, far away)");
+  check(unique, name + ": exactly one domain box contains each point");
+  check(pointBox, name + ": ranksOverlapping of a point-sized box is exactly the owner");
+  std::vector<int> lo = owner;
+  std::vector<int> hi = owner;
+  MPI_Allreduce(MPI_IN_PLACE, lo.data(), static_cast<int>(lo.size()), MPI_INT, MPI_MIN,
+                MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, hi.data(), static_cast<int>(hi.size()), MPI_INT, MPI_MAX,
+                MPI_COMM_WORLD);
+  check(lo == owner && hi == owner, name + ": every process names the same owner");
+
+  // Box queries against brute force over the domain boxes (axis-aligned frame only: in a
+  // rotated frame the query uses the box's K-aligned bounding box).
+  bool boxes = true;
+  std::mt19937_64 gen(777);
+  std::uniform_real_distribution<Real> u(-0.3, 1.3);
+  std::uniform_real_distribution<Real> s(0, 0.4);
+  for (int i = 0; i < 300; ++i) {
+    const Vec3 a(u(gen), u(gen), u(gen));
+    const Vec3 b = a + Vec3(s(gen), s(gen), s(gen));
+    std::vector<int> ranks{-7};  // appended after existing entries
+    topo.ranksOverlapping(a, b, ranks);
+    const Vec3 aK =
+        topo.rotationKI() * (0.5 * (a + b)) - topo.rotationKI().cwiseAbs() * (0.5 * (b - a));
+    const Vec3 bK =
+        topo.rotationKI() * (0.5 * (a + b)) + topo.rotationKI().cwiseAbs() * (0.5 * (b - a));
+    std::vector<int> expected{-7};
+    for (int r = 0; r < p; ++r) {
+      const auto& d = topo.domainBox(r);
+      bool meets = true;
+      for (int k = 0; k < 3; ++k) {
+        meets = meets && aK[k] <= d[1][k] && bK[k] > d[0][k];
+      }
+      if (meets) {
+        expected.push_back(r);
+      }
+    }
+    boxes = boxes && ranks == expected && ranks.size() >= 2 &&
+            std::find(ranks.begin(), ranks.end(), topo.ownerOf(a)) != ranks.end();
+  }
+  check(boxes, name + ": ranksOverlapping appends exactly the domains a box meets, increasing");
+
+  bool symmetric = true;
+  bool touching = true;
+  bool withinMargin = true;
+  for (int r = 0; r < p; ++r) {
+    const std::vector<int> n = topo.neighbours(r);
+    symmetric = symmetric && std::is_sorted(n.begin(), n.end()) &&
+                std::find(n.begin(), n.end(), r) == n.end();
+    for (int t = 0; t < p; ++t) {
+      const std::vector<int> m = topo.neighbours(t);
+      const bool rt = std::find(n.begin(), n.end(), t) != n.end();
+      const bool tr = std::find(m.begin(), m.end(), r) != m.end();
+      symmetric = symmetric && rt == tr;
+      const Real dist = boxDistance(topo.domainBox(r), topo.domainBox(t));
+      if (t != r && dist <= 0) {
+        touching = touching && rt;
+      }
+      if (rt) {
+        withinMargin = withinMargin && dist <= topo.neighbourMargin() * (1 + 1e-9);
+      }
+    }
+  }
+  check(symmetric, name + ": neighbours are symmetric, sorted, without the rank itself");
+  check(touching, name + ": every touching domain is a neighbour");
+  check(withinMargin, name + ": every neighbour lies within the neighbour margin");
+  check(p == 1 ? std::isinf(topo.minCellExtent()) : topo.minCellExtent() > 0,
+        name + ": minCellExtent is positive (infinite with one process)");
+}
+
+/// Max over min of the domain weights.
+Real imbalance(const KdTreeTopology& topo) {
+  const auto& w = topo.domainWeights();
+  return *std::max_element(w.begin(), w.end()) / *std::min_element(w.begin(), w.end());
+}
+
+void testUniformCloud() {
+  const WeightedPoints pts = uniformCloud(3000, Vec3::Zero(), Vec3::Ones(), 1);
+  auto topo = KdTreeTopology::build(MPI_COMM_WORLD, pts, KdTreeSettings{});
+  checkInvariants(*topo, "uniform cloud");
+  check(imbalance(*topo) <= 1.2, "uniform cloud: domain weights within max/min <= 1.2");
+  // The domain weights agree with point queries of every process's own points.
+  std::vector<double> counts(static_cast<std::size_t>(gSize), 0);
+  for (const Vec3& p : pts.positions) {
+    counts[static_cast<std::size_t>(topo->ownerOf(p))] += 1;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, counts.data(), gSize, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  check(counts == topo->domainWeights(), "uniform cloud: domain weights match point queries");
+
+  // A 4 x 1 x 1 bar whose half x < 2 weighs 5 per point: the bar is cut along x, the weights
+  // balance and the counts do not (for P > 1).
+  WeightedPoints heavy = uniformCloud(3000, Vec3::Zero(), Vec3(4, 1, 1), 2);
+  for (std::size_t i = 0; i < heavy.size(); ++i) {
+    heavy.weights[i] = heavy.positions[i].x() < 2 ? 5.0 : 1.0;
+  }
+  auto weighted = KdTreeTopology::build(MPI_COMM_WORLD, heavy, KdTreeSettings{}, topo.get());
+  checkInvariants(*weighted, "weighted cloud (rebuilt from the previous cuts)");
+  check(imbalance(*weighted) <= 1.2, "weighted cloud: domain weights within max/min <= 1.2");
+  std::vector<double> n(static_cast<std::size_t>(gSize), 0);
+  for (const Vec3& p : heavy.positions) {
+    n[static_cast<std::size_t>(weighted->ownerOf(p))] += 1;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, n.data(), gSize, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  const Real countRatio =
+      *std::max_element(n.begin(), n.end()) / *std::min_element(n.begin(), n.end());
+  check(gSize == 1 || countRatio > 2, "weighted cloud: heavy domains hold fewer points");
+
+  // Repeated rebuilds of a moving cloud, each from the previous tree (the old one destroyed).
+  std::shared_ptr<KdTreeTopology> current = weighted;
+  bool ok = true;
+  for (int step = 1; step <= 5; ++step) {
+    WeightedPoints moved = pts;
+    for (Vec3& p : moved.positions) {
+      p += Vec3(0.3 * step, 0, -0.1 * step);
+    }
+    current = KdTreeTopology::build(MPI_COMM_WORLD, moved, KdTreeSettings{}, current.get());
+    ok = ok && imbalance(*current) <= 1.2 && current->ownerOf(moved.positions[0]) >= 0;
+  }
+  check(ok, "repeated rebuilds from the previous tree stay balanced");
+  checkInvariants(*current, "after five rebuilds");
+}
+
+void testPrincipalFrame() {
+  // A 10 x 1 x 1 bar along d, tilted against every inertial axis.
+  const Vec3 d = Vec3(1, 2, 2).normalized();
+  const Vec3 e1 = d.unitOrthogonal();
+  const Vec3 e2 = d.cross(e1);
+  std::mt19937_64 gen(99 + static_cast<unsigned>(gRank));
+  std::uniform_real_distribution<Real> along(-5, 5);
+  std::uniform_real_distribution<Real> across(-0.5, 0.5);
+  WeightedPoints pts;
+  for (std::uint32_t i = 0; i < 4000; ++i) {
+    pts.add(along(gen) * d + across(gen) * e1 + across(gen) * e2, 1.0,
+            static_cast<BodyId>(gRank) * 100000 + i, 0);
+  }
+  KdTreeSettings settings;
+  settings.frame = KdTreeFrame::Principal;
+  auto topo = KdTreeTopology::build(MPI_COMM_WORLD, pts, settings);
+  check(std::abs(topo->rotationKI().row(0).dot(d.transpose())) > 0.999,
+        "principal frame: the first axis of K is the bar's long axis");
+  check(std::abs(topo->rotationKI().determinant() - 1) < 1e-9,
+        "principal frame: R_KI is a rotation");
+  bool acrossOnly = true;
+  for (int r = 0; r < gSize; ++r) {
+    const auto& box = topo->domainBox(r);
+    for (int k = 1; k < 3; ++k) {
+      acrossOnly = acrossOnly && std::isinf(box[0][k]) && std::isinf(box[1][k]);
+    }
+  }
+  check(acrossOnly, "principal frame: every cut is across the long axis");
+  // The owner depends only on the position along the bar (away from the cuts).
+  bool alongOnly = true;
+  int owners = 0;
+  int last = -1;
+  for (int i = 0; i <= 80; ++i) {
+    const Real t = -5 + 10.0 * i / 80;
+    const int o = topo->ownerOf(t * d);
+    bool nearCut = false;
+    const Real x = topo->rotationKI().row(0).dot((t * d).transpose());
+    for (int r = 0; r < gSize; ++r) {
+      for (int side = 0; side < 2; ++side) {
+        nearCut =
+            nearCut || std::abs(topo->domainBox(r)[static_cast<std::size_t>(side)][0] - x) < 0.05;
+      }
+    }
+    for (const Real a : {-0.45, 0.45}) {
+      for (const Real b : {-0.45, 0.45}) {
+        alongOnly = alongOnly && (nearCut || topo->ownerOf(t * d + a * e1 + b * e2) == o);
+      }
+    }
+    owners += o != last ? 1 : 0;
+    last = o;
+  }
+  check(alongOnly, "principal frame: the owner depends only on the position along the bar");
+  check(owners == gSize, "principal frame: the bar passes through every domain once");
+  check(imbalance(*topo) <= 1.2, "principal frame: balanced");
+  checkInvariants(*topo, "principal frame");
+}
+
+void testPredefinedBox() {
+  const WeightedPoints pts = uniformCloud(2000, Vec3::Zero(), Vec3::Ones(), 5);
+  KdTreeSettings settings;
+  settings.frame = KdTreeFrame::Predefined;
+  settings.boxMin = Vec3::Zero();
+  settings.boxMax = Vec3(0.5, 1, 1);
+  auto topo = KdTreeTopology::build(MPI_COMM_WORLD, pts, settings);
+  check(topo->cloudBox()[1].isApprox(Vec3(0.5, 1, 1)), "predefined box: the clip box is given");
+  // Only the points in the box were partitioned: about a half of all of them, balanced.
+  const auto& w = topo->domainWeights();
+  Real total = 0;
+  for (const Real x : w) {
+    total += x;
+  }
+  check(std::abs(total / (2000.0 * gSize) - 0.5) < 0.05,
+        "predefined box: only the points inside the box take part");
+  check(imbalance(*topo) <= 1.2, "predefined box: balanced inside the box");
+  bool owned = true;
+  for (const Vec3& p : pts.positions) {
+    const int o = topo->ownerOf(p);
+    owned = owned && o >= 0 && o < gSize;
+  }
+  check(owned, "predefined box: points outside the box still get an owner");
+}
+
+void testPolicies() {
+  LoadBalanceSettings s;
+  s.mode = LoadBalanceSettings::Mode::Static;
+  s.policyCheckEveryXTimeStep = 5;
+  bool ok = true;
+  for (std::uint64_t step = 0; step <= 20; ++step) {
+    ok = ok && !shouldRebuild(MPI_COMM_WORLD, s, step, 1000000);
+  }
+  check(ok, "policy: static mode never rebuilds");
+
+  s.mode = LoadBalanceSettings::Mode::Dynamic;
+  s.policy = LoadBalanceSettings::Policy::AlwaysRebuild;
+  ok = true;
+  for (std::uint64_t step = 0; step <= 20; ++step) {
+    ok = ok && shouldRebuild(MPI_COMM_WORLD, s, step, 0) == (step != 0 && step % 5 == 0);
+  }
+  check(ok, "policy: alwaysRebuild every policyCheckEveryXTimeStep steps, not at step 0");
+
+  s.policy = LoadBalanceSettings::Policy::BodyLimit;
+  s.bodyLimit = 100;
+  // Only the last process reaches the limit: every process rebuilds, at check steps only.
+  const std::size_t local = gRank == gSize - 1 ? 100 : 99;
+  ok = true;
+  for (std::uint64_t step = 0; step <= 20; ++step) {
+    ok = ok && shouldRebuild(MPI_COMM_WORLD, s, step, local) == (step != 0 && step % 5 == 0);
+  }
+  check(ok, "policy: bodyLimit rebuilds everywhere when one process reaches the limit");
+  ok = true;
+  for (std::uint64_t step = 0; step <= 20; ++step) {
+    ok = ok && !shouldRebuild(MPI_COMM_WORLD, s, step, 99);
+  }
+  check(ok, "policy: bodyLimit does not rebuild below the limit");
+}
+
+void testMassPointPrediction() {
+  const Vec3 g(0, 0, -9.81);
+  std::vector<BalancedBody> bodies(2);
+  bodies[0].id = 11;
+  bodies[0].position = Vec3(0, 0, 1);
+  bodies[0].velocity = Vec3(1, 0, -2);
+  bodies[0].weight = 6;
+  bodies[1].id = 12;
+  bodies[1].position = Vec3(0, 0, 1);
+  bodies[1].velocity = Vec3(1, 0, -2);
+  bodies[1].weight = 3;
+  const std::vector<StaticHalfspace> floor{{Vec3(0, 0, 0), Vec3::UnitZ()}};
+  WeightedPoints out;
+  predictMassPoints({bodies[0]}, g, floor, 5, 0.1, out);
+  bool ok = out.size() == 6;
+  // Free flight: p(t) = p0 + v t + g t^2 / 2 until the floor at t in (0.2, 0.3); then on it.
+  for (std::uint32_t i = 0; ok && i < 6; ++i) {
+    const Real t = 0.1 * std::min<std::uint32_t>(i, 3);
+    Vec3 expected = bodies[0].position + t * bodies[0].velocity + 0.5 * t * t * g;
+    if (i >= 3) {
+      expected.z() = 0;
+    }
+    ok = ok && (out.positions[i] - expected).norm() < 1e-12 && out.weights[i] == 1.0 &&
+         out.ids[i] == 11 && out.indices[i] == i;
+  }
+  check(ok, "mass points: Euler steps, stop on the half-space, weight split over the points");
+
+  // A tilted half-space (normal (1, 0, 1)/sqrt 2 through the origin): points stay on its free side.
+  WeightedPoints tilted;
+  const std::vector<StaticHalfspace> slope{{Vec3::Zero(), Vec3(1, 0, 1).normalized()}};
+  predictMassPoints({bodies[1]}, g, slope, 8, 0.1, tilted);
+  bool free = tilted.size() == 9;
+  bool reached = false;
+  for (std::size_t i = 0; i < tilted.size(); ++i) {
+    const Real side = tilted.positions[i].dot(slope[0].normal);
+    free = free && side >= -1e-12 && tilted.weights[i] == 3.0 / 9;
+    reached = reached || std::abs(side) < 1e-12;
+  }
+  check(free && reached, "mass points: a tilted half-space stops the prediction on its plane");
+
+  WeightedPoints none;
+  predictMassPoints(bodies, g, floor, 0, 0.1, none);
+  check(none.size() == 2 && none.weights[0] == 6 && none.positions[0] == bodies[0].position,
+        "mass points: no prediction keeps the centres with their weights");
+}
+
+void testOutlierFilter() {
+  std::vector<Vec3> pts;
+  std::mt19937_64 gen(3 + static_cast<unsigned>(gRank));
+  std::uniform_real_distribution<Real> u(0, 1);
+  for (int i = 0; i < 300; ++i) {
+    pts.emplace_back(gRank + u(gen), u(gen), u(gen));
+  }
+  if (gRank == 0) {
+    pts.emplace_back(100, 100, 100);
+  }
+  const std::vector<char> out = findOutliers(MPI_COMM_WORLD, pts, 10, 3.0, 10);
+  int flagged = 0;
+  for (const char f : out) {
+    flagged += f != 0 ? 1 : 0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &flagged, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  check(out.size() == pts.size(), "outliers: one flag per point");
+  check(flagged == 1, "outliers: exactly one point removed");
+  check(gRank != 0 || out.back() != 0, "outliers: the far point is the one removed");
+
+  // buildTopology leaves the outlier out of the tree, and it still has an owner.
+  LoadBalanceSettings s;
+  s.type = LoadBalanceSettings::TopologyType::KdTree;
+  s.buildMode = LoadBalanceSettings::BuildMode::Aabb;
+  s.outlierFilter = true;
+  s.outlierKnnMean = 10;
+  s.outlierStdDeviationMult = 3;
+  std::vector<BalancedBody> bodies;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    BalancedBody b;
+    b.id = static_cast<BodyId>(gRank) * 1000 + i;
+    b.position = pts[i];
+    bodies.push_back(b);
+  }
+  auto topo = buildTopology(MPI_COMM_WORLD, s, bodies, Vec3::Zero(), {}, 0.01);
+  const auto* kd = dynamic_cast<const KdTreeTopology*>(topo.get());
+  check(kd != nullptr && kd->cloudBox()[1].maxCoeff() < gSize + 1e-9,
+        "outliers: the tree is built without the far point");
+  const int o = topo->ownerOf(Vec3(100, 100, 100));
+  check(o >= 0 && o < gSize, "outliers: the far point still gets an owner");
+}
+
+void testBuildTopology() {
+  std::vector<BalancedBody> bodies;
+  std::mt19937_64 gen(17 + static_cast<unsigned>(gRank));
+  std::uniform_real_distribution<Real> u(0, 1);
+  for (int i = 0; i < 500; ++i) {
+    BalancedBody b;
+    b.id = static_cast<BodyId>(gRank) * 1000 + static_cast<BodyId>(i);
+    b.position = Vec3(2 * u(gen), u(gen), u(gen) + 0.5);
+    b.velocity = Vec3(0, 0, -1);
+    bodies.push_back(b);
+  }
+  const std::vector<StaticHalfspace> floor{{Vec3::Zero(), Vec3::UnitZ()}};
+  const Vec3 g(0, 0, -9.81);
+
+  LoadBalanceSettings s;
+  s.type = LoadBalanceSettings::TopologyType::Grid;
+  s.buildMode = LoadBalanceSettings::BuildMode::Aabb;
+  s.massPointCount = 3;
+  s.massPointDeltaT = 0.1;
+  auto grid = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01);
+  check(dynamic_cast<const GridTopology*>(grid.get()) != nullptr && grid->size() == gSize,
+        "buildTopology: a grid for type grid");
+  check(grid->minCellExtent() > 0.1, "buildTopology: grid cells span the predicted cloud");
+
+  s.type = LoadBalanceSettings::TopologyType::KdTree;
+  s.buildMode = LoadBalanceSettings::BuildMode::BinetTensor;
+  auto tree = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01);
+  const auto* kd = dynamic_cast<const KdTreeTopology*>(tree.get());
+  check(kd != nullptr && kd->size() == gSize, "buildTopology: a kd-tree for type kdTree");
+  s.buildMode = LoadBalanceSettings::BuildMode::Aabb;
+  auto aabb = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01, tree.get());
+  const auto* kdAabb = dynamic_cast<const KdTreeTopology*>(aabb.get());
+  check(kdAabb != nullptr && kdAabb->rotationKI().isIdentity() &&
+            std::abs(kdAabb->cloudBox()[0].z()) < 1e-12,
+        "buildTopology: AABB frame, predicted points stop on the floor at z = 0");
+  if (kdAabb != nullptr) {
+    checkInvariants(*kdAabb, "buildTopology kd-tree");
+  }
+
+  // A body larger than the smallest cell is an error on every process.
+  for (const auto type :
+       {LoadBalanceSettings::TopologyType::Grid, LoadBalanceSettings::TopologyType::KdTree}) {
+    s.type = type;
+    bool threw = false;
+    try {
+      buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, gRank == 0 ? 1e3 : 0.01);
+    } catch (const Error&) {
+      threw = true;
+    }
+    const bool expectThrow = type == LoadBalanceSettings::TopologyType::Grid || gSize > 1;
+    check(threw == expectThrow,
+          std::string("buildTopology: a too-large body is an error (") +
+              (type == LoadBalanceSettings::TopologyType::Grid ? "grid" : "kd-tree") + ")");
+  }
+}
+
+void testSingleOwnerWithoutPoints() {
+  // Every point on one process (the others have none): still a valid, balanced tree.
+  WeightedPoints pts;
+  if (gRank == 0) {
+    pts = uniformCloud(2000, Vec3(-1, -1, -1), Vec3(1, 1, 1), 11);
+  }
+  auto topo = KdTreeTopology::build(MPI_COMM_WORLD, pts, KdTreeSettings{});
+  checkInvariants(*topo, "points on one process");
+  check(imbalance(*topo) <= 1.2, "points on one process: balanced");
+  bool threw = false;
+  try {
+    KdTreeTopology::build(MPI_COMM_WORLD, WeightedPoints{}, KdTreeSettings{});
+  } catch (const Error&) {
+    threw = true;
+  }
+  check(threw, "no points anywhere: an error on every process");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
+  try {
+    testUniformCloud();
+    testPrincipalFrame();
+    testPredefinedBox();
+    testPolicies();
+    testMassPointPrediction();
+    testOutlierFilter();
+    testBuildTopology();
+    testSingleOwnerWithoutPoints();
+  } catch (const std::exception& e) {
+    std::printf("FAILED on process %d: %s\n", gRank, e.what());
+    std::fflush(stdout);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (gRank == 0) {
+    std::printf("%d passed, %d failed\n", gPassed, gFailed);
+  }
+  MPI_Bcast(&gFailed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return gFailed == 0 ? 0 : 1;
+}
