@@ -38,6 +38,7 @@
 #include <grain/io/sim_file.hpp>
 #include <grain/io/version.hpp>
 #include <grain/mpi/distributed_exchange.hpp>
+#include <grain/mpi/load_balancer.hpp>
 #include <grain/mpi/topology.hpp>
 
 #include "../common/sim_options.hpp"
@@ -128,9 +129,7 @@ std::shared_ptr<mpi::Topology> makeTopology(const io::SceneDescription& scene,
   std::string how = "chosen for the extent of the bodies";
   if (scene.mpi) {
     const io::MpiTopology& t = scene.mpi->topology;
-    if (t.type == io::MpiTopology::Type::KdTree) {
-      how += " (kdTree topology requested: this version decomposes with a grid)";
-    } else if (!t.matchProcessDimToExtent) {
+    if (t.type == io::MpiTopology::Type::Grid && !t.matchProcessDimToExtent) {
       const std::array<int, 3> given{static_cast<int>(t.dimension[0]),
                                      static_cast<int>(t.dimension[1]),
                                      static_cast<int>(t.dimension[2])};
@@ -159,16 +158,87 @@ std::shared_ptr<mpi::Topology> makeTopology(const io::SceneDescription& scene,
   return topology;
 }
 
+/// The load-balancing settings of the scene's MPISettings (a static grid without them).
+mpi::LoadBalanceSettings balanceSettings(const io::SceneDescription& scene) {
+  mpi::LoadBalanceSettings b;
+  if (!scene.mpi) {
+    b.mode = mpi::LoadBalanceSettings::Mode::Static;
+    return b;
+  }
+  const io::MpiSettings& m = *scene.mpi;
+  b.mode = m.mode == io::MpiSettings::Mode::Static ? mpi::LoadBalanceSettings::Mode::Static
+                                                   : mpi::LoadBalanceSettings::Mode::Dynamic;
+  b.policy = m.policy == io::MpiSettings::Policy::BodyLimit
+                 ? mpi::LoadBalanceSettings::Policy::BodyLimit
+                 : mpi::LoadBalanceSettings::Policy::AlwaysRebuild;
+  b.policyCheckEveryXTimeStep = std::max(1u, m.policyCheckEveryXTimeStep);
+  b.bodyLimit = m.bodyLimit;
+  const io::MpiTopology& t = m.topology;
+  b.type = t.type == io::MpiTopology::Type::KdTree ? mpi::LoadBalanceSettings::TopologyType::KdTree
+                                                   : mpi::LoadBalanceSettings::TopologyType::Grid;
+  switch (t.buildMode) {
+    case io::MpiTopology::BuildMode::Mvbb:
+      b.buildMode = mpi::LoadBalanceSettings::BuildMode::Mvbb;
+      break;
+    case io::MpiTopology::BuildMode::Aabb:
+      b.buildMode = mpi::LoadBalanceSettings::BuildMode::Aabb;
+      break;
+    case io::MpiTopology::BuildMode::BinetTensor:
+      b.buildMode = mpi::LoadBalanceSettings::BuildMode::BinetTensor;
+      break;
+    case io::MpiTopology::BuildMode::Predefined:
+      b.buildMode = mpi::LoadBalanceSettings::BuildMode::Predefined;
+      break;
+  }
+  b.minCellSize = t.minCellSize;
+  b.gridDimension = {static_cast<int>(t.dimension[0]), static_cast<int>(t.dimension[1]),
+                     static_cast<int>(t.dimension[2])};
+  b.matchProcessDimToExtent = t.matchProcessDimToExtent;
+  b.minPoint = t.minPoint;
+  b.maxPoint = t.maxPoint;
+  b.massPointCount = m.massPointCount;
+  b.massPointDeltaT = m.massPointDeltaT;
+  b.outlierFilter = m.outlierFilter;
+  b.outlierKnnMean = m.outlierKnnMean;
+  b.outlierStdDeviationMult = m.outlierStdDeviationMult;
+  b.outlierAllowSplitAbove = m.outlierAllowSplitAbove;
+  return b;
+}
+
+/// A new decomposition from the bodies each process owns now (collective), and the switch to it.
+void rebalance(const mpi::LoadBalanceSettings& settings, DynamicsSystem& system,
+               mpi::DistributedExchange& exchange) {
+  const BodyStorage& b = system.bodies;
+  std::vector<mpi::BalancedBody> bodies;
+  std::vector<mpi::StaticHalfspace> halfspaces;
+  Real largest = 0.0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (b.isSimulated(i) && b.ownerships()[i] == BodyOwnership::Local) {
+      bodies.push_back({b.ids()[i], b.positions()[i], b.velocities()[i], 1.0});
+      largest = std::max(largest, 2.0 * b.boundingRadii()[i]);
+    } else if (b.motions()[i] == BodyMotion::Static &&
+               system.shapes.type(b.shapes()[i]) == ShapeType::Halfspace) {
+      const auto& h = std::get<Halfspace>(system.shapes[b.shapes()[i]]);
+      halfspaces.push_back({b.positions()[i], b.orientations()[i] * h.normal.normalized()});
+    }
+  }
+  std::shared_ptr<const mpi::Topology> topology = mpi::buildTopology(
+      MPI_COMM_WORLD, settings, bodies, system.externalForces.gravityAcceleration(), halfspaces,
+      largest, &exchange.topology());
+  exchange.setTopology(std::move(topology), system);
+}
+
 /// The step and the records of a distributed run.
 class MpiHooks final : public app::RunHooks {
  public:
   MpiHooks(DynamicsSystem& system, MoreauStepper& stepper, mpi::DistributedExchange& exchange,
-           const io::RecorderSettings& recorder, app::CollectiveSimWriter* sim,
-           io::RunLogWriter* log, std::ofstream* processLog,
+           const mpi::LoadBalanceSettings& balance, const io::RecorderSettings& recorder,
+           app::CollectiveSimWriter* sim, io::RunLogWriter* log, std::ofstream* processLog,
            const std::unordered_map<BodyId, std::uint32_t>& globalGeomId)
       : system_(system),
         stepper_(stepper),
         exchange_(exchange),
+        balance_(balance),
         recorder_(recorder),
         sim_(sim),
         log_(log),
@@ -177,6 +247,16 @@ class MpiHooks final : public app::RunHooks {
 
   StepStats step() override {
     exchange_.resetTraffic();
+    // Load balancing before the step (GRSF checkAndRebuild).
+    std::size_t local = 0;
+    for (std::size_t i = 0; i < system_.bodies.size(); ++i) {
+      local +=
+          system_.bodies.isSimulated(i) && system_.bodies.ownerships()[i] == BodyOwnership::Local;
+    }
+    if (mpi::shouldRebuild(MPI_COMM_WORLD, balance_, stepper_.stepCount(), local)) {
+      rebalance(balance_, system_, exchange_);
+      ++rebuilds_;
+    }
     StepStats stats =
         stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &exchange_.reducer()});
     std::array<Real, 2> traffic{static_cast<Real>(exchange_.traffic().bytes),
@@ -202,7 +282,11 @@ class MpiHooks final : public app::RunHooks {
       }
       *processLog_ << step << '\t' << stats.time << '\t' << local << '\t' << remote << '\t'
                    << exchange_.splitBodies() << '\t' << stepper_.contacts().size() << '\t'
-                   << localBytes_ << '\n';
+                   << localBytes_;
+      for (const double t : stats.stageSeconds) {
+        *processLog_ << '\t' << t;
+      }
+      *processLog_ << '\n';
     }
     if (sim_ != nullptr && recorder_.records(step)) {
       sim_->writeState(system_.time, system_.bodies, stepper_.totalOverlap(), globalGeomId_);
@@ -221,11 +305,14 @@ class MpiHooks final : public app::RunHooks {
   }
   /// The stop signal that reached any process (0: none).
   int signal() const { return signal_; }
+  /// Rebuilds of the decomposition so far.
+  std::uint64_t rebuilds() const { return rebuilds_; }
 
  private:
   DynamicsSystem& system_;
   MoreauStepper& stepper_;
   mpi::DistributedExchange& exchange_;
+  const mpi::LoadBalanceSettings& balance_;
   const io::RecorderSettings& recorder_;
   app::CollectiveSimWriter* sim_;
   io::RunLogWriter* log_;
@@ -233,6 +320,7 @@ class MpiHooks final : public app::RunHooks {
   const std::unordered_map<BodyId, std::uint32_t>& globalGeomId_;
   std::uint64_t localBytes_ = 0;
   int signal_ = 0;
+  std::uint64_t rebuilds_ = 0;
 };
 
 /// Everything that can be wrong with the input, checked on every process before anything is
@@ -326,6 +414,31 @@ int run(const app::SimOptions& opt) {
   const unsigned checkRatio = scene.mpi ? scene.mpi->convergenceCheckRatio : 1;
   mpi::DistributedExchange exchange(MPI_COMM_WORLD, topology, splitRatio, checkRatio);
   exchange.keepOwnedBodies(system.bodies);
+  // The scene's decomposition, built in parallel from the bodies the first grid gave each process.
+  const mpi::LoadBalanceSettings balance = balanceSettings(scene);
+  if (scene.mpi && gSize > 1) {
+    code = kExitOk;
+    try {
+      rebalance(balance, system, exchange);
+      const bool kdTree = balance.type == mpi::LoadBalanceSettings::TopologyType::KdTree;
+      topologyText = kdTree ? "kd-tree (Zoltan RCB)" : "grid over the bodies";
+      if (balance.mode == mpi::LoadBalanceSettings::Mode::Static) {
+        topologyText += ", static";
+      } else {
+        topologyText +=
+            ", rebuilt every " + std::to_string(balance.policyCheckEveryXTimeStep) + " steps";
+        if (balance.policy == mpi::LoadBalanceSettings::Policy::BodyLimit) {
+          topologyText += " if a process has >= " + std::to_string(balance.bodyLimit) + " bodies";
+        }
+      }
+    } catch (const Error& e) {
+      say("grain-sim-mpi: " + std::string(e.what()) + "\n");
+      code = kExitBadInput;
+    }
+    if (agree(code) != kExitOk) {
+      return kExitBadInput;
+    }
+  }
   say("processes  " + std::to_string(gSize) + ", " + topologyText + "; splitNodeUpdateRatio " +
       std::to_string(splitRatio) + ", convergenceCheckRatio " + std::to_string(checkRatio) + "\n");
 
@@ -373,7 +486,11 @@ int run(const app::SimOptions& opt) {
                       opt.restart.empty() ? std::ios::trunc : std::ios::app);
       if (opt.restart.empty()) {
         processLog << "# Step\tSimulationTime [s]\tLocalBodies\tRemoteBodies\tSplitBodies"
-                      "\tContacts\tBytesSent\n";
+                      "\tContacts\tBytesSent";
+        for (std::size_t k = 0; k < static_cast<std::size_t>(Stage::Count); ++k) {
+          processLog << '\t' << toString(static_cast<Stage>(k)) << "Time [s]";
+        }
+        processLog << '\n';
       }
     }
     if (recording) {
@@ -410,7 +527,7 @@ int run(const app::SimOptions& opt) {
   const std::uint64_t firstStep = resume.step;
   const std::uint64_t lastStep =
       firstStep + app::stepsUntil(system.time, endTime, scene.stepper.deltaT);
-  MpiHooks hooks(system, stepper, exchange, scene.recorder, sim.get(), log.get(),
+  MpiHooks hooks(system, stepper, exchange, balance, scene.recorder, sim.get(), log.get(),
                  processLog.is_open() ? &processLog : nullptr, setup->globalGeomId);
   app::LoopResult result;
   try {

@@ -395,14 +395,18 @@ constexpr A kProcessTopologyStatic[] = {
     ignEnum("policy", kPolicies, "only for mode=\"dynamic\""),
     ign("policyCheckEveryXTimeStep", T::Integer, B::AtLeastOne, "only for mode=\"dynamic\""),
     ign("bodyLimit", T::Integer, B::AtLeastOne, "only for mode=\"dynamic\""),
-    opt("doLocalComputations", T::Boolean, "true", B::None, {}, "compute per-process contact work locally"),
+    opt("doLocalComputations", T::Boolean, "true", B::None, {},
+        "accepted for GRSF files; grain always builds the decomposition in parallel from each "
+        "process's bodies"),
 };
 constexpr A kProcessTopologyDynamic[] = {
     reqEnum("mode", kTopologyModes, {}, "dynamic: the decomposition is rebuilt during the run"),
     reqEnum("policy", kPolicies, {}, "alwaysRebuild: at every check; bodyLimit: when a process has more than bodyLimit bodies"),
     opt("policyCheckEveryXTimeStep", T::Integer, "10", B::AtLeastOne, {}, "steps between rebuild checks"),
     opt("bodyLimit", T::Integer, "500", B::AtLeastOne, {}, "body count that triggers a rebuild (policy bodyLimit)"),
-    opt("doLocalComputations", T::Boolean, "true", B::None, {}, "compute per-process contact work locally"),
+    opt("doLocalComputations", T::Boolean, "true", B::None, {},
+        "accepted for GRSF files; grain always builds the decomposition in parallel from each "
+        "process's bodies"),
 };
 constexpr C kProcessTopologyChildren[] = {
     child("Topology", 1, 1), child("MassPointPrediction"), child("GlobalOutlierFilter"), gui("Visualization"),
@@ -411,24 +415,28 @@ constexpr C kProcessTopologyChildren[] = {
 constexpr SV kTopologyTypes = "grid|kdTree";
 constexpr SV kBuildModes = "MVBB|AABB|binetTensor|predefined";
 constexpr A kTopologyGrid[] = {
-    reqEnum("type", kTopologyTypes, {}, "grid: a Cartesian grid of process cells"),
+    reqEnum("type", kTopologyTypes, {}, "grid: an axis-aligned Cartesian grid of process cells over the bodies' box"),
     optEnum("buildMode", kBuildModes, "MVBB", {},
-            "bounding box of the grid: minimal volume box, axis-aligned box, box of the inertia "
-            "(Binet) tensor, or minPoint/maxPoint"),
-    req("minCellSize", T::Real, B::Positive, "m", "smallest cell edge"),
-    req("dimension", T::IntegerVector3, B::AtLeastOne, {}, "cells along x, y, z (product = number of processes)"),
-    opt("matchProcessDimToExtent", T::Boolean, "true", B::None, {}, "reorder dimension to the box's extents"),
+            "box of the grid: predefined uses minPoint/maxPoint; the grid is axis-aligned, so "
+            "MVBB, AABB and binetTensor all use the axis-aligned box of the bodies"),
+    req("minCellSize", T::Real, B::Positive, "m", "smallest cell edge (the grid's box grows to respect it)"),
+    req("dimension", T::IntegerVector3, B::AtLeastOne, {},
+        "cells along x, y, z (product = number of processes) when matchProcessDimToExtent=\"false\""),
+    opt("matchProcessDimToExtent", T::Boolean, "true", B::None, {},
+        "true: the factorisation of the process count whose cells are closest to cubes; false: dimension as given"),
     opt("aligned", T::Boolean, {}, B::None, {}, "buildMode=\"predefined\": must be true (axis-aligned box)"),
     opt("minPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": lower corner (required there)"),
     opt("maxPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": upper corner (> minPoint)"),
     ign("minGridSize", T::Real, B::Positive, "not read"),
 };
 constexpr A kTopologyKdTree[] = {
-    reqEnum("type", kTopologyTypes, {}, "kdTree: median-split kd-tree with one leaf per process"),
+    reqEnum("type", kTopologyTypes, {},
+            "kdTree: recursive coordinate bisection (Zoltan RCB) of the bodies' centres, weighted, one "
+            "domain per process, computed in parallel"),
     optEnum("buildMode", kBuildModes, "MVBB", {},
-            "bounding box of the root cell: minimal volume box, axis-aligned box, box of the inertia "
-            "(Binet) tensor, or minPoint/maxPoint"),
-    req("minCellSize", T::Real, B::Positive, "m", "smallest cell edge"),
+            "frame of the cuts: AABB the axes of I; MVBB and binetTensor the principal axes of the "
+            "centres (second moments); predefined only the centres inside minPoint/maxPoint take part"),
+    req("minCellSize", T::Real, B::Positive, "m", "used in the check that no body is larger than the smallest cell"),
     ign("dimension", T::IntegerVector3, B::AtLeastOne, "only for type=\"grid\""),
     ign("matchProcessDimToExtent", T::Boolean, B::None, "only for type=\"grid\""),
     opt("aligned", T::Boolean, {}, B::None, {}, "buildMode=\"predefined\": must be true (axis-aligned box)"),
@@ -438,17 +446,19 @@ constexpr A kTopologyKdTree[] = {
 };
 constexpr A kMassPointPrediction[] = {
     opt("nPoints", T::Integer, "5", B::AtLeastOne, {}, "predicted points per body"),
-    opt("deltaT", T::Real, "0.1", B::Positive, "s", "time between predicted points (ballistic r + v t + g t^2/2)"),
+    opt("deltaT", T::Real, "0.1", B::Positive, "s",
+        "time between predicted points (explicit Euler under gravity; a point stops at a static halfspace)"),
 };
 constexpr A kGlobalOutlierFilter[] = {
     opt("kNNMean", T::Integer, "20", B::AtLeastOne, {}, "neighbours in the mean distance of a point"),
     opt("stdDeviationMult", T::Real, "4", B::Positive, {}, "points farther than mean + stdDeviationMult sigma are outliers"),
-    opt("allowSplitAbove", T::Integer, "10", B::AtLeastOne, {}, "points needed to split a cell"),
+    opt("allowSplitAbove", T::Integer, "10", B::AtLeastOne, {}, "points per leaf of the kNN search tree"),
 };
 constexpr A kMpiSolver[] = {
     req("splitNodeUpdateRatio", T::Integer, B::AtLeastOne, {}, "sweeps between averaging the velocities of split bodies"),
     req("convergenceCheckRatio", T::Integer, B::AtLeastOne, {}, "velocity exchanges between global convergence checks"),
-    opt("reserveSplitNodes", T::Integer, "2000", B::None, {}, "split bodies to reserve memory for"),
+    opt("reserveSplitNodes", T::Integer, "2000", B::None, {},
+        "accepted for GRSF files; grain sizes its split-body buffers itself"),
 };
 
 // ---- SceneObjects -----------------------------------------------------------------------------
@@ -646,7 +656,7 @@ constexpr ElementSpec kElements[] = {
     E{.name = "Set", .parent = "GlobalSelectiveIds", .attributes = kSelectiveSet},
     E{.name = "Range", .parent = "GlobalSelectiveIds", .attributes = kSelectiveRange},
     E{.name = "MPISettings", .parent = "SceneSettings", .children = kMpiChildren,
-      .doc = "domain decomposition of distributed runs (read and checked by every run, used by the MPI front end)"},
+      .doc = "domain decomposition and load balancing of grain-sim-mpi (read and checked by every run; docs/mpi.md)"},
     E{.name = "ProcessTopology", .parent = "MPISettings", .variantAttribute = "mode", .variantValue = "static",
       .attributes = kProcessTopologyStatic, .children = kProcessTopologyChildren},
     E{.name = "ProcessTopology", .parent = "MPISettings", .variantAttribute = "mode", .variantValue = "dynamic",

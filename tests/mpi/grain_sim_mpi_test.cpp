@@ -28,7 +28,8 @@ std::string mpirun(int np) {
 }
 
 /// A box (floor and four walls) with `nx` x `ny` x `nz` spheres poured into it; tight solver.
-std::string pileScene(double endTime, int nz = 4, const std::string& extraBody = "") {
+std::string pileScene(double endTime, int nz = 4, const std::string& extraBody = "",
+                      const std::string& mpiSettings = "") {
   std::ostringstream s;
   auto wall = [&](int id, const char* normal, const char* trans) {
     s << R"(    <RigidBodies name="wall)" << id << R"(" instances="1" groupId=")" << id << R"(">
@@ -55,7 +56,8 @@ std::string pileScene(double endTime, int nz = 4, const std::string& extraBody =
       <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
     </ContactParameterMap>
     <ExternalForces><ForceField applyTo="all" type="gravity" value="9.81" direction="0 0 -1"/></ExternalForces>
-  </SceneSettings>
+)" << mpiSettings
+    << R"(  </SceneSettings>
   <SceneObjects>
 )";
   wall(1, "0 0 1", "0 0 0");
@@ -159,6 +161,52 @@ TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
     }
     // The run log has the statistics of all processes: the serial contact count.
     EXPECT_EQ(readText(record(out) / "SimData.dat").size() > 0, true);
+  }
+}
+
+// The scene's kd-tree decomposition (Zoltan RCB), rebuilt every 20 steps with mass-point
+// prediction, and a grid rebuilt every 15 steps with splitNodeUpdateRatio 2 and
+// convergenceCheckRatio 2: the serial states to solver tolerance, every state complete.
+TEST_F(GrainSimMpi, RebuiltDecompositionsGiveTheSerialStates) {
+  const fs::path dir = makeTempDir("mpi_rebuild");
+  const std::string kdTree = R"(    <MPISettings>
+      <ProcessTopology mode="dynamic" policy="alwaysRebuild" policyCheckEveryXTimeStep="20">
+        <Topology type="kdTree" buildMode="AABB" minCellSize="0.001"/>
+        <MassPointPrediction nPoints="3" deltaT="0.005"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
+    </MPISettings>
+)";
+  const std::string grid = R"(    <MPISettings>
+      <ProcessTopology mode="dynamic" policy="alwaysRebuild" policyCheckEveryXTimeStep="15">
+        <Topology type="grid" dimension="1 1 1" matchProcessDimToExtent="true" minCellSize="0.001"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="2" convergenceCheckRatio="2"/>
+    </MPISettings>
+)";
+  writeText(dir / "serial.xml", pileScene(0.1));
+  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "serial.xml").string() +
+                       " -g " + (dir / "serial").string())
+                .exitCode,
+            0);
+  const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
+  for (const auto& [name, settings] : {std::pair{"kdtree", kdTree}, std::pair{"grid", grid}}) {
+    SCOPED_TRACE(name);
+    writeText(dir / (std::string(name) + ".xml"), pileScene(0.1, 4, "", settings));
+    const fs::path out = dir / name;
+    const CommandResult r = runCommand(
+        mpirun(3) + " -s " + (dir / (std::string(name) + ".xml")).string() + " -g " + out.string());
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(
+        r.output.find(std::string(name) == "kdtree" ? "kd-tree (Zoltan RCB), rebuilt every 20"
+                                                    : "grid over the bodies, rebuilt every 15"),
+        std::string::npos)
+        << r.output;
+    const io::SimState last = checkStates(record(out) / "SimState.sim", 64, 11);
+    const Difference d = compare(reference, last);
+    EXPECT_TRUE(d.sameIds);
+    EXPECT_LT(d.position, 1e-9);
+    EXPECT_LT(d.velocity, 1e-7);
   }
 }
 
