@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include <grain/core/bodies/body_storage.hpp>
@@ -122,17 +123,54 @@ bool BodyStorage::sortById() {
   if (sortedById()) {
     return false;
   }
-  std::vector<std::uint32_t> order(id_.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(),
+  // After an exchange the storage is mostly in id order: copies were appended and removals moved
+  // the last body into holes. Split it into a greedy increasing run (most bodies) and the rest,
+  // sort the rest and merge: O(N + m log m) for m misplaced bodies.
+  const std::size_t n = id_.size();
+  std::vector<std::uint32_t>& kept = sortScratch_.kept;
+  std::vector<std::uint32_t>& rest = sortScratch_.rest;
+  std::vector<std::uint32_t>& order = sortScratch_.order;
+  kept.clear();
+  rest.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool above = kept.empty() || id_[i] > id_[kept.back()];
+    // A body larger than its successor, which still fits the run, is the misplaced one.
+    const bool misplaced = !above || (i + 1 < n && id_[i + 1] < id_[i] &&
+                                      (kept.empty() || id_[i + 1] > id_[kept.back()]));
+    (misplaced ? rest : kept).push_back(static_cast<std::uint32_t>(i));
+  }
+  std::sort(rest.begin(), rest.end(),
             [&](std::uint32_t a, std::uint32_t b) { return id_[a] < id_[b]; });
-  auto permute = [&](auto& v) {
-    std::remove_reference_t<decltype(v)> sorted;
-    sorted.reserve(v.size());
-    for (const std::uint32_t k : order) {
-      sorted.push_back(std::move(v[k]));
+  order.resize(n);
+  std::merge(kept.begin(), kept.end(), rest.begin(), rest.end(), order.begin(),
+             [&](std::uint32_t a, std::uint32_t b) { return id_[a] < id_[b]; });
+  // The permutation's cycles, once for all columns: position k receives the body at order[k].
+  std::vector<std::uint32_t>& cycles = sortScratch_.cycles;
+  std::vector<char>& done = sortScratch_.done;
+  cycles.clear();
+  done.assign(n, 0);
+  constexpr std::uint32_t kEnd = std::numeric_limits<std::uint32_t>::max();
+  for (std::uint32_t k = 0; k < n; ++k) {
+    if (done[k] != 0 || order[k] == k) {
+      continue;
     }
-    v.swap(sorted);
+    for (std::uint32_t j = k; done[j] == 0; j = order[j]) {
+      done[j] = 1;
+      cycles.push_back(j);
+    }
+    cycles.push_back(kEnd);
+  }
+  auto permute = [&](auto& v) {
+    for (std::size_t c = 0; c < cycles.size();) {
+      const std::uint32_t first = cycles[c];
+      auto saved = std::move(v[first]);
+      std::size_t k = c;
+      for (; cycles[k + 1] != kEnd; ++k) {
+        v[cycles[k]] = std::move(v[cycles[k + 1]]);
+      }
+      v[cycles[k]] = std::move(saved);
+      c = k + 2;
+    }
   };
   permute(id_);
   permute(position_);
@@ -151,8 +189,10 @@ bool BodyStorage::sortById() {
   permute(motion_);
   permute(ownership_);
   permute(boundingRadius_);
-  for (std::size_t i = 0; i < id_.size(); ++i) {
-    indexOfId_[id_[i]] = i;
+  for (const std::uint32_t k : cycles) {
+    if (k != kEnd) {
+      indexOfId_[id_[k]] = k;
+    }
   }
   return true;
 }

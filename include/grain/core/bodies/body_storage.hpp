@@ -101,8 +101,9 @@ class BodyStorage {
   std::vector<Vec3>& omegasBodyStart() { return omegaBodyStart_; }
   const std::vector<Vec3>& omegasBodyStart() const { return omegaBodyStart_; }
 
-  /// Reorders the bodies by increasing id (a stable permutation of every column); returns false
-  /// and does nothing if they are in id order already (an O(N) check).
+  /// Reorders the bodies by increasing id (one permutation of every column, in place); returns
+  /// false and does nothing if they are in id order already. O(N + m log m) for m bodies out of
+  /// place (appended or moved by removals), without allocation in steady state.
   bool sortById();
   /// True if the bodies are in increasing id order.
   bool sortedById() const;
@@ -134,6 +135,11 @@ class BodyStorage {
   std::vector<Real> boundingRadius_;
   std::unordered_map<BodyId, std::size_t> indexOfId_;
   std::size_t simulatedCount_ = 0;
+  /// sortById()'s buffers, kept between calls.
+  struct SortScratch {
+    std::vector<std::uint32_t> kept, rest, order, cycles;
+    std::vector<char> done;
+  } sortScratch_;
 };
 
 }  // namespace grain
