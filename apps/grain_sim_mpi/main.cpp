@@ -72,6 +72,24 @@ int agree(int code) {
   return worst;
 }
 
+/// Runs a step of the setup on every process: a SceneError or grain::Error is printed by the
+/// first process (all reach the same verdict on the same input). Returns false on an error on any
+/// process.
+template <class Step>
+bool checkedOnAll(Step&& step) {
+  int code = kExitOk;
+  try {
+    step();
+  } catch (const io::SceneError& e) {
+    say(std::string(e.what()) + "\n");
+    code = kExitBadInput;
+  } catch (const Error& e) {
+    say("grain-sim-mpi: " + std::string(e.what()) + "\n");
+    code = kExitBadInput;
+  }
+  return agree(code) == kExitOk;
+}
+
 /// Broadcasts a path from the first process.
 fs::path broadcastPath(const fs::path& path) {
   std::string text = path.string();
@@ -359,27 +377,17 @@ Setup loadScene(const app::SimOptions& opt) {
 int run(const app::SimOptions& opt) {
   // 1. Input, on every process (all reach the same verdict).
   std::optional<Setup> setup;
-  int code = kExitOk;
-  try {
-    if (opt.printScene) {
+  if (opt.printScene) {
+    const bool ok = checkedOnAll([&] {
       std::vector<io::SceneOverride> overrides;
       for (const std::string& arg : opt.overrides) {
         overrides.push_back(io::parseSceneOverride(arg));
       }
-      const std::string text =
-          io::applySceneOverrides(io::readSceneText(opt.scene), opt.scene.string(), overrides);
-      say(text);
-      return kExitOk;
-    }
-    setup.emplace(loadScene(opt));
-  } catch (const io::SceneError& e) {
-    say(std::string(e.what()) + "\n");
-    code = kExitBadInput;
-  } catch (const Error& e) {
-    say("grain-sim-mpi: " + std::string(e.what()) + "\n");
-    code = kExitBadInput;
+      say(io::applySceneOverrides(io::readSceneText(opt.scene), opt.scene.string(), overrides));
+    });
+    return ok ? kExitOk : kExitBadInput;
   }
-  if (agree(code) != kExitOk) {
+  if (!checkedOnAll([&] { setup.emplace(loadScene(opt)); })) {
     return kExitBadInput;
   }
   io::SceneDescription& scene = setup->scene;
@@ -393,20 +401,13 @@ int run(const app::SimOptions& opt) {
   io::ResumePoint resume;
   std::shared_ptr<mpi::Topology> topology;
   std::string topologyText;
-  try {
-    if (!opt.restart.empty()) {
-      resume = io::loadResumeState(opt.restart, system, stepper);
-    }
-    system.bodies.sortById();
-    topology = makeTopology(scene, system.bodies, topologyText);
-  } catch (const io::SceneError& e) {
-    say(std::string(e.what()) + "\n");
-    code = kExitBadInput;
-  } catch (const Error& e) {
-    say("grain-sim-mpi: " + std::string(e.what()) + "\n");
-    code = kExitBadInput;
-  }
-  if (agree(code) != kExitOk) {
+  if (!checkedOnAll([&] {
+        if (!opt.restart.empty()) {
+          resume = io::loadResumeState(opt.restart, system, stepper);
+        }
+        system.bodies.sortById();
+        topology = makeTopology(scene, system.bodies, topologyText);
+      })) {
     return kExitBadInput;
   }
   const auto simulated = static_cast<std::uint32_t>(system.bodies.simulatedCount());
@@ -417,8 +418,7 @@ int run(const app::SimOptions& opt) {
   // The scene's decomposition, built in parallel from the bodies the first grid gave each process.
   const mpi::LoadBalanceSettings balance = balanceSettings(scene);
   if (scene.mpi && gSize > 1) {
-    code = kExitOk;
-    try {
+    const bool ok = checkedOnAll([&] {
       rebalance(balance, system, exchange);
       const bool kdTree = balance.type == mpi::LoadBalanceSettings::TopologyType::KdTree;
       topologyText = kdTree ? "kd-tree (Zoltan RCB)" : "grid over the bodies";
@@ -431,13 +431,14 @@ int run(const app::SimOptions& opt) {
           topologyText += " if a process has >= " + std::to_string(balance.bodyLimit) + " bodies";
         }
       }
-    } catch (const Error& e) {
-      say("grain-sim-mpi: " + std::string(e.what()) + "\n");
-      code = kExitBadInput;
-    }
-    if (agree(code) != kExitOk) {
+    });
+    if (!ok) {
       return kExitBadInput;
     }
+  }
+  if (scene.contactForceOutput) {
+    say("warning    ContactForceOutput is written by grain-sim only; this run does not write "
+        "ContactForces.dat\n");
   }
   say("processes  " + std::to_string(gSize) + ", " + topologyText + "; splitNodeUpdateRatio " +
       std::to_string(splitRatio) + ", convergenceCheckRatio " + std::to_string(checkRatio) + "\n");
@@ -448,7 +449,7 @@ int run(const app::SimOptions& opt) {
   std::unique_ptr<app::CollectiveSimWriter> sim;
   std::unique_ptr<io::RunLogWriter> log;
   std::ofstream processLog;
-  code = kExitOk;
+  int code = kExitOk;
   std::string problem;
   try {
     if (gRank == 0) {
