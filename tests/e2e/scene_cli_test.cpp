@@ -173,14 +173,11 @@ TEST(ExampleScenes, EveryExampleIsRun) {
 // ---- GRSF's scene files -----------------------------------------------------------------------
 
 fs::path grsfScenes() {
-  return sharedDataDir() / "grsf-scenes";
+  return testDataDir() / "grsf-scenes";
 }
 
-#define GRAIN_REQUIRE_SHARED_DATA()                                           \
-  if (!fs::exists(grsfScenes() / "funnel.xml")) {                             \
-    GTEST_SKIP() << "shared data not found at " << grsfScenes()               \
-                 << " (set GRAIN_SHARED_DIR to the directory holding data/)"; \
-  }
+#define GRAIN_REQUIRE_SHARED_DATA() \
+  ASSERT_TRUE(fs::exists(grsfScenes() / "funnel.xml")) << grsfScenes()
 
 TEST(GrsfScenesRun, Funnel) {
   GRAIN_REQUIRE_SHARED_DATA();

@@ -15,7 +15,7 @@ namespace grain {
 namespace {
 
 LocalProblem readShared(const std::string& name) {
-  return fclib::readProblem((grain::testing::sharedDataDir() / "fclib" / name).string());
+  return fclib::readProblem((grain::testing::testDataDir() / "fclib" / name).string());
 }
 
 LocalSolverResult solveIpm(const LocalProblem& p, Real tol) {

@@ -335,14 +335,11 @@ TEST(SceneMesh, LoadsStaticMeshWithTransform) {
 // ---- GRSF's scene files -----------------------------------------------------------------------
 
 std::filesystem::path grsfScenes() {
-  return test::sharedDataDir() / "grsf-scenes";
+  return test::testDataDir() / "grsf-scenes";
 }
 
-#define GRAIN_REQUIRE_SHARED_DATA()                                                      \
-  if (!std::filesystem::exists(grsfScenes() / "funnel.xml")) {                           \
-    GTEST_SKIP() << "shared data not found at " << grsfScenes()                          \
-                 << " (set GRAIN_SHARED_DIR to the directory holding data/grsf-scenes)"; \
-  }
+#define GRAIN_REQUIRE_SHARED_DATA() \
+  ASSERT_TRUE(std::filesystem::exists(grsfScenes() / "funnel.xml")) << grsfScenes()
 
 TEST(GrsfScenes, FunnelLoadsUnchanged) {
   GRAIN_REQUIRE_SHARED_DATA();
