@@ -3,6 +3,8 @@
 //
 //   grain-sim -s scene.xml -g OUTDIR [-m MEDIADIR] [--set XPATH=VALUE ...] [--print-scene]
 //             [--dump-fclib EVERY]
+//   grain-sim -s scene.xml [-m MEDIADIR] [--set XPATH=VALUE ...] --check
+//             (load the scene and exit: 0 if it loads, 2 with file:line: message if not)
 //   grain-sim --restart OUTDIR/SimFiles/SimDataRECORD_<n> [--set XPATH=VALUE ...]
 //             (continue a stopped run, e.g. with a later endTime)
 //
@@ -58,6 +60,7 @@ struct Options {
   fs::path restart;                    ///< record folder of a run to continue
   std::vector<std::string> overrides;  ///< --set XPATH=VALUE, in order
   bool printScene = false;             ///< --print-scene
+  bool check = false;                  ///< --check: load the scene, write nothing, exit
   std::uint64_t dumpFclibEvery = 0;    ///< --dump-fclib EVERY (0: off)
 };
 
@@ -68,6 +71,7 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
       "usage: grain-sim -s SCENE.xml [-g OUTDIR] [-m MEDIADIR] [--set XPATH=VALUE]... "
       "[--print-scene]\n"
       "                 [--dump-fclib EVERY]\n"
+      "       grain-sim -s SCENE.xml [-m MEDIADIR] [--set XPATH=VALUE]... --check\n"
       "       grain-sim --restart RECORD_DIR [--set XPATH=VALUE]... [--dump-fclib EVERY]\n\n"
       "options");
   // clang-format off
@@ -90,6 +94,8 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
        "'SceneObjects/RigidBodies[@name=\"beads\"]/@instances=5000'; repeatable; an XPath "
        "that matches nothing is an error")
       ("print-scene", "write the scene (after --set) to stdout and exit")
+      ("check", "load the scene (after --set) with the scene reader and exit without writing "
+       "anything: exit code 0 if it loads, 2 with file:line: message if not")
       ("dump-fclib", po::value<long long>(),
        "EVERY: write the contact problem of every EVERY-th step (steps with contacts only) as "
        "an FCLIB local problem with grain's solution, to RECORD_DIR/fclib/"
@@ -118,6 +124,7 @@ bool parseOptions(int argc, char** argv, Options& opt, int& exitCode) {
     opt.overrides = vm["set"].as<std::vector<std::string>>();
   }
   opt.printScene = vm.count("print-scene") > 0;
+  opt.check = vm.count("check") > 0;
   if (vm.count("dump-fclib")) {
     const long long every = vm["dump-fclib"].as<long long>();
     if (every < 1) {
@@ -222,6 +229,11 @@ int run(const Options& opt) {
   // Messages name the scene file; the lines are those of the file (overrides keep them).
   grain::io::SceneDescription scene = grain::io::loadSceneFromString(text, opt.scene, loadOptions);
   grain::MoreauStepper stepper(scene.stepper);
+  if (opt.check) {
+    std::printf("scene      %s loads: %zu simulated bodies\n", opt.scene.string().c_str(),
+                scene.system.bodies.simulatedCount());
+    return kExitOk;
+  }
   printSummary(scene);
 
   grain::DynamicsSystem& system = scene.system;
