@@ -269,6 +269,45 @@ class Workflow(TempDirTest):
             time.sleep(0.02)
         self.fail("grain-study run ended before a run was going")
 
+    def test_failed_runs_show_their_error_line(self):
+        # Two short runs whose post-processing asks grain-convert for an unknown measure.
+        shutil.copy(TEMPLATE, self.tmp)
+        with open(STUDY) as f:
+            text = f.read()
+        text = (text.replace('values="0.1 0.3 0.5"', 'values="0.1"')
+                    .replace('name="iterations" values="6000"', 'name="iterations" values="20"')
+                    .replace("analyze contacts {simdata} --window 100", "analyze nosuch {sim}"))
+        study = os.path.join(self.tmp, "study.xml")
+        with open(study, "w") as f:
+            f.write(text)
+        out = os.path.join(self.tmp, "out")
+        self.assertEqual(study_tool("generate", study, "-o", out).returncode, 0)
+        r = study_tool("run", out, "-j", "2")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("run_0000 failed: post-processing step 1: exit code 2: "
+                      "grain-convert analyze: unknown measure 'nosuch'", r.stdout)
+        status = study_tool("status", out)
+        self.assertEqual(status.returncode, 1)
+        self.assertIn("0 finished, 0 running, 0 stopped, 2 failed, 0 pending of 2 runs", status.stdout)
+        # Failed runs stay failed until --retry-failed; a failing simulation (a stand-in for
+        # grain-sim that fails like it) shows grain-sim's message.
+        r = study_tool("run", out)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("run_0001 failed before; skipped (--retry-failed runs it again)", r.stdout)
+        fake = os.path.join(self.tmp, "fake-grain-sim")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\n[ \"$1\" = --version ] && { echo 'grain-sim 0.0.0'; exit 0; }\n"
+                    "echo 'grain-sim: non-finite velocities at t = 0.5 s (step 500); stopped' >&2\nexit 1\n")
+        os.chmod(fake, 0o755)
+        env = dict(os.environ, GRAIN_SIM=fake, GRAIN_CONVERT=GRAIN_CONVERT)
+        r = subprocess.run(["/usr/bin/python3", TOOL, "run", out, "--retry-failed"], env=env,
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        status = study_tool("status", out)
+        self.assertIn("run_0000  failed   mu=0.1 solver=SORContact iterations=20 dt=0.001: simulation: "
+                      "exit code 1: grain-sim: non-finite velocities at t = 0.5 s (step 500); stopped",
+                      status.stdout)
+
     def test_generate_run_interrupt_resume_collect(self):
         out = os.path.join(self.tmp, "study")
         r = study_tool("generate", STUDY, "-o", out)

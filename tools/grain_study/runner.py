@@ -1,6 +1,7 @@
 """grain-study run and status: the runs of a generated study on this machine."""
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -21,13 +22,25 @@ def _alive(pid):
     return True
 
 
-def last_error_line(folder):
-    """The last non-empty line of the run's error output (simulation or post-processing)."""
-    for name in ("post.err", "sim.err"):
+# A message of grain's programs: "grain-sim: ...", "grain-convert analyze: ..." or "file:line: ...".
+ERROR_LINE_RE = re.compile(r"^(grain-[a-z-]+( [a-z]+)?: |\S+:\d+: )")
+
+
+def last_error_line(folder, reason=""):
+    """The error line of a failed run: the first message of grain's programs in the error output
+    of the failed stage's last command (post.err or sim.err), else its last non-empty line."""
+    names = ("post.err", "sim.err") if reason.startswith("post") else ("sim.err", "post.err")
+    for name in names:
         path = os.path.join(folder, name)
         if os.path.isfile(path) and os.path.getsize(path) > 0:
             with open(path, encoding="utf-8", errors="replace") as f:
                 lines = [line.strip() for line in f if line.strip()]
+            # run.sh starts the output of every command with a "### date command" line.
+            starts = [i for i, line in enumerate(lines) if line.startswith("### ")]
+            lines = lines[starts[-1] + 1:] if starts else lines
+            messages = [line for line in lines if ERROR_LINE_RE.match(line)]
+            if messages:
+                return messages[0]
             if lines:
                 return lines[-1]
     return ""
@@ -48,7 +61,7 @@ def run_state(folder):
         return "finished", ""
     if word == "failed":
         reason = text.split(" ", 1)[1] if " " in text else ""
-        line = last_error_line(folder)
+        line = last_error_line(folder, reason)
         return "failed", f"{reason}: {line}" if line else reason
     if word == "running":
         parts = text.split()
@@ -170,8 +183,10 @@ class Runner:
         resumed = sum(1 for r in queue if run_state(os.path.join(self.dir, r["folder"]))[0] == "stopped")
         self._print(f"{len(self.meta['runs'])} runs: {skipped} finished before, {total} to run"
                     f" ({resumed} continued with --restart), {self.jobs} at a time")
+        failed_before = sum(1 for r in self.meta["runs"]
+                            if run_state(os.path.join(self.dir, r["folder"]))[0] == "failed")
         if not queue:
-            return 0
+            return 1 if failed_before else 0
         start_fraction = {r["name"]: sim_progress(os.path.join(self.dir, r["folder"]), r["end_time"])
                           for r in queue}
         self.active = []
@@ -229,8 +244,9 @@ class Runner:
             self._print(f"stopped by signal {self.stop_signal}: {left} runs not finished; "
                         f"run again to continue (stopped runs continue with --restart)")
             return 3
-        if done["failed"]:
-            self._print(f"{done['failed']} runs failed (grain-study status {self.dir} shows why)")
+        if done["failed"] or failed_before:
+            self._print(f"{done['failed'] + failed_before} runs failed (grain-study status {self.dir} "
+                        "shows why)")
             return 1
         self._print(f"all {len(self.meta['runs'])} runs finished")
         return 0

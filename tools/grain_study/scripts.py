@@ -56,6 +56,7 @@ def run_script(study, run, sim, post, tool_paths):
         f"    set -- {' '.join(sim)}",
         "  fi",
         '  log "$*"',
+        '  echo "### $(date -u +%Y-%m-%dT%H:%M:%SZ) $*" >> sim.err',
         '  "$@" >> sim.out 2>> sim.err',
         "  rc=$?",
         '  if [ "$interrupted" = 1 ] || [ "$rc" = 3 ]; then stop; fi',
@@ -68,6 +69,7 @@ def run_script(study, run, sim, post, tool_paths):
         lines += [
             f"# post-processing step {i}",
             f"log {shlex.quote(command)}",
+            f'echo "### $(date -u +%Y-%m-%dT%H:%M:%SZ) post-processing step {i}" >> post.err',
             f"{command} >> post.out 2>> post.err",
             "rc=$?",
             'if [ "$interrupted" = 1 ]; then stop; fi',
