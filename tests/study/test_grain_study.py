@@ -14,6 +14,7 @@ mu = 0.1, 0.3, 0.5 and the solvers SORContact and JOR.
 
 import csv
 import hashlib
+import importlib.util
 import math
 import os
 import shutil
@@ -255,6 +256,43 @@ class ExampleStudies(TempDirTest):
             self.assertIn("#SBATCH --array=0-14\n", f.read())
 
 
+class Expansion(TempDirTest):
+    """logspace, Zip and Repeats expand into the documented runs (the chute template)."""
+
+    def test_zip_logspace_and_repeats(self):
+        study = os.path.join(self.tmp, "zip.study.xml")
+        with open(study, "w") as f:
+            f.write(f"""<Study>
+  <Scene file="{ROOT}/scenes/chute.xml"/>
+  <Parameters>
+    <Zip>
+      <Parameter name="mu" set='SceneSettings/ContactParameterMap/ContactParameter[1]/@mu'
+                 logspace="0.01 1 3"/>
+      <Parameter name="maxIter" set="SceneSettings/TimeStepperSettings/InclusionSolverSettings/@maxIter"
+                 values="100 200 5000"/>
+    </Zip>
+    <Repeats count="2" firstSeed="7" set='SceneObjects/RigidBodies[@name="beads"]/Geometry/Sphere/@seed'/>
+  </Parameters>
+</Study>
+""")
+        out = os.path.join(self.tmp, "out")
+        r = study_tool("generate", study, "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("job script " + os.path.join(out, "job.sh") + " (shell)", r.stdout)
+        runs = read_csv(os.path.join(out, "runs.csv"))
+        self.assertEqual([(row["mu"], row["maxIter"], row["seed"]) for row in runs],
+                         [("0.01", "100", "7"), ("0.01", "100", "8"), ("0.1", "200", "7"),
+                          ("0.1", "200", "8"), ("1", "5000", "7"), ("1", "5000", "8")])
+        with open(os.path.join(out, "runs", "run_0003", "scene.xml")) as f:
+            scene = f.read()
+        self.assertIn('materialId1="0" materialId2="0" type="UCF" mu="0.1"', scene)
+        self.assertIn('maxIter="200"', scene)
+        self.assertIn('generator="piecewise-const" intervals="1.5e-3 2e-3 2.5e-3"\n'
+                      '                densities="1 0.5" seed="8"', scene)
+        with open(os.path.join(out, "job.sh")) as f:
+            self.assertIn("for i in $(seq 0 5); do", f.read())
+
+
 class Workflow(TempDirTest):
     """3 friction values x 2 solvers: generate, run -j 2, interrupt, resume, collect."""
 
@@ -396,9 +434,7 @@ class Workflow(TempDirTest):
             self.assertEqual(len(d), 3)
             self.assertGreater(d[0], d[1])
             self.assertGreater(d[1], d[2])
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("matplotlib") is None:
             self.assertIn("matplotlib is not installed", r.stderr)
         else:
             png = os.path.join(self.tmp, "distance_vs_mu.png")

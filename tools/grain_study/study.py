@@ -293,7 +293,10 @@ def read_study(path):
     study = Study()
     study.file = path
     a = _attrs(root, file, {"name"})
-    study.name = a.get("name", os.path.splitext(os.path.basename(path))[0])
+    study.name = a.get("name", os.path.splitext(os.path.basename(path))[0].split(".")[0])
+    if not re.match(r"^[A-Za-z0-9_.-]+$", study.name):
+        raise StudyError(file, root.line, f"study name '{study.name}': use letters, digits, '_', '.', '-' "
+                                          "(it is the job name of the scheduler)")
     base = os.path.dirname(path)
     seen = set()
     names = {}
