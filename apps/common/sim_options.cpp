@@ -20,7 +20,7 @@ bool parseSimOptions(const SimProgram& program, int argc, char** argv, SimOption
   std::ostringstream usage;
   usage << name << ": simulate a scene file" << (program.distributed ? " on MPI processes" : "")
         << "\n\nusage: " << name
-        << " -s SCENE.xml [-g OUTDIR] [-m MEDIADIR] [--set XPATH=VALUE]... [--print-scene]"
+        << " -s SCENE.xml [-g OUTDIR] [-m MEDIADIR] [--set XPATH=VALUE]... [--print-scene|--check]"
         << (program.distributed ? " [-l LOCALDIR]..." : " [--dump-fclib EVERY]") << "\n       "
         << name << " --restart RECORD_DIR [--set XPATH=VALUE]..."
         << (program.distributed ? "" : " [--dump-fclib EVERY]") << "\n\noptions";
@@ -49,7 +49,9 @@ bool parseSimOptions(const SimProgram& program, int argc, char** argv, SimOption
        "before the scene is read, e.g. 'SceneSettings/TimeStepperSettings/@endTime=0.5' or "
        "'SceneObjects/RigidBodies[@name=\"beads\"]/@instances=5000'; repeatable; an XPath "
        "that matches nothing is an error")
-      ("print-scene", "write the scene (after --set) to stdout and exit");
+      ("print-scene", "write the scene (after --set) to stdout and exit")
+      ("check", "load the scene (after --set) with the scene reader and exit without writing "
+       "anything: 0 if it loads, 2 with file:line: message if not");
   if (!program.distributed) {
     desc.add_options()("dump-fclib", po::value<long long>(),
        "EVERY: write the contact problem of every EVERY-th step (steps with contacts only) as "
@@ -85,6 +87,7 @@ bool parseSimOptions(const SimProgram& program, int argc, char** argv, SimOption
     opt.overrides = vm["set"].as<std::vector<std::string>>();
   }
   opt.printScene = vm.count("print-scene") > 0;
+  opt.check = vm.count("check") > 0;
   if (vm.count("dump-fclib")) {
     const long long every = vm["dump-fclib"].as<long long>();
     if (every < 1) {

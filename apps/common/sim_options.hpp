@@ -23,6 +23,7 @@ struct SimOptions {
   std::filesystem::path restart;       ///< record folder of a run to continue
   std::vector<std::string> overrides;  ///< --set XPATH=VALUE, in order
   bool printScene = false;             ///< --print-scene
+  bool check = false;                  ///< --check: load the scene, write nothing, exit
   std::uint64_t dumpFclibEvery = 0;    ///< --dump-fclib EVERY (0: off; serial runs only)
 };
 

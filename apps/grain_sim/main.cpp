@@ -79,6 +79,11 @@ int run(const Options& opt) {
   // Messages name the scene file; the lines are those of the file (overrides keep them).
   grain::io::SceneDescription scene = grain::io::loadSceneFromString(text, opt.scene, loadOptions);
   grain::MoreauStepper stepper(scene.stepper);
+  if (opt.check) {
+    std::printf("scene      %s loads: %zu simulated bodies\n", opt.scene.string().c_str(),
+                scene.system.bodies.simulatedCount());
+    return kExitOk;
+  }
   grain::app::printSummary(scene);
 
   grain::DynamicsSystem& system = scene.system;

@@ -393,6 +393,11 @@ int run(const app::SimOptions& opt) {
   io::SceneDescription& scene = setup->scene;
   DynamicsSystem& system = scene.system;
   MoreauStepper stepper(scene.stepper);
+  if (opt.check) {
+    say("scene      " + opt.scene.string() +
+        " loads: " + std::to_string(system.bodies.simulatedCount()) + " simulated bodies\n");
+    return kExitOk;
+  }
   if (gRank == 0) {
     app::printSummary(scene);
   }

@@ -96,6 +96,27 @@ TEST(SceneCli, ErrorsAfterOverridesNameTheFileAndItsLine) {
                           "attribute 'radius' must be > 0 (got 0)\n");
 }
 
+TEST(SceneCli, CheckLoadsTheSceneAndWritesNothing) {
+  const fs::path dir = makeTempDir("check");
+  const fs::path scene = sourceDir() / "scenes" / "pile.xml";
+  const CommandResult ok =
+      runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set",
+              "SceneObjects/RigidBodies[@name=\"beads\"]/@instances=10", "--check"},
+             dir / "err.txt");
+  EXPECT_EQ(ok.exitCode, 0) << ok.errors;
+  EXPECT_EQ(ok.output, "scene      " + scene.string() + " loads: 10 simulated bodies\n");
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  // A value the reader refuses: exit code 2 and the message of a run, nothing written.
+  const CommandResult bad =
+      runSim({"-s", scene.string(), "-g", (dir / "out").string(), "--set",
+              "SceneObjects/RigidBodies/Geometry/Sphere/@radius=0", "--check"},
+             dir / "err.txt");
+  EXPECT_EQ(bad.exitCode, 2);
+  EXPECT_NE(bad.errors.find(scene.string() + ":"), std::string::npos) << bad.errors;
+  EXPECT_NE(bad.errors.find("attribute 'radius' must be > 0 (got 0)"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
 TEST(SceneCli, RunFolderHoldsTheOverriddenSceneAndTheEffectiveConfiguration) {
   const fs::path dir = makeTempDir("run_folder");
   const fs::path scene = sourceDir() / "scenes" / "pile.xml";
