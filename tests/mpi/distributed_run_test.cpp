@@ -160,6 +160,33 @@ DynamicsSystem pile() {
   return s;
 }
 
+/// A sphere resting on four others, one in each quadrant around the corner where four domains of
+/// a 2 x 2 grid meet: its four loaded contacts are solved on four processes, so it is split into
+/// four copies while the pyramid slowly spreads.
+DynamicsSystem corner() {
+  DynamicsSystem s;
+  s.externalForces.addGravity(GravityField{});
+  const Real r = 0.01;
+  const Real a = 1.05 * r;  // the lower spheres lie inside their quadrant and do not touch
+  addWall(s, makeBodyId(0, 0), Vec3(0, 0, 1), Vec3(0, 0, 0));
+  std::uint32_t n = 0;
+  for (const Real sx : {-1.0, 1.0}) {
+    for (const Real sy : {-1.0, 1.0}) {
+      addSphere(s, makeBodyId(1, n), r, Vec3(sx * a, sy * a, r), Vec3::Zero(), Vec3::Zero());
+      ++n;
+    }
+  }
+  const Real h = r + std::sqrt(4.0 * r * r - 2.0 * a * a) - 1e-7;  // touching all four
+  addSphere(s, makeBodyId(1, n++), r, Vec3(0.0, 0.0, h), Vec3::Zero(), Vec3(0.0, 0.0, 2.0));
+  // Two more spheres far out in two corners, so the box of the centres is symmetric about 0.
+  addSphere(s, makeBodyId(1, n++), r, Vec3(-0.1, -0.1, r), Vec3::Zero(), Vec3::Zero());
+  addSphere(s, makeBodyId(1, n++), r, Vec3(0.1, 0.1, r), Vec3::Zero(), Vec3::Zero());
+  ContactParameter p;
+  p.mu = 0.4;
+  s.contactParameters.setStandard(p);
+  return s;
+}
+
 StepperSettings settings(Real dt) {
   StepperSettings st;
   st.deltaT = dt;
@@ -188,6 +215,7 @@ struct Outcome {
   bool conserved = true;
   bool contactsMatch = true;
   std::size_t maxSplit = 0;
+  std::uint32_t maxMultiplicity = 1;
   std::string error;
 };
 
@@ -206,7 +234,7 @@ std::shared_ptr<mpi::Topology> rebuiltGrid(const BodyStorage& bodies, MPI_Comm c
 }
 
 Outcome run(DynamicsSystem (*make)(), Real dt, int steps, MPI_Comm comm, int size,
-            int rebuildEvery = 0) {
+            int rebuildEvery = 0, bool forceSquare = false) {
   Outcome o;
   DynamicsSystem serial = make();
   MoreauStepper serialStepper(settings(dt));
@@ -214,8 +242,13 @@ Outcome run(DynamicsSystem (*make)(), Real dt, int steps, MPI_Comm comm, int siz
   MoreauStepper distStepper(settings(dt));
   Vec3 lo, hi;
   bodyBox(dist.bodies, lo, hi);
-  auto topology = std::make_shared<mpi::GridTopology>(
-      lo, hi, mpi::GridTopology::dimensionsForExtent(size, hi - lo));
+  lo -= Vec3::Constant(0.01);  // a flat layer of bodies still gets cells of positive extent
+  hi += Vec3::Constant(0.01);
+  std::array<int, 3> dims = mpi::GridTopology::dimensionsForExtent(size, hi - lo);
+  if (size == 4 && forceSquare) {
+    dims = {2, 2, 1};
+  }
+  auto topology = std::make_shared<mpi::GridTopology>(lo, hi, dims);
   mpi::DistributedExchange exchange(comm, topology, 1, 1);
   exchange.keepOwnedBodies(dist.bodies);
   const StepExchanges ex{&exchange, &exchange, &exchange.reducer()};
@@ -237,6 +270,9 @@ Outcome run(DynamicsSystem (*make)(), Real dt, int steps, MPI_Comm comm, int siz
     Real split = static_cast<Real>(exchange.splitBodies());
     exchange.reducer().max(std::span<Real>(&split, 1));
     o.maxSplit = std::max(o.maxSplit, static_cast<std::size_t>(split));
+    Real multiplicity = exchange.maxMultiplicity();
+    exchange.reducer().max(std::span<Real>(&multiplicity, 1));
+    o.maxMultiplicity = std::max(o.maxMultiplicity, static_cast<std::uint32_t>(multiplicity));
     int duplicates = 0;
     const auto all = gather(dist.bodies, comm, duplicates);
     if (gRank == 0 && (duplicates != 0 || all.size() != total)) {
@@ -293,6 +329,25 @@ int main(int argc, char** argv) {
     check(dv < 1e-5, "pile: velocities follow the serial run to solver tolerance" + np);
   }
 
+  {
+    // A body shared by four processes (on 4 processes: a 2 x 2 grid around it).
+    const Outcome o = run(corner, 1e-3, 60, MPI_COMM_WORLD, size, 0, true);
+    check(o.conserved, "corner: every id exactly once in every state" + np);
+    check(o.contactsMatch, "corner: contacts summed over processes equal the serial count" + np);
+    check(size != 4 || o.maxMultiplicity == 4,
+          "corner: the centre sphere is split into 4 copies (got " +
+              std::to_string(o.maxMultiplicity) + ")" + np);
+    Real dr = 0.0, dv = 0.0;
+    for (const auto& [id, s] : o.serial) {
+      const auto it = o.distributed.find(id);
+      dr = it == o.distributed.end() ? 1e300
+                                     : std::max(dr, (it->second.position - s.position).norm());
+      dv = it == o.distributed.end() ? 1e300
+                                     : std::max(dv, (it->second.velocity - s.velocity).norm());
+    }
+    check(dr < 1e-9 && dv < 1e-7,
+          "corner: the serial motion to solver tolerance (|dr| " + std::to_string(dr) + ")" + np);
+  }
   {
     // Rebuilds of the decomposition every 25 steps (the grid turns, most bodies change process).
     const Outcome o = run(pile, 1e-3, 150, MPI_COMM_WORLD, size, 25);

@@ -83,6 +83,14 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   void resetTraffic() { traffic_ = {}; }
   /// Split bodies of the last plan (local ones this process averages, and remote copies).
   std::size_t splitBodies() const { return splitLocal_.size() + splitRemote_.size(); }
+  /// Largest multiplicity of this process's own split bodies in the last plan (1: none split).
+  std::uint32_t maxMultiplicity() const {
+    std::size_t m = 0;
+    for (const SplitLocal& s : splitLocal_) {
+      m = std::max(m, s.partners.size());
+    }
+    return static_cast<std::uint32_t>(m + 1);
+  }
 
  private:
   struct SplitLocal {
