@@ -1,7 +1,8 @@
 include(GoogleTest)
 # grain_add_test(NAME <name> SOURCES <src...> [LIBS <libs...>] [LABELS <labels...>])
 # Builds one GoogleTest executable and registers each of its tests with CTest.
-# Tests run from the build tree with GRAIN_SOURCE_DIR and GRAIN_SHARED_DIR defined.
+# Tests run from the build tree with GRAIN_SOURCE_DIR (their data: tests/data) and
+# GRAIN_BINARY_DIR defined.
 function(grain_add_test)
   cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
@@ -9,7 +10,6 @@ function(grain_add_test)
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${T_NAME} PRIVATE
     GRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    GRAIN_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
     GRAIN_BINARY_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${T_NAME} PROPERTIES LABELS "${T_LABELS}" DISCOVERY_TIMEOUT 60)
 endfunction()

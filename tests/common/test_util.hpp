@@ -21,25 +21,10 @@ inline std::filesystem::path sourceDir() {
   return std::filesystem::path(GRAIN_SOURCE_DIR);
 }
 
-/// The shared data directory: $GRAIN_SHARED_DIR/data, else the configured GRAIN_SHARED_DIR's, else
-/// data/ of a "shared" folder next to one of the source tree's parents (a checkout one level
-/// deeper than usual still finds it).
-inline std::filesystem::path sharedDataDir() {
-  namespace fs = std::filesystem;
-  if (const char* env = std::getenv("GRAIN_SHARED_DIR")) {
-    return fs::path(env) / "data";
-  }
-  const fs::path configured = fs::path(GRAIN_SHARED_DIR) / "data";
-  if (fs::is_directory(configured)) {
-    return configured;
-  }
-  for (fs::path dir = fs::path(GRAIN_SOURCE_DIR); dir.has_parent_path() && dir != dir.parent_path();
-       dir = dir.parent_path()) {
-    if (fs::is_directory(dir.parent_path() / "shared" / "data")) {
-      return dir.parent_path() / "shared" / "data";
-    }
-  }
-  return configured;
+/// tests/data of the source tree: the input files the tests read (tests/data/README.md says
+/// where each set comes from).
+inline std::filesystem::path testDataDir() {
+  return sourceDir() / "tests" / "data";
 }
 
 /// A fresh directory below the system temp dir, named `prefix` + the running test's suite and

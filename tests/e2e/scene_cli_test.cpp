@@ -172,24 +172,22 @@ TEST(ExampleScenes, EveryExampleIsRun) {
 
 // ---- GRSF's scene files -----------------------------------------------------------------------
 
+/// GRSF's scene files in tests/data (a missing folder fails the tests that read it).
 fs::path grsfScenes() {
-  return sharedDataDir() / "grsf-scenes";
+  return testDataDir() / "grsf-scenes";
 }
 
-#define GRAIN_REQUIRE_SHARED_DATA()                                           \
-  if (!fs::exists(grsfScenes() / "funnel.xml")) {                             \
-    GTEST_SKIP() << "shared data not found at " << grsfScenes()               \
-                 << " (set GRAIN_SHARED_DIR to the directory holding data/)"; \
-  }
+#define GRAIN_REQUIRE_GRSF_SCENES() \
+  ASSERT_TRUE(fs::exists(grsfScenes() / "funnel.xml")) << grsfScenes() << " not found"
 
 TEST(GrsfScenesRun, Funnel) {
-  GRAIN_REQUIRE_SHARED_DATA();
+  GRAIN_REQUIRE_GRSF_SCENES();
   GRAIN_REQUIRE_MESH_SUPPORT_FOR(grsfScenes() / "funnel.xml");
   runShort(grsfScenes() / "funnel.xml", "grsf_funnel", {"-m", grsfScenes().string()});
 }
 
 TEST(GrsfScenesRun, AvalancheWithPlaceholderFilledAndFewerBeads) {
-  GRAIN_REQUIRE_SHARED_DATA();
+  GRAIN_REQUIRE_GRSF_SCENES();
   GRAIN_REQUIRE_MESH_SUPPORT();
   const fs::path dir = makeTempDir("grsf_avalanche_ic");
   // The initial condition the study scene reads: 2000 beads in a block above the chute.

@@ -14,8 +14,8 @@
 namespace grain {
 namespace {
 
-LocalProblem readShared(const std::string& name) {
-  return fclib::readProblem((grain::testing::sharedDataDir() / "fclib" / name).string());
+LocalProblem readTestProblem(const std::string& name) {
+  return fclib::readProblem((grain::testing::testDataDir() / "fclib" / name).string());
 }
 
 LocalSolverResult solveIpm(const LocalProblem& p, Real tol) {
@@ -39,7 +39,7 @@ LocalSolverResult solveRelaxedApgd(const LocalProblem& p, Real tol) {
 /// a symmetric positive semi-definite W) to uTol relative to |q|.
 void expectIpmAgreesWithRelaxedApgd(const std::string& name, Real tol, Real uTol,
                                     std::uint32_t maxIterations = 100) {
-  const LocalProblem p = readShared(name);
+  const LocalProblem p = readTestProblem(name);
   const LocalSolverResult ipmRes = solveIpm(p, tol);
   const LocalSolverResult apgd = solveRelaxedApgd(p, tol);
   ASSERT_TRUE(ipmRes.converged) << name << " IPM relaxed error " << ipmRes.error;
@@ -65,7 +65,7 @@ TEST(FclibIpm, AgreesWithRelaxedApgdOnSpheres) {
 TEST(FclibIpm, DegenerateCapsulesReachTightToleranceWithApgdPolishing) {
   // The interior point iterations stall near 1e-8 here and the Newton polishing does not settle
   // every contact; the APGD stage reaches 1e-10 (iterations include its steps).
-  const LocalProblem p = readShared("Capsules-i100-1090.dat");
+  const LocalProblem p = readTestProblem("Capsules-i100-1090.dat");
   LocalSolverSettings s;
   s.method = LocalSolverMethod::Ipm;
   s.tolerance = 1e-10;
@@ -78,7 +78,7 @@ TEST(FclibIpm, DegenerateCapsulesReachTightToleranceWithApgdPolishing) {
 TEST(FclibIpm, FrictionlessProblemAgreesWithSor) {
   // Box_Stacks without friction: relaxed and Coulomb problems coincide, so the IPM solution is
   // also a solution of the Coulomb problem and has SOR's velocities.
-  LocalProblem p = readShared("Box_Stacks-i0122-82-5.hdf5");
+  LocalProblem p = readTestProblem("Box_Stacks-i0122-82-5.hdf5");
   p.mu.setZero();
   const LocalSolverResult ipmRes = solveIpm(p, 1e-10);
   ASSERT_TRUE(ipmRes.converged) << ipmRes.error;
@@ -95,7 +95,7 @@ TEST(FclibIpm, FrictionlessProblemAgreesWithSor) {
 TEST(FclibIpm, RelaxationDiffersFromCoulombWhereContactsSlide) {
   // On a problem with sliding contacts the relaxed solution is not a Coulomb solution: its
   // natural-map error stays well above the tolerance the relaxed error reached.
-  const LocalProblem p = readShared("Capsules-i122-1617.dat");
+  const LocalProblem p = readTestProblem("Capsules-i122-1617.dat");
   const LocalSolverResult res = solveIpm(p, 1e-10);
   ASSERT_TRUE(res.converged) << res.error;
   const LocalErrorEvaluator ev(p);

@@ -10,13 +10,8 @@
 
 namespace grain::io::test {
 
-/// tests/data of the source tree.
-inline std::filesystem::path testDataDir() {
-  return std::filesystem::path(GRAIN_SOURCE_DIR) / "tests" / "data";
-}
-
 using grain::testing::readText;
-using grain::testing::sharedDataDir;
+using grain::testing::testDataDir;
 using grain::testing::writeText;
 
 /// A fresh directory below the system temp dir (grain_io_<suite>_<test>), removed at

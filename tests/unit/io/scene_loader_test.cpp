@@ -334,18 +334,16 @@ TEST(SceneMesh, LoadsStaticMeshWithTransform) {
 
 // ---- GRSF's scene files -----------------------------------------------------------------------
 
+/// GRSF's scene files in tests/data (a missing folder fails the tests that read it).
 std::filesystem::path grsfScenes() {
-  return test::sharedDataDir() / "grsf-scenes";
+  return test::testDataDir() / "grsf-scenes";
 }
 
-#define GRAIN_REQUIRE_SHARED_DATA()                                                      \
-  if (!std::filesystem::exists(grsfScenes() / "funnel.xml")) {                           \
-    GTEST_SKIP() << "shared data not found at " << grsfScenes()                          \
-                 << " (set GRAIN_SHARED_DIR to the directory holding data/grsf-scenes)"; \
-  }
+#define GRAIN_REQUIRE_GRSF_SCENES() \
+  ASSERT_TRUE(std::filesystem::exists(grsfScenes() / "funnel.xml")) << grsfScenes() << " not found"
 
 TEST(GrsfScenes, FunnelLoadsUnchanged) {
-  GRAIN_REQUIRE_SHARED_DATA();
+  GRAIN_REQUIRE_GRSF_SCENES();
   if (!meshSupportAvailable()) {
     GTEST_SKIP() << "no mesh support in this build";
   }
@@ -419,7 +417,7 @@ TEST(GrsfScenes, FunnelLoadsUnchanged) {
 }
 
 TEST(GrsfScenes, AvalanchePlaceholderIsNamed) {
-  GRAIN_REQUIRE_SHARED_DATA();
+  GRAIN_REQUIRE_GRSF_SCENES();
   const auto file = grsfScenes() / "avalanche1M-study.xml";
   try {
     loadScene(file);
@@ -465,7 +463,7 @@ void writeBeadStates(const std::filesystem::path& file, std::uint32_t beads, dou
 }
 
 TEST(GrsfScenes, AvalancheLoadsWithInitialConditionFromSimFile) {
-  GRAIN_REQUIRE_SHARED_DATA();
+  GRAIN_REQUIRE_GRSF_SCENES();
   if (!meshSupportAvailable()) {
     GTEST_SKIP() << "no mesh support in this build";
   }
@@ -529,7 +527,7 @@ TEST(GrsfScenes, AvalancheLoadsWithInitialConditionFromSimFile) {
 }
 
 TEST(GrsfScenes, AvalancheBeadMissingFromSimFileIsAnError) {
-  GRAIN_REQUIRE_SHARED_DATA();
+  GRAIN_REQUIRE_GRSF_SCENES();
   if (!meshSupportAvailable()) {
     GTEST_SKIP() << "no mesh support in this build";
   }

@@ -98,14 +98,12 @@ TEST(SceneSchemaXmllint, ExampleAndTestScenesValidate) {
 }
 
 fs::path grsfScenes() {
-  return test::sharedDataDir() / "grsf-scenes";
+  return test::testDataDir() / "grsf-scenes";
 }
 
 TEST(SceneSchemaXmllint, GrsfScenesValidate) {
   GRAIN_REQUIRE_XMLLINT();
-  if (!fs::exists(grsfScenes() / "funnel.xml")) {
-    GTEST_SKIP() << "shared data not found at " << grsfScenes();
-  }
+  ASSERT_TRUE(fs::exists(grsfScenes() / "funnel.xml")) << grsfScenes() << " not found";
   const Lint funnel = xmllint(grsfScenes() / "funnel.xml");
   EXPECT_EQ(funnel.exitCode, 0) << funnel.output;
   // The study scene as its job generator leaves it is rejected by both for its placeholder;

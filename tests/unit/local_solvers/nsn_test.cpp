@@ -253,10 +253,8 @@ namespace fs = std::filesystem;
 /// nsn and prox reach the tolerance on an FCLIB file and give the same velocities as SorProx
 /// (velocityTol < 0: only the tolerance; frictional solutions need not be unique).
 void expectAgreeWithSor(const std::string& name, Real tol, Real velocityTol) {
-  const fs::path file = grain::testing::sharedDataDir() / "fclib" / name;
-  if (!fs::exists(file)) {
-    GTEST_SKIP() << file << " not found";
-  }
+  const fs::path file = grain::testing::testDataDir() / "fclib" / name;
+  ASSERT_TRUE(fs::exists(file)) << file << " not found";
   const LocalProblem p = fclib::readProblem(file.string());
   const LocalSolverResult sor = solve(p, settingsFor(LocalSolverMethod::SorProx, tol));
   ASSERT_TRUE(sor.converged) << name;
