@@ -1,7 +1,8 @@
 include(GoogleTest)
 # grain_add_test(NAME <name> SOURCES <src...> [LIBS <libs...>] [LABELS <labels...>])
 # Builds one GoogleTest executable and registers each of its tests with CTest.
-# Tests run from the build tree with GRAIN_SOURCE_DIR defined; their data is in tests/data.
+# Tests run from the build tree with GRAIN_SOURCE_DIR (their data: tests/data) and
+# GRAIN_BINARY_DIR defined.
 function(grain_add_test)
   cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})

@@ -26,6 +26,7 @@
 #include <grain/core/solvers/block_sparse_matrix.hpp>
 #include <grain/core/solvers/local_solver.hpp>
 #include <grain/fclib/fclib_io.hpp>
+#include <grain/io/version.hpp>
 
 namespace po = boost::program_options;
 
@@ -273,6 +274,7 @@ int main(int argc, char** argv) {
   // clang-format off
   options.add_options()
     ("help,h", "print this help")
+    ("version", "print the version and exit")
     ("solver", po::value<std::string>()->default_value("sor"),
      "sor, jor, apgd, pqn, ipm (interior point method for the convex relaxation: stops on "
      "the relaxed measure), nsn or prox")
@@ -333,6 +335,10 @@ int main(int argc, char** argv) {
     po::variables_map vm;
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
+    if (vm.count("version") != 0) {
+      std::cout << "grain-fclib " << grain::versionString() << "\n";
+      return 0;
+    }
     if (vm.count("help") != 0 || vm.count("command") == 0) {
       std::cout << kUsage << options;
       return vm.count("help") != 0 ? 0 : 1;

@@ -4,6 +4,7 @@
 //
 //   grain-scene-schema xsd [OUTPUT]        schemas/scene.xsd
 //   grain-scene-schema markdown [OUTPUT]   docs/scene-format.md
+//   grain-scene-schema --version           grain's version
 //
 // Without OUTPUT the text goes to stdout. Exit codes: 0 done, 1 cannot write, 2 bad usage.
 #include <cstdio>
@@ -13,10 +14,12 @@
 #include <string_view>
 
 #include <grain/io/scene_schema.hpp>
+#include <grain/io/version.hpp>
 
 int main(int argc, char** argv) {
   const std::string_view usage =
       "usage: grain-scene-schema xsd|markdown [OUTPUT]\n"
+      "       grain-scene-schema --version\n"
       "  xsd       the XML schema (XSD 1.0) of scene files\n"
       "  markdown  the scene format reference\n";
   if (argc < 2 || argc > 3) {
@@ -31,6 +34,9 @@ int main(int argc, char** argv) {
     text = grain::io::schema::sceneFormatMarkdown();
   } else if (what == "-h" || what == "--help") {
     std::cout << usage;
+    return 0;
+  } else if (what == "--version") {
+    std::cout << "grain-scene-schema " << grain::versionString() << "\n";
     return 0;
   } else {
     std::cerr << "grain-scene-schema: unknown output '" << what << "'\n" << usage;

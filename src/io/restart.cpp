@@ -6,6 +6,7 @@
 
 #include <grain/core/common/error.hpp>
 #include <grain/io/restart.hpp>
+#include <grain/io/version.hpp>
 
 namespace grain::io {
 
@@ -32,6 +33,7 @@ bool sameBits(double a, double b) {
 void writeRunInfo(const std::filesystem::path& record, const std::filesystem::path& scene,
                   const std::filesystem::path& mediaDirectory) {
   std::ofstream o(record / kRunInfoFile, std::ios::trunc);
+  o << "version\t" << versionString() << "\n";
   o << "scene\t" << std::filesystem::absolute(scene).string() << "\n";
   o << "media\t"
     << (mediaDirectory.empty() ? std::string() : std::filesystem::absolute(mediaDirectory).string())

@@ -6,6 +6,7 @@
 
 #include <grain/core/common/error.hpp>
 #include <grain/io/run_log.hpp>
+#include <grain/io/version.hpp>
 
 namespace grain::io {
 
@@ -63,6 +64,10 @@ std::string RunLogWriter::headerLine() {
   return h;
 }
 
+std::string RunLogWriter::versionLine() {
+  return "# grain " + std::string(versionString());
+}
+
 std::string RunLogWriter::formatLine(const StepStats& s, double wallSeconds) {
   std::string line;
   line.reserve(256);
@@ -106,7 +111,7 @@ void RunLogWriter::open(const std::filesystem::path& file) {
   if (!out_) {
     throw Error(file.string() + ": cannot create the run log");
   }
-  out_ << headerLine() << '\n';
+  out_ << headerLine() << '\n' << versionLine() << '\n';
   out_.flush();
   start_ = std::chrono::steady_clock::now();
   lastFlush_ = start_;
@@ -202,9 +207,14 @@ void RunLogWriter::upgradeLog(const std::filesystem::path& file, const std::stri
     out << current << '\n';
     std::string line;
     std::uint64_t offset = 0;
+    bool header = true;  // the old header comes first; later comment lines are kept
     while (offset < keep && std::getline(in, line)) {
       offset += line.size() + 1;
       if (line.rfind("#", 0) == 0) {
+        if (!header) {
+          out << line << '\n';
+        }
+        header = false;
         continue;
       }
       out << line << (line.empty() ? "" : padding) << '\n';

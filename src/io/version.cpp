@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include <grain/io/version.hpp>
 
+#ifndef GRAIN_VERSION
+#error "GRAIN_VERSION must be defined (from project(... VERSION) of the top CMakeLists.txt)"
+#endif
+
 namespace grain {
 
 std::string_view versionString() {
-  return "0.1.0";
+  return GRAIN_VERSION;
 }
 
 }  // namespace grain

@@ -9,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <grain/io/restart.hpp>
+#include <grain/io/run_log.hpp>
 #include <grain/io/sim_file.hpp>
+#include <grain/io/version.hpp>
 
 #include "e2e_util.hpp"
 
@@ -110,17 +113,47 @@ TEST(GrainSim, RunLogHasOneLinePerStep) {
   EXPECT_FALSE(fs::exists(record / "SimState.sim"));
   std::ifstream log(record / "SimData.dat");
   std::string line;
-  int header = 0;
+  std::vector<std::string> comments;
   int lines = 0;
   while (std::getline(log, line)) {
     if (line.rfind("# ", 0) == 0) {
-      ++header;
+      comments.push_back(line);
     } else if (!line.empty()) {
       ++lines;
     }
   }
-  EXPECT_EQ(header, 1);
+  // The column header, then the version that wrote the log.
+  ASSERT_EQ(comments.size(), 2u);
+  EXPECT_EQ(comments[0], io::RunLogWriter::headerLine());
+  EXPECT_EQ(comments[1], "# grain " + std::string(versionString()));
   EXPECT_EQ(lines, 20);
+  // The run folder names the version too.
+  EXPECT_NE(
+      readText(record / io::kRunInfoFile).find("version\t" + std::string(versionString()) + "\n"),
+      std::string::npos);
+}
+
+TEST(GrainTools, EveryToolPrintsTheVersionOfTheBuild) {
+  // The version comes from project(... VERSION) of CMakeLists.txt, the one place it is set.
+  const std::string cmake = readText(sourceDir() / "CMakeLists.txt");
+  const std::string key = "project(grain VERSION ";
+  const auto at = cmake.find(key);
+  ASSERT_NE(at, std::string::npos);
+  const std::string version =
+      cmake.substr(at + key.size(), cmake.find_first_of(" )", at + key.size()) - at - key.size());
+  EXPECT_EQ(std::string(versionString()), version);
+  std::vector<std::pair<std::string, std::string>> tools = {
+      {"grain-sim", GRAIN_SIM_EXE},
+      {"grain-convert", GRAIN_CONVERT_EXE},
+      {"grain-scene-schema", GRAIN_SCENE_SCHEMA_EXE}};
+#ifdef GRAIN_FCLIB_EXE
+  tools.emplace_back("grain-fclib", GRAIN_FCLIB_EXE);
+#endif
+  for (const auto& [name, exe] : tools) {
+    const CommandResult r = runCommand(exe + " --version");
+    EXPECT_EQ(r.exitCode, 0) << name;
+    EXPECT_EQ(r.output, name + " " + version + "\n");
+  }
 }
 
 TEST(GrainSim, BadSceneExitsWithTwoAndWritesNothing) {

@@ -25,7 +25,9 @@ def read_run_log(path):
     with open(path, encoding="utf-8") as f:
         for line in f:
             if line.startswith("#"):
-                header = [c.split(" [")[0].strip() for c in line[1:].strip().split("\t")]
+                # The column header is the first comment line ("# grain X.Y.Z" may follow).
+                if header is None:
+                    header = [c.split(" [")[0].strip() for c in line[1:].strip().split("\t")]
                 continue
             fields = line.rstrip("\n").split("\t")
             if header is None or len(fields) != len(header):

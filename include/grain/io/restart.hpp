@@ -26,8 +26,10 @@ namespace grain::io {
 inline constexpr const char* kRestartCacheFile = "RestartCache.bin";
 inline constexpr const char* kRunInfoFile = "RunInfo.txt";
 
-/// Writes RECORD_DIR/RunInfo.txt: the scene file and media directory the run was started with
-/// (absolute), so that a restart resolves relative mesh paths as the original run did.
+/// Writes RECORD_DIR/RunInfo.txt, lines "key<TAB>value": `version` (grain's version that started
+/// the run), `scene` and `media` (the scene file and media directory the run was started with,
+/// absolute), so that a restart resolves relative mesh paths as the original run did. Readers
+/// ignore keys they do not know.
 void writeRunInfo(const std::filesystem::path& record, const std::filesystem::path& scene,
                   const std::filesystem::path& mediaDirectory);
 

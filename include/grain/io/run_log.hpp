@@ -12,7 +12,9 @@
 namespace grain::io {
 
 /// Writes the per-step run log SimData.dat: tab-separated text, one header line starting with
-/// "# " that names the columns with their units, then one line per step:
+/// "# " that names the columns with their units, a comment line "# grain X.Y.Z" naming the
+/// version that created the log (versionLine(); logs of older versions have none), then one
+/// line per step:
 ///
 ///   WallTime [s]  SimulationTime [s]  Step  StepTime [s]  <Stage>Time [s] (one per Stage, in
 ///   execution order)  nIterations  Converged  IsFinite  nContacts  MaxOverlap [m]
@@ -31,13 +33,14 @@ class RunLogWriter {
   RunLogWriter& operator=(const RunLogWriter&) = delete;
   ~RunLogWriter();
 
-  /// Creates or truncates `file` and writes the header line. Throws grain::Error.
+  /// Creates or truncates `file` and writes the header and version lines. Throws grain::Error.
   void open(const std::filesystem::path& file);
   /// Continues an existing run log (restarts): keeps the header and the lines of steps up to
   /// `lastStep`, drops the rest (including a partial last line) and appends after them. A
   /// missing file is created with the header. WallTime starts again at 0. A log of an older
   /// format (its header a prefix of headerLine(): columns added since are missing) is first
-  /// rewritten with the current header, the missing columns of its lines filled with "nan".
+  /// rewritten with the current header, the missing columns of its lines filled with "nan"
+  /// (comment lines after the header are kept).
   /// Throws grain::Error, also for a header of no known format.
   void openAppend(const std::filesystem::path& file, std::uint64_t lastStep);
   /// Appends the line of one step.
@@ -48,6 +51,8 @@ class RunLogWriter {
 
   /// The header line (without newline).
   static std::string headerLine();
+  /// The comment line after the header: "# grain " and versionString() (without newline).
+  static std::string versionLine();
   /// The line of one step (without newline) for the given wall time since the start (s).
   static std::string formatLine(const StepStats& stats, double wallSeconds);
 

@@ -5,7 +5,8 @@
 
 namespace grain {
 
-/// grain's version, "MAJOR.MINOR.PATCH".
+/// grain's version, "MAJOR.MINOR.PATCH": the VERSION of project() in the top CMakeLists.txt,
+/// the one place where it is set.
 std::string_view versionString();
 
 }  // namespace grain

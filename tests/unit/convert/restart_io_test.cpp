@@ -7,6 +7,7 @@
 
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/restart.hpp>
+#include <grain/io/version.hpp>
 
 #include "convert_test_util.hpp"
 
@@ -87,13 +88,21 @@ TEST(RestartIo, RunLogAppendDropsLaterStepsAndPartialLine) {
   RunLogWriter fresh;
   fresh.openAppend(dir / "new.dat", 10);
   fresh.close();
-  EXPECT_EQ(convert::test::readText(dir / "new.dat"), RunLogWriter::headerLine() + "\n");
+  EXPECT_EQ(convert::test::readText(dir / "new.dat"),
+            RunLogWriter::headerLine() + "\n" + RunLogWriter::versionLine() + "\n");
 }
 
 TEST(RestartIo, RecordedMediaDirectory) {
   TempDir dir;
   EXPECT_EQ(recordedMediaDirectory(dir.path()), std::filesystem::path());
+  // A run folder of a version before RunInfo.txt had the version line.
+  convert::test::writeText(dir / kRunInfoFile,
+                           "scene\t" + (dir / "old" / "a.xml").string() + "\nmedia\t\n");
+  EXPECT_EQ(recordedMediaDirectory(dir.path()), dir / "old");
   writeRunInfo(dir.path(), dir / "scenes" / "a.xml", {});
+  EXPECT_EQ(convert::test::readText(dir / kRunInfoFile)
+                .rfind("version\t" + std::string(versionString()) + "\n", 0),
+            0u);
   EXPECT_EQ(recordedMediaDirectory(dir.path()), std::filesystem::absolute(dir / "scenes"));
   writeRunInfo(dir.path(), dir / "scenes" / "a.xml", dir / "media");
   EXPECT_EQ(recordedMediaDirectory(dir.path()), std::filesystem::absolute(dir / "media"));

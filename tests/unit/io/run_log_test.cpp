@@ -8,6 +8,7 @@
 
 #include <grain/core/common/error.hpp>
 #include <grain/io/run_log.hpp>
+#include <grain/io/version.hpp>
 
 #include "io_test_util.hpp"
 
@@ -34,7 +35,11 @@ TEST(RunLog, HeaderNamesColumnsWithUnits) {
             "\tMessagesSent");
 }
 
-TEST(RunLog, FileHasHeaderAndOneLinePerStep) {
+TEST(RunLog, VersionLineNamesGrainsVersion) {
+  EXPECT_EQ(RunLogWriter::versionLine(), "# grain " + std::string(versionString()));
+}
+
+TEST(RunLog, FileHasHeaderVersionAndOneLinePerStep) {
   test::TempDir dir;
   StepStats s;
   s.time = 0.002;
@@ -63,12 +68,14 @@ TEST(RunLog, FileHasHeaderAndOneLinePerStep) {
     w.write(s);
   }
   std::stringstream in(test::readText(dir / "SimData.dat"));
-  std::string header, line1, line2, rest;
+  std::string header, version, line1, line2, rest;
   std::getline(in, header);
+  std::getline(in, version);
   std::getline(in, line1);
   std::getline(in, line2);
   EXPECT_FALSE(std::getline(in, rest));
   EXPECT_EQ(header, RunLogWriter::headerLine());
+  EXPECT_EQ(version, RunLogWriter::versionLine());
   const auto cols = splitTabs(line1);
   ASSERT_EQ(cols.size(), splitTabs(header).size());
   EXPECT_GE(std::stod(cols[0]), 0.0);  // wall time
@@ -107,7 +114,7 @@ TEST(RunLog, LinesAreFlushedRegularly) {
   w.write(s);
   w.write(s);  // second line triggers a flush
   const std::string text = test::readText(dir / "SimData.dat");
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4);  // header, version, two steps
 }
 
 /// The header and lines of a log written before the error columns existed (19 columns).
@@ -172,6 +179,57 @@ TEST(RunLog, AppendingToAnOlderFormatUpgradesIt) {
     w.openAppend(file, 4);
   }
   EXPECT_EQ(test::readText(file), before);
+}
+
+TEST(RunLog, AppendingKeepsTheVersionLine) {
+  test::TempDir dir;
+  const auto file = dir / "SimData.dat";
+  StepStats s;
+  {
+    RunLogWriter w;
+    w.open(file);
+    for (s.step = 1; s.step <= 3; ++s.step) {
+      w.write(s);
+    }
+  }
+  {
+    RunLogWriter w;
+    w.openAppend(file, 2);
+    s.step = 3;
+    w.write(s);
+  }
+  std::stringstream in(test::readText(file));
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) {
+    lines.push_back(line);
+  }
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0], RunLogWriter::headerLine());
+  EXPECT_EQ(lines[1], RunLogWriter::versionLine());
+  for (std::size_t k = 2; k < 5; ++k) {
+    EXPECT_EQ(splitTabs(lines[k])[2], std::to_string(k - 1));
+  }
+}
+
+TEST(RunLog, UpgradingAnOlderFormatKeepsLaterCommentLines) {
+  test::TempDir dir;
+  const auto file = dir / "SimData.dat";
+  std::string text = oldFormatLog(2, false);
+  text.insert(text.find('\n') + 1, "# grain 0.0.9\n");
+  { std::ofstream(file, std::ios::binary) << text; }
+  {
+    RunLogWriter w;
+    w.openAppend(file, 2);
+  }
+  std::stringstream in(test::readText(file));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, RunLogWriter::headerLine());
+  std::getline(in, line);
+  EXPECT_EQ(line, "# grain 0.0.9");
+  std::getline(in, line);
+  EXPECT_EQ(splitTabs(line).size(), 24u);
 }
 
 TEST(RunLog, AppendingToAnUnknownFormatFails) {
