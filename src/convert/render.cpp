@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <png.h>
+#include <string>
+#include <vector>
 
 #include <grain/convert/render.hpp>
 
@@ -31,6 +34,136 @@ std::string num(double x) {
 Vec3 staticColour(MaterialId m) {
   const double d = 0.06 * static_cast<double>(m % 4);
   return Vec3(0.72 - d, 0.72 - 0.5 * d, 0.70);
+}
+
+// ---- text of the colour bar -------------------------------------------------------------------
+
+constexpr int kGlyphWidth = 5;   // pixels of a glyph at scale 1
+constexpr int kGlyphHeight = 7;  // pixels of a glyph at scale 1
+constexpr int kGlyphAdvance = 6;
+
+/// A 5x7 glyph: one row per entry from the top, bit 4 the leftmost pixel.
+struct Glyph {
+  char c;
+  std::array<std::uint8_t, kGlyphHeight> rows;
+};
+
+/// The characters the colour bar labels need (numbers as printf %g writes them, and the
+/// title "speed [m/s]").
+constexpr Glyph kGlyphs[] = {
+    {'0', {0x0e, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0e}},
+    {'1', {0x04, 0x0c, 0x04, 0x04, 0x04, 0x04, 0x0e}},
+    {'2', {0x0e, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1f}},
+    {'3', {0x1f, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0e}},
+    {'4', {0x02, 0x06, 0x0a, 0x12, 0x1f, 0x02, 0x02}},
+    {'5', {0x1f, 0x10, 0x1e, 0x01, 0x01, 0x11, 0x0e}},
+    {'6', {0x06, 0x08, 0x10, 0x1e, 0x11, 0x11, 0x0e}},
+    {'7', {0x1f, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08}},
+    {'8', {0x0e, 0x11, 0x11, 0x0e, 0x11, 0x11, 0x0e}},
+    {'9', {0x0e, 0x11, 0x11, 0x0f, 0x01, 0x02, 0x0c}},
+    {'.', {0x00, 0x00, 0x00, 0x00, 0x00, 0x0c, 0x0c}},
+    {'-', {0x00, 0x00, 0x00, 0x1f, 0x00, 0x00, 0x00}},
+    {'+', {0x00, 0x04, 0x04, 0x1f, 0x04, 0x04, 0x00}},
+    {'e', {0x00, 0x00, 0x0e, 0x11, 0x1f, 0x10, 0x0e}},
+    {'m', {0x00, 0x00, 0x1a, 0x15, 0x15, 0x11, 0x11}},
+    {'s', {0x00, 0x00, 0x0f, 0x10, 0x0e, 0x01, 0x1e}},
+    {'p', {0x00, 0x00, 0x1e, 0x11, 0x1e, 0x10, 0x10}},
+    {'d', {0x01, 0x01, 0x0d, 0x13, 0x11, 0x11, 0x0f}},
+    {'/', {0x00, 0x01, 0x02, 0x04, 0x08, 0x10, 0x00}},
+    {'[', {0x0e, 0x08, 0x08, 0x08, 0x08, 0x08, 0x0e}},
+    {']', {0x0e, 0x02, 0x02, 0x02, 0x02, 0x02, 0x0e}},
+};
+
+const Glyph* findGlyph(char c) {
+  for (const Glyph& g : kGlyphs) {
+    if (g.c == c) {
+      return &g;
+    }
+  }
+  return nullptr;  // a space, or a character without a glyph: left blank
+}
+
+/// Width in pixels of `text` at `scale`.
+int textWidth(const std::string& text, int scale) {
+  return text.empty() ? 0 : (static_cast<int>(text.size()) * kGlyphAdvance - 1) * scale;
+}
+
+/// A picture in linear RGB ([0, 1] per channel), rows from the top, before gamma.
+struct Canvas {
+  int width = 0;
+  int height = 0;
+  std::vector<Vec3> pixels;
+  Vec3& at(int x, int y) { return pixels[static_cast<std::size_t>(y) * width + x]; }
+  /// Sets the pixels of [x0, x1] x [y0, y1] (clipped) to `colour`, or blends `colour` over
+  /// them with weight `alpha`.
+  void fill(int x0, int y0, int x1, int y1, const Vec3& colour, double alpha = 1.0) {
+    for (int y = std::max(0, y0); y <= std::min(height - 1, y1); ++y) {
+      for (int x = std::max(0, x0); x <= std::min(width - 1, x1); ++x) {
+        at(x, y) = (1.0 - alpha) * at(x, y) + alpha * colour;
+      }
+    }
+  }
+  /// Draws `text` with its top-left corner at (x, y), each glyph pixel a `scale` square.
+  void text(int x, int y, const std::string& text, int scale, const Vec3& colour) {
+    for (const char c : text) {
+      if (const Glyph* g = findGlyph(c)) {
+        for (int row = 0; row < kGlyphHeight; ++row) {
+          for (int col = 0; col < kGlyphWidth; ++col) {
+            if ((g->rows[row] >> (kGlyphWidth - 1 - col)) & 1) {
+              fill(x + col * scale, y + row * scale, x + (col + 1) * scale - 1,
+                   y + (row + 1) * scale - 1, colour);
+            }
+          }
+        }
+      }
+      x += kGlyphAdvance * scale;
+    }
+  }
+};
+
+std::string speedLabel(double speed) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", speed);
+  return buf;
+}
+
+/// The speed colour bar at the right edge: the colour map from speedMin (bottom) to speedMax
+/// (top), ticks labelled with the lowest, middle and highest speed, and the title with the
+/// unit, on a light panel.
+void drawColourBar(Canvas& c, double speedMin, double speedMax) {
+  const int scale = std::max(1, (c.height + 150) / 300);  // glyph pixel size: 7 px per 300 px
+  const int barX0 = c.width - c.width / 40 - 12;
+  const int barX1 = c.width - 12;
+  const int barY0 = c.height / 6;
+  const int barY1 = c.height - c.height / 6;
+  const int glyphH = kGlyphHeight * scale;
+  const std::string title = "speed [m/s]";
+  const double fractions[3] = {1.0, 0.5, 0.0};  // top to bottom
+  std::string labels[3];
+  int labelWidth = 0;
+  for (int k = 0; k < 3; ++k) {
+    labels[k] = speedLabel(speedMin + fractions[k] * (speedMax - speedMin));
+    labelWidth = std::max(labelWidth, textWidth(labels[k], scale));
+  }
+  const int tick = 3 * scale;
+  const int gap = 2 * scale;
+  const int labelX1 = barX0 - 1 - tick - gap;                // right edge of the labels
+  const int titleY = barY0 - glyphH / 2 - 2 * gap - glyphH;  // above the top label
+  const int panelX0 = std::min(labelX1 - labelWidth, barX1 - textWidth(title, scale)) - 2 * gap;
+  c.fill(panelX0, titleY - 2 * gap, c.width - 4, barY1 + glyphH / 2 + 2 * gap, Vec3::Constant(0.98),
+         0.55);
+  const Vec3 ink(0.1, 0.1, 0.1);
+  c.fill(barX0 - 1, barY0 - 1, barX1, barY1, Vec3::Constant(0.2));
+  for (int y = barY0; y < barY1; ++y) {
+    c.fill(barX0, y, barX1 - 1, y,
+           speedColour(1.0 - static_cast<double>(y - barY0) / (barY1 - barY0)));
+  }
+  for (int k = 0; k < 3; ++k) {
+    const int y = barY0 + static_cast<int>(std::lround((1.0 - fractions[k]) * (barY1 - barY0)));
+    c.fill(barX0 - 1 - tick, y - scale / 2, barX0 - 2, y - scale / 2 + scale - 1, ink);
+    c.text(labelX1 - textWidth(labels[k], scale), y - glyphH / 2, labels[k], scale, ink);
+  }
+  c.text(barX1 - textWidth(title, scale), titleY, title, scale, ink);
 }
 
 }  // namespace
@@ -131,6 +264,29 @@ RenderScene prepareRenderScene(const SceneBodies& bodies, const TessellationOpti
     s.staticMesh = triangulateStaticBodies(bodies.scene(), tessellation, s.staticBodies);
   }
   return s;
+}
+
+std::vector<bool> cutAwayStaticTriangles(const SceneBodies& bodies, const RenderScene& scene,
+                                         const Vec3& eye) {
+  const SurfaceMesh& m = scene.staticMesh;
+  std::vector<bool> cut(m.triangles.size(), false);
+  if (!bodies.hasScene()) {
+    return cut;
+  }
+  const auto& sb = bodies.scene().system.bodies;
+  const auto& shapes = bodies.scene().system.shapes;
+  for (std::size_t t = 0; t < m.triangles.size(); ++t) {
+    const Shape& shape = shapes[sb.shapes()[scene.staticBodies[m.owner[t]]]];
+    if (!std::holds_alternative<Halfspace>(shape) && !std::holds_alternative<Mesh>(shape)) {
+      continue;
+    }
+    // Halfspace patches wind counter-clockwise seen from the free side.
+    const auto& tri = m.triangles[t];
+    const Vec3& a = m.vertices[tri[0]];
+    const Vec3 n = (m.vertices[tri[1]] - a).cross(m.vertices[tri[2]] - a);
+    cut[t] = n.dot(eye - a) < 0.0;
+  }
+  return cut;
 }
 
 namespace {
@@ -288,9 +444,13 @@ Image renderState(const io::SimState& state, const SceneBodies& bodies, const Re
   Rasterizer r(options.camera, w, h);
   const double range = options.speedMax - options.speedMin;
 
-  // Static bodies.
+  // Static bodies, without the walls between the camera and the bodies.
   const auto& sm = scene.staticMesh;
+  const std::vector<bool> cut = cutAwayStaticTriangles(bodies, scene, options.camera.eye);
   for (std::size_t t = 0; t < sm.triangles.size(); ++t) {
+    if (cut[t]) {
+      continue;
+    }
     const auto& tri = sm.triangles[t];
     const MaterialId m =
         bodies.hasScene()
@@ -340,37 +500,33 @@ Image renderState(const io::SimState& state, const SceneBodies& bodies, const Re
       lit[p] = (0.28 + 0.72 * diffuse) * f.colour[p] + Vec3::Constant(0.25 * spec);
     }
   }
-  Image img;
-  img.width = options.camera.width;
-  img.height = options.camera.height;
-  img.rgb.resize(3 * static_cast<std::size_t>(img.width) * img.height);
-  for (int y = 0; y < img.height; ++y) {
-    for (int x = 0; x < img.width; ++x) {
+  Canvas canvas;
+  canvas.width = options.camera.width;
+  canvas.height = options.camera.height;
+  canvas.pixels.resize(static_cast<std::size_t>(canvas.width) * canvas.height);
+  for (int y = 0; y < canvas.height; ++y) {
+    for (int x = 0; x < canvas.width; ++x) {
       Vec3 sum = Vec3::Zero();
       for (int j = 0; j < ss; ++j) {
         for (int i = 0; i < ss; ++i) {
           sum += lit[static_cast<std::size_t>(y * ss + j) * w + (x * ss + i)];
         }
       }
-      sum /= ss * ss;
-      Vec3 c = sum;
-      if (options.colourBar && img.width >= 64 && img.height >= 64) {
-        const int barX0 = img.width - img.width / 40 - 12;
-        const int barX1 = img.width - 12;
-        const int barY0 = img.height / 6;
-        const int barY1 = img.height - img.height / 6;
-        if (x >= barX0 - 1 && x <= barX1 && y >= barY0 - 1 && y <= barY1) {
-          const bool border = x == barX0 - 1 || x == barX1 || y == barY0 - 1 || y == barY1;
-          c = border ? Vec3(0.2, 0.2, 0.2)
-                     : speedColour(1.0 - static_cast<double>(y - barY0) / (barY1 - barY0));
-        }
-      }
-      for (int k = 0; k < 3; ++k) {
-        // sRGB-like gamma for a less flat look.
-        const double v = std::pow(std::clamp(c[k], 0.0, 1.0), 1.0 / 1.4);
-        img.rgb[3 * (static_cast<std::size_t>(y) * img.width + x) + k] =
-            static_cast<std::uint8_t>(std::lround(255.0 * v));
-      }
+      canvas.at(x, y) = sum / (ss * ss);
+    }
+  }
+  if (options.colourBar && canvas.width >= 64 && canvas.height >= 64) {
+    drawColourBar(canvas, options.speedMin, options.speedMax);
+  }
+  Image img;
+  img.width = canvas.width;
+  img.height = canvas.height;
+  img.rgb.resize(3 * canvas.pixels.size());
+  for (std::size_t p = 0; p < canvas.pixels.size(); ++p) {
+    for (int k = 0; k < 3; ++k) {
+      // sRGB-like gamma for a less flat look.
+      const double v = std::pow(std::clamp(canvas.pixels[p][k], 0.0, 1.0), 1.0 / 1.4);
+      img.rgb[3 * p + k] = static_cast<std::uint8_t>(std::lround(255.0 * v));
     }
   }
   return img;
@@ -406,10 +562,18 @@ void writePovRay(const io::SimState& state, const SceneBodies& bodies, const Ren
     const auto& sb = bodies.scene().system.bodies;
     const auto& shapes = bodies.scene().system.shapes;
     std::vector<bool> isPlane(scene.staticBodies.size(), false);
+    const std::vector<bool> cut = cutAwayStaticTriangles(bodies, scene, cam.eye);
+    std::vector<bool> planeCut(scene.staticBodies.size(), false);
+    for (std::size_t t = 0; t < cut.size(); ++t) {
+      planeCut[scene.staticMesh.owner[t]] = planeCut[scene.staticMesh.owner[t]] || cut[t];
+    }
     for (std::size_t k = 0; k < scene.staticBodies.size(); ++k) {
       const std::size_t i = scene.staticBodies[k];
       if (const auto* hs = std::get_if<Halfspace>(&shapes[sb.shapes()[i]])) {
         isPlane[k] = true;
+        if (planeCut[k]) {
+          continue;
+        }
         const Vec3 n = (sb.orientations()[i] * hs->normal).normalized();
         o << "plane { " << vec(n) << ", " << num(n.dot(sb.positions()[i]))
           << " texture { StaticTexture } }\n";
@@ -417,7 +581,7 @@ void writePovRay(const io::SimState& state, const SceneBodies& bodies, const Ren
     }
     bool any = false;
     for (std::size_t t = 0; t < scene.staticMesh.triangles.size(); ++t) {
-      if (isPlane[scene.staticMesh.owner[t]]) {
+      if (isPlane[scene.staticMesh.owner[t]] || cut[t]) {
         continue;
       }
       if (!any) {
@@ -501,9 +665,16 @@ void writeRib(const io::SimState& state, const SceneBodies& bodies, const Render
     }
     o << "]\n";
   };
-  if (!scene.staticMesh.triangles.empty()) {
+  const std::vector<bool> cut = cutAwayStaticTriangles(bodies, scene, cam.eye);
+  std::vector<std::array<std::uint32_t, 3>> staticTriangles;
+  for (std::size_t k = 0; k < scene.staticMesh.triangles.size(); ++k) {
+    if (!cut[k]) {
+      staticTriangles.push_back(scene.staticMesh.triangles[k]);
+    }
+  }
+  if (!staticTriangles.empty()) {
     o << "AttributeBegin\nColor [0.72 0.72 0.7]\nSurface \"matte\"\n";
-    polygons(scene.staticMesh.vertices, scene.staticMesh.triangles);
+    polygons(scene.staticMesh.vertices, staticTriangles);
     o << "AttributeEnd\n";
   }
   const double range = options.speedMax - options.speedMin;

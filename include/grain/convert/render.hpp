@@ -78,18 +78,31 @@ struct RenderScene {
 /// Prepares the static geometry of the scene (nothing without a scene).
 RenderScene prepareRenderScene(const SceneBodies& bodies, const TessellationOptions& tessellation);
 
+/// Per static triangle of `scene`: true if it is cut away from pictures taken from `eye`
+/// (I frame, m): a triangle of a halfspace or of a mesh seen from behind, i.e. with the eye on
+/// the side opposite its normal (a halfspace's free side; a mesh triangle's winding normal, which
+/// grain's container meshes point towards the grains). A container wall between the camera and
+/// the bodies it holds is seen from behind and cut away; walls behind the bodies stay. Boxes,
+/// capsules and spheres are solids and always drawn.
+std::vector<bool> cutAwayStaticTriangles(const SceneBodies& bodies, const RenderScene& scene,
+                                         const Vec3& eye);
+
 /// Renders one state: spheres exactly (ray-sphere), other shapes and static bodies as
-/// triangles; Lambert plus Blinn-Phong shading, bodies coloured by speed.
+/// triangles (without those cutAwayStaticTriangles() removes); Lambert plus Blinn-Phong shading,
+/// bodies coloured by speed. The colour bar is labelled with its lowest, middle and highest
+/// speeds and "speed [m/s]".
 Image renderState(const io::SimState& state, const SceneBodies& bodies, const RenderScene& scene,
                   const RenderOptions& options);
 
 /// Writes a POV-Ray 3.7 scene of the state (camera, light, spheres coloured by speed,
-/// halfspaces as planes, other shapes as meshes). Throws ConvertError.
+/// halfspaces as planes, other shapes as meshes; without what cutAwayStaticTriangles()
+/// removes). Throws ConvertError.
 void writePovRay(const io::SimState& state, const SceneBodies& bodies, const RenderScene& scene,
                  const RenderOptions& options, const std::filesystem::path& file);
 
 /// Writes a RenderMan RIB frame of the state (image name `imageName`): spheres as `Sphere`,
-/// other geometry as `PointsPolygons`. Throws ConvertError.
+/// other geometry as `PointsPolygons` (without what cutAwayStaticTriangles() removes). Throws
+/// ConvertError.
 void writeRib(const io::SimState& state, const SceneBodies& bodies, const RenderScene& scene,
               const RenderOptions& options, const std::string& imageName,
               const std::filesystem::path& file);

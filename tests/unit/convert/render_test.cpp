@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Pictures: PNG round trip through libpng, the ray caster against simple geometry, POV-Ray and
 // RIB export.
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -153,6 +155,127 @@ TEST(Render, SceneWithStaticBodiesGivesANonTrivialPicture) {
   EXPECT_EQ(count(rib, "PointsPolygons"), 1u + 3u);
   EXPECT_NE(rib.find("Display \"scene.tif\" \"file\" \"rgb\""), std::string::npos);
   EXPECT_NE(rib.find("WorldEnd"), std::string::npos);
+}
+
+/// The simulated bodies of `scene` at their initial positions, all moving at 1 m/s.
+io::SimState initialStateAtUnitSpeed(const SceneBodies& scene) {
+  io::SimState st;
+  const auto& b = scene.scene().system.bodies;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (b.isSimulated(i)) {
+      io::SimBodyState s;
+      s.id = b.ids()[i];
+      s.position = b.positions()[i];
+      s.orientation = b.orientations()[i];
+      s.velocity = Vec3(1, 0, 0);
+      st.bodies.push_back(s);
+    }
+  }
+  return st;
+}
+
+/// The options grain-convert render uses by default for `st` (fitted camera from the default
+/// view direction, up against gravity) at w x h pixels, speeds 0..1 m/s.
+RenderOptions defaultOptions(const io::SimState& st, const SceneBodies& scene, int w, int h) {
+  RenderOptions o;
+  o.camera = fitCamera(stateBounds(st, scene), Vec3(1, -1.6, 0.9), -scene.gravity().normalized(),
+                       40, w, h);
+  o.speedMin = 0.0;
+  o.speedMax = 1.0;
+  return o;
+}
+
+TEST(Render, DefaultPictureOfTheBoxedPileShowsTheBodiesNotTheWalls) {
+  // scenes/pile.xml: beads in a box of a floor and four halfspace walls. The walls between the
+  // default camera and the beads are cut away, so the pixel at every bead's centre shows a bead
+  // (all red: every bead at the top speed), not a grey wall.
+  const SceneBodies scene =
+      SceneBodies::load(std::filesystem::path(GRAIN_SOURCE_DIR) / "scenes" / "pile.xml");
+  const io::SimState st = initialStateAtUnitSpeed(scene);
+  ASSERT_EQ(st.bodies.size(), 3000u);
+  TessellationOptions t;
+  t.planeCentre = stateBounds(st, scene).centre();
+  t.planeHalfSize = stateBounds(st, scene).diagonal();
+  const RenderScene rs = prepareRenderScene(scene, t);
+  RenderOptions o = defaultOptions(st, scene, 160, 120);
+  o.colourBar = false;
+  const Image img = renderState(st, scene, rs, o);
+
+  // Two of the four walls (two triangles each) have the eye on their solid side.
+  const std::vector<bool> cut = cutAwayStaticTriangles(scene, rs, o.camera.eye);
+  EXPECT_EQ(std::count(cut.begin(), cut.end(), true), 4);
+
+  Vec3 right, up, fwd;
+  o.camera.frame(right, up, fwd);
+  const double tanY = std::tan(0.5 * o.camera.fovDeg * 3.14159265358979 / 180.0);
+  const double tanX = tanY * o.camera.width / o.camera.height;
+  int inside = 0;
+  int red = 0;
+  for (const auto& b : st.bodies) {
+    const Vec3 d = b.position - o.camera.eye;
+    const double z = d.dot(fwd);
+    const int x = static_cast<int>((d.dot(right) / (z * tanX) + 1.0) * 0.5 * o.camera.width);
+    const int y = static_cast<int>((1.0 - d.dot(up) / (z * tanY)) * 0.5 * o.camera.height);
+    if (x < 0 || y < 0 || x >= img.width || y >= img.height) {
+      continue;
+    }
+    ++inside;
+    const auto p = img.pixel(x, y);
+    red += (p[0] > 120 && p[0] > p[1] + 50 && p[0] > p[2] + 50) ? 1 : 0;
+  }
+  EXPECT_EQ(inside, 3000);
+  EXPECT_GE(red, 2900) << "of " << inside << " bead centres, " << red << " show a bead";
+}
+
+TEST(Render, ColourBarHasItsNumbersAndUnit) {
+  const SceneBodies scene =
+      SceneBodies::load(std::filesystem::path(GRAIN_SOURCE_DIR) / "scenes" / "pile.xml");
+  const io::SimState st = initialStateAtUnitSpeed(scene);
+  RenderOptions o = defaultOptions(st, scene, 400, 300);
+  const RenderScene rs;  // bodies only
+  const Image withBar = renderState(st, scene, rs, o);
+  o.speedMax = 27.5;
+  const Image otherRange = renderState(st, scene, rs, o);
+  o.colourBar = false;
+  const Image without = renderState(st, scene, rs, o);
+  // The bar spans rows h/6 .. 5h/6 at the right edge; labels are left of it, the title
+  // "speed [m/s]" above it. Dark text pixels appear there only with the bar.
+  const int barX0 = 400 - 400 / 40 - 12;
+  const int top = 300 / 6;
+  const int middle = 300 / 2;
+  const int bottom = 300 - 300 / 6;
+  auto darkPixels = [](const Image& img, int x0, int y0, int x1, int y1) {
+    int n = 0;
+    for (int y = y0; y <= y1; ++y) {
+      for (int x = x0; x <= x1; ++x) {
+        const auto p = img.pixel(x, y);
+        n += (p[0] < 80 && p[1] < 80 && p[2] < 80) ? 1 : 0;
+      }
+    }
+    return n;
+  };
+  auto differ = [](const Image& a, const Image& b, int x0, int y0, int x1, int y1) {
+    int n = 0;
+    for (int y = y0; y <= y1; ++y) {
+      for (int x = x0; x <= x1; ++x) {
+        n += a.pixel(x, y) != b.pixel(x, y) ? 1 : 0;
+      }
+    }
+    return n;
+  };
+  // Title above the top label.
+  EXPECT_GT(darkPixels(withBar, barX0 - 100, top - 30, 399, top - 9), 20);
+  EXPECT_EQ(darkPixels(without, barX0 - 100, top - 30, 399, top - 9), 0);
+  // Labels of the highest, middle and lowest speed.
+  for (const int y : {top, middle, bottom}) {
+    EXPECT_GT(darkPixels(withBar, barX0 - 60, y - 4, barX0 - 4, y + 4), 5) << y;
+    EXPECT_EQ(darkPixels(without, barX0 - 60, y - 4, barX0 - 4, y + 4), 0) << y;
+  }
+  // The numbers follow the range ("1" and "0.5" against "27.5" and "13.8"); the lowest speed
+  // is 0 in both.
+  EXPECT_GT(differ(withBar, otherRange, barX0 - 60, top - 4, barX0 - 4, top + 4), 10);
+  EXPECT_GT(differ(withBar, otherRange, barX0 - 60, middle - 4, barX0 - 4, middle + 4), 10);
+  EXPECT_EQ(differ(withBar, otherRange, barX0 - 60, bottom - 4, barX0 - 4, bottom + 4), 0);
 }
 
 TEST(Camera, ValidationAndFitting) {
