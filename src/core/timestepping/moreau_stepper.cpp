@@ -7,6 +7,7 @@
 #include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/core/solvers/local_problem_assembly.hpp>
 #include <grain/core/solvers/percussion_cache.hpp>
+#include <grain/core/timestepping/gyroscopic.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 
 namespace grain {
@@ -165,7 +166,6 @@ StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange
     auto& w = bodies.omegasBody();
     const auto& invMass = bodies.invMasses();
     const auto& inertia = bodies.inertiasBody();
-    const auto& invInertia = bodies.invInertiasBody();
     for (std::size_t i = 0; i < n; ++i) {
       if (!simulatedMask_[i]) {
         continue;
@@ -174,8 +174,7 @@ StepStats MoreauStepper::step(DynamicsSystem& system, VelocityExchange& exchange
       if (withBodyForces) {
         v[i] += (dt * invMass[i]) * bodyForce_[i];
       }
-      const Vec3 gyro = -w[i].cross(inertia[i].cwiseProduct(w[i]));
-      w[i] += dt * invInertia[i].cwiseProduct(gyro);
+      w[i] = gyroscopicOmegaUpdate(w[i], inertia[i], dt);
     }
   }
 
