@@ -57,6 +57,7 @@ struct AxisChoice {
 /// `n` (pointing from ref towards inc), incident face of `inc` clipped against its side planes.
 void faceContact(const Polytope& ref, const Polytope& inc, const Vec3& n, bool refIsA,
                  ContactManifold& out) {
+  const std::size_t first = out.size();
   int rf = 0;
   Real best = -kInf;
   for (int f = 0; f < ref.numFaces; ++f) {
@@ -129,6 +130,7 @@ void faceContact(const Polytope& ref, const Polytope& inc, const Vec3& n, bool r
     }
     add(inc.verts[v]);
   }
+  reduceManifold(out, first, refIsA ? nRef : Vec3(-nRef));
 }
 
 void edgeContact(const Polytope& a, const Polytope& b, const AxisChoice& c, ContactManifold& out) {
@@ -228,7 +230,137 @@ int capsuleFaceContacts(const Vec3& s0, const Vec3& s1, Real r, const Vec3& half
   return added;
 }
 
+/// Contacts of a capsule core segment (box frame, radius r) lying along a box edge: if the
+/// closest pair (box point `onBox`, unit normal `nLocal` from the box to the segment) is beside
+/// an edge (nLocal has no component along the edge, onBox sits at +-half in the two other
+/// coordinates) and the segment is parallel to that edge within kParallelSin, the two ends of the
+/// part of the segment beside the edge each give a contact with the edge (normal from the edge
+/// point to the segment point). Returns the number of contacts added (0 if the case does not
+/// apply). Output in the box frame.
+int capsuleEdgeContacts(const Vec3& s0, const Vec3& s1, Real r, const Vec3& half, const Vec3& onBox,
+                        const Vec3& nLocal, ContactManifold& out) {
+  constexpr Real kParallelSin = 1e-2;  // as for two capsules lying side by side
+  const Real tolerance = 1e-9 * half.maxCoeff();
+  int k = 0;  // the edge direction
+  nLocal.cwiseAbs().minCoeff(&k);
+  if (std::abs(nLocal[k]) > kParallelSin) {
+    return 0;
+  }
+  for (int j = 0; j < 3; ++j) {
+    if (j != k && std::abs(std::abs(onBox[j]) - half[j]) > tolerance) {
+      return 0;  // beside a face, not an edge
+    }
+  }
+  const Vec3 d = s1 - s0;
+  const Real len = d.norm();
+  if (len == 0.0 || d.cross(Vec3::Unit(k)).norm() > kParallelSin * len) {
+    return 0;
+  }
+  // Part of the segment with |x_k| <= half_k.
+  Real t0 = (-half[k] - s0[k]) / d[k];
+  Real t1 = (half[k] - s0[k]) / d[k];
+  if (t0 > t1) {
+    std::swap(t0, t1);
+  }
+  t0 = std::max(t0, Real(0));
+  t1 = std::min(t1, Real(1));
+  if (t1 - t0 <= 1e-9) {
+    return 0;
+  }
+  int added = 0;
+  for (const Real t : {t0, t1}) {
+    const Vec3 x = s0 + t * d;
+    Vec3 p = onBox;
+    p[k] = std::clamp(x[k], -half[k], half[k]);
+    const Vec3 diff = x - p;
+    const Real dist = diff.norm();
+    if (dist == 0.0 || dist - r > 0.0) {
+      continue;
+    }
+    const Vec3 n = diff / dist;
+    emit(out, n, dist - r, p, x - r * n);
+    ++added;
+  }
+  return added;
+}
+
 }  // namespace
+
+void reduceManifold(ContactManifold& out, std::size_t first, const Vec3& n) {
+  const std::size_t count = out.size() - first;
+  if (count <= kMaxManifoldPoints) {
+    return;
+  }
+  // Patch positions: the middle of the two surface points, projected on the plane normal to n.
+  std::array<Vec3, 2 * kMaxPolygon> x;
+  const std::size_t m = std::min(count, x.size());
+  for (std::size_t k = 0; k < m; ++k) {
+    const Vec3 mid = 0.5 * (out[first + k].pointA + out[first + k].pointB);
+    x[k] = mid - n.dot(mid) * n;
+  }
+  std::size_t i0 = 0;
+  for (std::size_t k = 1; k < m; ++k) {
+    if (out[first + k].gap < out[first + i0].gap) {
+      i0 = k;
+    }
+  }
+  std::size_t i1 = i0;
+  Real best = 0.0;
+  for (std::size_t k = 0; k < m; ++k) {
+    const Real d2 = (x[k] - x[i0]).squaredNorm();
+    if (d2 > best) {
+      best = d2;
+      i1 = k;
+    }
+  }
+  // Signed double area of the triangle (a, b, c) seen along n.
+  auto area = [&](std::size_t a, std::size_t b, std::size_t c) {
+    return (x[b] - x[a]).cross(x[c] - x[a]).dot(n);
+  };
+  std::size_t i2 = i0;
+  best = 0.0;
+  for (std::size_t k = 0; k < m; ++k) {
+    const Real a = std::abs(area(i0, i1, k));
+    if (a > best) {
+      best = a;
+      i2 = k;
+    }
+  }
+  std::array<std::size_t, kMaxManifoldPoints> keep{};
+  std::size_t kept = 0;
+  keep[kept++] = i0;
+  if (i1 != i0) {
+    keep[kept++] = i1;
+  }
+  if (i2 != i0 && i2 != i1) {
+    keep[kept++] = i2;
+    // Orient the triangle counter-clockwise about n, then find the point that adds the largest
+    // triangle outside one of its edges.
+    if (area(i0, i1, i2) < 0.0) {
+      std::swap(i1, i2);
+    }
+    const std::size_t tri[3] = {i0, i1, i2};
+    std::size_t i3 = i0;
+    best = 0.0;
+    for (std::size_t k = 0; k < m; ++k) {
+      for (int e = 0; e < 3; ++e) {
+        const Real outside = -area(tri[e], tri[(e + 1) % 3], k);
+        if (outside > best) {
+          best = outside;
+          i3 = k;
+        }
+      }
+    }
+    if (i3 != i0) {
+      keep[kept++] = i3;
+    }
+  }
+  std::sort(keep.begin(), keep.begin() + static_cast<std::ptrdiff_t>(kept));
+  for (std::size_t k = 0; k < kept; ++k) {
+    out[first + k] = out[first + keep[k]];
+  }
+  out.resize(first + kept);
+}
 
 Polytope makeBoxPolytope(const Vec3& center, const Mat3& rotation, const Vec3& half) {
   Polytope p;
@@ -416,6 +548,7 @@ void halfspaceBox(const ShapePose& a, const ShapePose& b, ContactManifold& out,
   if (hc - support > 0.0) {
     return;
   }
+  const std::size_t first = out.size();
   for (int i = 0; i < 8; ++i) {
     const Vec3 corner =
         c + ((i & 1) ? ax : Vec3(-ax)) + ((i & 2) ? ay : Vec3(-ay)) + ((i & 4) ? az : Vec3(-az));
@@ -424,6 +557,7 @@ void halfspaceBox(const ShapePose& a, const ShapePose& b, ContactManifold& out,
       emit(out, n, h, corner - h * n, corner);
     }
   }
+  reduceManifold(out, first, n);
 }
 
 void boxCapsule(const ShapePose& a, const ShapePose& b, ContactManifold& out, NarrowPhaseScratch&) {
@@ -491,7 +625,7 @@ void boxCapsule(const ShapePose& a, const ShapePose& b, ContactManifold& out, Na
         if (capsuleFaceContacts(s0, s1, r, e, k, nLocal[k] > 0.0 ? 1.0 : -1.0, out) == 0) {
           emit(out, nLocal, dist - r, bestBox, bestSeg - r * nLocal);
         }
-      } else {
+      } else if (capsuleEdgeContacts(s0, s1, r, e, bestBox, nLocal, out) == 0) {
         emit(out, nLocal, dist - r, bestBox, bestSeg - r * nLocal);
       }
     } else {

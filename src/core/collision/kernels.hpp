@@ -65,7 +65,20 @@ Polytope makeBoxPolytope(const Vec3& center, const Mat3& rotation, const Vec3& h
 Polytope makeTrianglePolytope(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& n);
 
 /// Separating-axis test and contact manifold of two convex polytopes; normal from A to B.
+/// A face contact gives at most kMaxManifoldPoints points (see reduceManifold).
 void collidePolytopes(const Polytope& a, const Polytope& b, ContactManifold& out);
+
+/// Largest number of points of a face manifold (box-halfspace, box-box, box-triangle).
+inline constexpr std::size_t kMaxManifoldPoints = 4;
+
+/// Reduces the points out[first ..] of one flat contact patch (all with the unit normal `n`) to
+/// at most kMaxManifoldPoints that keep the support polygon: the deepest point p0 (least g_N),
+/// the point farthest from p0 across the patch p1, the point p2 farthest from the line p0 p1
+/// (largest triangle), then the point adding the largest area outside the triangle p0 p1 p2 (if
+/// any point lies outside). Distances are measured in the plane normal to `n`. The choice
+/// depends only on the points and their order, so it is reproducible. Does nothing for 4 points
+/// or fewer.
+void reduceManifold(ContactManifold& out, std::size_t first, const Vec3& n);
 
 // Canonical kernels (A, B).
 void sphereSphere(const ShapePose& a, const ShapePose& b, ContactManifold& out,

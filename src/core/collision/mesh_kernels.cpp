@@ -257,6 +257,17 @@ void meshBox(const ShapePose& a, const ShapePose& b, ContactManifold& out,
   }
   const Real tol = 1e-9 * box.halfExtent.sum() + 1e-12 * f.position.cwiseAbs().maxCoeff();
   filterAndEmit(a, f.mesh, tol, true, cands, out);
+  // A box on a flat part of the mesh (every normal the same, e.g. a face across two or more
+  // triangles): keep at most four points of the support polygon, as for box-box.
+  if (out.size() - first > kMaxManifoldPoints) {
+    bool flat = true;
+    for (std::size_t k = first + 1; k < out.size() && flat; ++k) {
+      flat = out[k].normal.dot(out[first].normal) >= 1.0 - 1e-9;
+    }
+    if (flat) {
+      reduceManifold(out, first, out[first].normal);
+    }
+  }
 }
 
 }  // namespace grain::collision::detail

@@ -140,10 +140,10 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   }
   timer.lap(Stage::ContactGraph);
 
-  // h at (q^M, u^S, t^M): gravity, the per-body external forces and the gyroscopic term
-  // -Omega x (Theta Omega) (eq. 8.7). The free velocity u^S + M^-1 h dt is the solver's
-  // starting point. Per-body forces are gathered first (one pass per field), so the kernel
-  // stays free of indirect calls.
+  // h at (q^M, u^S, t^M): gravity and the per-body external forces (eq. 8.7); the gyroscopic
+  // term -Omega x (Theta Omega) as an implicit step (gyroscopic.hpp). The free velocity u^S + M^-1
+  // h dt is the solver's starting point. Per-body forces are gathered first (one pass per field),
+  // so the kernel stays free of indirect calls.
   std::span<const Vec3> bodyForce;
   if (system.externalForces.hasBodyForces()) {
     bodyForce_.assign(n, Vec3::Zero());

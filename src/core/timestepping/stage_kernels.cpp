@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <grain/core/math/quaternion.hpp>
+#include <grain/core/timestepping/gyroscopic.hpp>
 #include <grain/core/timestepping/stage_kernels.hpp>
 
 namespace grain::stage {
@@ -31,7 +32,6 @@ void freeVelocity(BodyStorage& bodies, BodyRange range, Real dt, const Vec3& gra
   auto& wStart = bodies.omegasBodyStart();
   const auto& invMass = bodies.invMasses();
   const auto& inertia = bodies.inertiasBody();
-  const auto& invInertia = bodies.invInertiasBody();
   const auto& motion = bodies.motions();
   const bool withBodyForces = !bodyForce.empty();
   for (std::size_t i = range.begin; i < range.end; ++i) {
@@ -44,8 +44,7 @@ void freeVelocity(BodyStorage& bodies, BodyRange range, Real dt, const Vec3& gra
     if (withBodyForces) {
       v[i] += (dt * invMass[i]) * bodyForce[i];
     }
-    const Vec3 gyro = -w[i].cross(inertia[i].cwiseProduct(w[i]));
-    w[i] += dt * invInertia[i].cwiseProduct(gyro);
+    w[i] = gyroscopicOmegaUpdate(w[i], inertia[i], dt);
   }
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Narrow phase of boxes (box-sphere, box-halfspace, box-box, box-capsule) against closed forms.
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -104,7 +106,81 @@ TEST(BoxHalfspace, SunkenBoxAllCorners) {
   Posed h(Halfspace{Vec3::UnitZ()}, Vec3::Zero());
   Posed b(Box{Vec3::Constant(0.5)}, Vec3(0, 0, -3), rot(Vec3(1, 2, 3), 0.7));
   const ContactManifold m = collidePair(h, b);
-  EXPECT_EQ(m.size(), 8u);
+  // All eight corners are below the plane; the manifold keeps four of them, the deepest first.
+  ASSERT_EQ(m.size(), 4u);
+  Real deepest = 0.0;
+  for (int i = 0; i < 8; ++i) {
+    const Vec3 corner =
+        b.pose.position +
+        b.pose.rotation * Vec3((i & 1) ? 0.5 : -0.5, (i & 2) ? 0.5 : -0.5, (i & 4) ? 0.5 : -0.5);
+    deepest = std::min(deepest, corner.z());
+  }
+  Real minGap = 0.0;
+  for (const ContactPoint& p : m) {
+    minGap = std::min(minGap, p.gap);
+  }
+  EXPECT_NEAR(minGap, deepest, 1e-12);
+  expectSwapSymmetric(h, b);
+}
+
+/// Area (m^2) of the convex hull of the pointA of a manifold in the plane z = const (at most
+/// four points, any order), by the fan around their centroid after sorting by angle.
+Real hullAreaXY(const ContactManifold& m) {
+  Vec3 c = Vec3::Zero();
+  for (const ContactPoint& p : m) {
+    c += p.pointA;
+  }
+  c /= static_cast<Real>(m.size());
+  std::vector<Vec3> v;
+  for (const ContactPoint& p : m) {
+    v.push_back(p.pointA - c);
+  }
+  std::sort(v.begin(), v.end(), [](const Vec3& a, const Vec3& b) {
+    return std::atan2(a.y(), a.x()) < std::atan2(b.y(), b.x());
+  });
+  Real area = 0.0;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    const Vec3& a = v[k];
+    const Vec3& b = v[(k + 1) % v.size()];
+    area += 0.5 * (a.x() * b.y() - a.y() * b.x());
+  }
+  return area;
+}
+
+TEST(BoxBox, CornerOverhangIsReducedToFourPointsOfTheSupportPolygon) {
+  // Top box turned 45 deg about z, centred near the corner (1, 1) of A's top face: its footprint
+  // (a square with half diagonal sqrt(0.5)) clipped to A's face is the pentagon below, five
+  // points before reduction.
+  Posed a(Box{Vec3(1, 1, 0.5)}, Vec3::Zero());
+  Posed b(Box{Vec3::Constant(0.5)}, Vec3(0.9, 0.9, 0.95), rot(Vec3::UnitZ(), kPi / 4));
+  const ContactManifold m = collidePair(a, b);
+  ASSERT_EQ(m.size(), 4u);
+  const Real d = std::sqrt(0.5);
+  const std::vector<Vec3> pentagon = {Vec3(0.9 - d, 0.9, 0.5), Vec3(0.9, 0.9 - d, 0.5),
+                                      Vec3(1.0, 1.0 - d, 0.5), Vec3(1.0, 1.0, 0.5),
+                                      Vec3(1.0 - d, 1.0, 0.5)};
+  for (const ContactPoint& p : m) {
+    expectVecNear(p.normal, Vec3::UnitZ());
+    EXPECT_NEAR(p.gap, -0.05, 1e-12);
+    // Every kept point is a vertex of the pentagon.
+    Real nearest = 1.0;
+    for (const Vec3& v : pentagon) {
+      nearest = std::min(nearest, (p.pointA - v).norm());
+    }
+    EXPECT_LT(nearest, 1e-12);
+  }
+  // The four points keep most of the support polygon. The pentagon is the square's area 1
+  // minus the two tips beyond x = 1 and y = 1 plus their overlap: 1 - 2 (d - 0.1)^2 +
+  // (d - 0.2)^2 / 2 = 0.3914 m^2. The best four vertices keep 0.3561 m^2 (0.91); dropping the
+  // corner (1, 1) would keep only 0.1414 m^2.
+  ContactManifold full;
+  for (const Vec3& v : pentagon) {
+    full.push_back(ContactPoint{Vec3::UnitZ(), -0.05, v, v});
+  }
+  const Real pentagonArea = 1.0 - 2.0 * (d - 0.1) * (d - 0.1) + 0.5 * (d - 0.2) * (d - 0.2);
+  EXPECT_NEAR(hullAreaXY(full), pentagonArea, 1e-12);
+  EXPECT_GT(hullAreaXY(m), 0.8 * pentagonArea);
+  expectSwapSymmetric(a, b);
 }
 
 TEST(BoxBox, StackedBoxesFourPoints) {
@@ -233,17 +309,48 @@ TEST(BoxCapsule, UprightCapsuleAgainstSideFaceOfRotatedBox) {
   expectSwapSymmetric(b, c);
 }
 
-TEST(BoxCapsule, CapsuleAcrossAnEdge) {
+TEST(BoxCapsule, CapsuleAlongAnEdgeTwoPoints) {
+  // Capsule parallel to the edge x = 1, z = 0.5 (along y), beside it: both ends of the part of
+  // the segment along the edge rest on it.
   Posed b(Box{Vec3(1, 1, 0.5)}, Vec3::Zero());
   Posed c(Capsule{Vec3::UnitY(), 0.2, 1.0}, Vec3(1.1, 0, 0.6));
   const ContactManifold m = collidePair(b, c);
-  ASSERT_EQ(m.size(), 1u);
+  ASSERT_EQ(m.size(), 2u);
   const Vec3 n = Vec3(1, 0, 1).normalized();
+  for (const Real y : {-0.5, 0.5}) {
+    const ContactPoint& p = m[nearestByPointA(m, Vec3(1, y, 0.5))];
+    expectContact(p, n, std::sqrt(0.02) - 0.2, Vec3(1, y, 0.5), Vec3(1.1, y, 0.6) - 0.2 * n);
+  }
+  expectSwapSymmetric(b, c);
+}
+
+TEST(BoxCapsule, LongCapsuleAlongAnEdgeIsClippedToTheEdge) {
+  // Capsule longer than the edge (y in [-1.5, 1.5] against the edge y in [-1, 1]) and slightly
+  // tilted (0.1 deg): the two points sit at the ends of the edge.
+  Posed b(Box{Vec3(1, 1, 0.5)}, Vec3::Zero());
+  Posed c(Capsule{Vec3::UnitY(), 0.2, 3.0}, Vec3(1.1, 0, 0.6),
+          rot(Vec3::UnitX(), 1e-3 * kPi / 180));
+  const ContactManifold m = collidePair(b, c);
+  ASSERT_EQ(m.size(), 2u);
+  for (const Real y : {-1.0, 1.0}) {
+    const ContactPoint& p = m[nearestByPointA(m, Vec3(1, y, 0.5))];
+    expectVecNear(p.pointA, Vec3(1, y, 0.5), 1e-9);
+    EXPECT_NEAR(p.gap, std::sqrt(0.02) - 0.2, 1e-4);
+  }
+  expectSwapSymmetric(b, c);
+}
+
+TEST(BoxCapsule, CapsuleAcrossAnEdgeOnePoint) {
+  // Capsule crossing the edge x = 1, z = 0.5 at right angles: one point.
+  Posed b(Box{Vec3(1, 1, 0.5)}, Vec3::Zero());
+  // Axis (1, 0, -1)/sqrt(2), perpendicular to the edge and to the corner normal (1, 0, 1).
+  Posed c(Capsule{Vec3::UnitX(), 0.2, 1.0}, Vec3(1.1, 0.0, 0.6), rot(Vec3::UnitY(), kPi / 4));
+  const ContactManifold m = collidePair(b, c);
+  ASSERT_EQ(m.size(), 1u);
+  expectVecNear(m[0].pointA, Vec3(1, 0, 0.5));
+  expectVecNear(m[0].normal, Vec3(1, 0, 1).normalized());
   EXPECT_NEAR(m[0].gap, std::sqrt(0.02) - 0.2, 1e-12);
-  expectVecNear(m[0].normal, n);
-  EXPECT_NEAR(m[0].pointA.x(), 1.0, 1e-12);
-  EXPECT_NEAR(m[0].pointA.z(), 0.5, 1e-12);
-  EXPECT_LE(std::abs(m[0].pointA.y()), 0.5 + 1e-12);
+  expectSwapSymmetric(b, c);
 }
 
 TEST(BoxCapsule, CoreSegmentThroughTheBox) {

@@ -73,20 +73,24 @@
 ///  - sphere-sphere, sphere-box, sphere-capsule, sphere-halfspace: 1 point. A sphere centre inside
 ///    a box leaves through the nearest face (g_N = -(face distance + r)); a sphere centre below a
 ///    halfspace plane at height h < 0 gives g_N = h - r with the plane normal.
-///  - box-halfspace: every box corner with g_N <= 0 (4 for a box resting on a face).
+///  - box-halfspace: the box corners with g_N <= 0, reduced to at most 4 that keep the support
+///    polygon (4 for a box resting on a face; collision::detail::reduceManifold).
 ///  - box-box: separating-axis test over 15 axes (face axes preferred unless an edge axis has
 ///    clearly less overlap); face case: incident face clipped against the side planes of the
-///    reference face, every clipped point with g_N <= 0 (up to 8); edge case: 1 point.
+///    reference face, the clipped points with g_N <= 0 reduced to at most 4; edge case: 1 point.
 ///  - capsule-halfspace: both cap centres (up to 2). capsule-capsule: closest points; nearly
 ///    parallel axes (< ~0.6 deg) add the two ends of the overlap (2 points when lying side by
 ///    side).
 ///  - box-capsule: closest points of the core segment and the box; if the closest box feature
-///    is a face, the segment part above that face gives up to 2 points; if the segment enters
+///    is a face, the segment part above that face gives up to 2 points; if it is an edge and the
+///    segment is parallel to it (< ~0.6 deg), the segment part beside the edge gives up to 2
+///    points (a capsule lying in a groove or along an edge); if the segment enters
 ///    the box, a separating-axis choice over the box faces and axis x segment directions.
 ///  - meshes (static, two-sided thin shells): sphere/capsule ends vs triangles (closest point on
 ///    triangle), capsule segment interior vs triangle edges, capsule piercing a triangle; box vs
 ///    triangle by the separating-axis test and clipping above (corners against faces, triangle
-///    vertices against box faces, edge-edge). Normals point from the triangle towards the shape.
+///    vertices against box faces, edge-edge; at most 4 points per triangle, and a box on a flat
+///    patch keeps at most 4 in all). Normals point from the triangle towards the shape.
 ///    Internal-edge contacts (mesh point on an edge/vertex) are dropped when a triangle that
 ///    contains that point gives a strictly closer point for the same shape feature; contacts
 ///    from several triangles at one mesh point are merged into one.

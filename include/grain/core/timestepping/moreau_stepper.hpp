@@ -25,8 +25,10 @@ void validate(const StepperSettings& s);
 
 /// Moreau midpoint time stepping (thesis Algorithm 8.1, eqs. 8.6-8.9):
 ///   1. q^M = q^S + dt/2 F(q^S) u^S, quaternion normalised;
-///   2. h = [m g + f_ext; -Omega^S x (Theta Omega^S)] at (q^M, t^M), f_ext the per-body
-///      external forces (ExternalForces::addBodyForces); contacts with g_N(q^M) <= 0;
+///   2. h = [m g + f_ext; gyroscopic] at (q^M, t^M), f_ext the per-body external forces
+///      (ExternalForces::addBodyForces); the gyroscopic part is the implicit midpoint step of
+///      Euler's equation, gyroscopicOmegaUpdate (gyroscopic.hpp), not the explicit
+///      -Omega^S x (Theta Omega^S); contacts with g_N(q^M) <= 0;
 ///   3. contact problem for u^E and the percussions P;
 ///   4. q^E = q^S + dt F(q^M) (u^S + u^E)/2, quaternion normalised.
 /// Animated bodies move with their prescribed velocity; static bodies never move.

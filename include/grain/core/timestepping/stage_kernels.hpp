@@ -25,7 +25,8 @@ void firstHalfStep(BodyStorage& bodies, BodyRange range, Real dt);
 
 /// Free velocity for every simulated body (local and remote): stores u^S in velocitiesStart() and
 /// omegasBodyStart(), then
-///   v = v^S + dt (g + f_ext / m),   Omega = Omega^S + dt Theta^-1 (-Omega^S x Theta Omega^S),
+///   v = v^S + dt (g + f_ext / m),   Omega from the implicit gyroscopic step of Omega^S
+///   (gyroscopic.hpp: Theta (Omega - Omega^S) = -dt Omega x Theta Omega, energy-stable),
 /// with g the gravity (m/s^2, I) and `bodyForce` (N, I, one per body index, or empty) the
 /// external forces at t^M. Non-simulated bodies get their step-start velocities stored only.
 void freeVelocity(BodyStorage& bodies, BodyRange range, Real dt, const Vec3& gravity,
