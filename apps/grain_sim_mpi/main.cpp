@@ -266,10 +266,12 @@ class MpiHooks final : public app::RunHooks {
   StepStats step() override {
     exchange_.resetTraffic();
     // Load balancing before the step (GRSF checkAndRebuild).
-    std::size_t local = 0;
-    for (std::size_t i = 0; i < system_.bodies.size(); ++i) {
-      local +=
-          system_.bodies.isSimulated(i) && system_.bodies.ownerships()[i] == BodyOwnership::Local;
+    std::size_t local = 0;  // only the bodyLimit policy reads it
+    if (balance_.policy == mpi::LoadBalanceSettings::Policy::BodyLimit) {
+      for (std::size_t i = 0; i < system_.bodies.size(); ++i) {
+        local +=
+            system_.bodies.isSimulated(i) && system_.bodies.ownerships()[i] == BodyOwnership::Local;
+      }
     }
     if (mpi::shouldRebuild(MPI_COMM_WORLD, balance_, stepper_.stepCount(), local)) {
       rebalance(balance_, system_, exchange_);
@@ -558,6 +560,10 @@ int run(const app::SimOptions& opt) {
   }
   if (progress) {
     progress->finish(app::summaryLine(result, hooks.signal()));
+  }
+  if (hooks.rebuilds() > 0) {
+    say("balance    the decomposition was rebuilt " + std::to_string(hooks.rebuilds()) +
+        " times\n");
   }
   if (result.stopped) {
     say("output     " + record.string() + " (complete up to the last written state)\n");

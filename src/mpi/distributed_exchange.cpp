@@ -229,7 +229,7 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
 
 void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
   BodyStorage& bodies = system.bodies;
-  std::vector<ByteWriter> out(neighbours_.size());
+  std::vector<ByteWriter>& out = freshWriters(neighbours_.size());
   auto to = [&](int rank) -> ByteWriter& { return out[partnerIndex(rank)]; };
   std::vector<BodyId> turnRemote;
   std::vector<int> turnRemoteOwner;
@@ -321,16 +321,11 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
     bodies.remove(id);
   }
 
-  std::vector<std::vector<char>> send(neighbours_.size());
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    send[k].swap(out[k].bytes());
-  }
-  std::vector<std::vector<char>> recv;
-  exchangeWithPartners(comm_, kTagBodies, neighbours_, send, recv, traffic_);
+  sendWriters(kTagBodies, neighbours_);
 
   std::unordered_map<BodyId, int> updatedRemote;
-  for (std::size_t k = 0; k < recv.size(); ++k) {
-    ByteReader r(recv[k]);
+  for (std::size_t k = 0; k < in_.size(); ++k) {
+    ByteReader& r = in_[k];
     while (!r.done()) {
       const auto kind = r.get<Record>();
       const auto id = r.get<BodyId>();
@@ -386,11 +381,13 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
       }
     }
   }
-  // Every remote copy this process keeps must have been refreshed by its owner.
+  // Every remote copy this process keeps must have been refreshed by its owner (or have been
+  // local here until this exchange).
+  std::sort(turnRemote.begin(), turnRemote.end());
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (bodies.ownerships()[i] == BodyOwnership::Remote && bodies.isSimulated(i) &&
         !updatedRemote.contains(bodies.ids()[i]) &&
-        std::find(turnRemote.begin(), turnRemote.end(), bodies.ids()[i]) == turnRemote.end()) {
+        !std::binary_search(turnRemote.begin(), turnRemote.end(), bodies.ids()[i])) {
       throw Error("process " + std::to_string(rank_) + ": remote copy of body " +
                   formatBodyId(bodies.ids()[i]) + " was not updated by its owner");
     }
@@ -448,24 +445,19 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     inContact[contacts.bodyA()[c]] = 1;
     inContact[contacts.bodyB()[c]] = 1;
   }
-  std::vector<ByteWriter> out(neighbours_.size());
+  std::vector<ByteWriter>& out = freshWriters(neighbours_.size());
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (inContact[i] != 0 && bodies.isSimulated(i) &&
         bodies.ownerships()[i] == BodyOwnership::Remote) {
       out[partnerIndex(ownerOfRemote_.at(bodies.ids()[i]))].put(bodies.ids()[i]);
     }
   }
-  std::vector<std::vector<char>> send(neighbours_.size());
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    send[k].swap(out[k].bytes());
-  }
-  std::vector<std::vector<char>> recv;
-  exchangeWithPartners(comm_, kTagPlanContacts, neighbours_, send, recv, traffic_);
+  sendWriters(kTagPlanContacts, neighbours_);
 
   // Owner: the processes sharing each local body (in increasing rank order).
   std::unordered_map<BodyId, std::vector<int>> partners;
-  for (std::size_t k = 0; k < recv.size(); ++k) {
-    ByteReader r(recv[k]);
+  for (std::size_t k = 0; k < in_.size(); ++k) {
+    ByteReader& r = in_[k];
     while (!r.done()) {
       partners[r.get<BodyId>()].push_back(neighbours_[k]);
     }
@@ -473,13 +465,11 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   splitLocal_.clear();
   for (auto& [id, ranks] : partners) {
     std::sort(ranks.begin(), ranks.end());
-    splitLocal_.push_back({id, ranks});
+    splitLocal_.push_back({id, ranks, {}});
   }
   std::sort(splitLocal_.begin(), splitLocal_.end(),
             [](const SplitLocal& a, const SplitLocal& b) { return a.id < b.id; });
-  for (ByteWriter& w : out) {
-    w.clear();
-  }
+  freshWriters(neighbours_.size());
   for (const SplitLocal& s : splitLocal_) {
     const auto i = bodies.indexOf(s.id);
     GRAIN_REQUIRE(i.has_value() && bodies.ownerships()[*i] == BodyOwnership::Local,
@@ -493,13 +483,10 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
       w.put(p);
     }
   }
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    send[k] = std::move(out[k].bytes());
-  }
-  exchangeWithPartners(comm_, kTagPlanMultiplicity, neighbours_, send, recv, traffic_);
+  sendWriters(kTagPlanMultiplicity, neighbours_);
   splitRemote_.clear();
-  for (std::size_t k = 0; k < recv.size(); ++k) {
-    ByteReader r(recv[k]);
+  for (std::size_t k = 0; k < in_.size(); ++k) {
+    ByteReader& r = in_[k];
     while (!r.done()) {
       const auto id = r.get<BodyId>();
       const auto p = r.get<std::uint32_t>();
@@ -522,6 +509,22 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   std::sort(splitPartners_.begin(), splitPartners_.end());
   splitPartners_.erase(std::unique(splitPartners_.begin(), splitPartners_.end()),
                        splitPartners_.end());
+  // Positions in splitPartners_, once per plan (the averaging uses them every sweep).
+  auto partnerOf = [&](int rank) {
+    return static_cast<std::uint32_t>(
+        std::lower_bound(splitPartners_.begin(), splitPartners_.end(), rank) -
+        splitPartners_.begin());
+  };
+  for (SplitLocal& s : splitLocal_) {
+    s.partnerIndex.clear();
+    for (const int r : s.partners) {
+      s.partnerIndex.push_back(partnerOf(r));
+    }
+  }
+  splitRemotePartner_.clear();
+  for (const auto& [id, owner] : splitRemote_) {
+    splitRemotePartner_.push_back(partnerOf(owner));
+  }
   // The coupled processes decide convergence together; the others iterate on their own.
   if (coupledComm_ != MPI_COMM_NULL) {
     MPI_Comm_free(&coupledComm_);
@@ -555,67 +558,58 @@ bool DistributedExchange::beginSolve(const BodyStorage& bodies,
 
 void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omega) {
   // 1. Copies -> owner, per owner in id order.
-  std::vector<std::vector<char>> send(splitPartners_.size());
-  auto partnerOf = [&](int rank) {
-    return static_cast<std::size_t>(
-        std::lower_bound(splitPartners_.begin(), splitPartners_.end(), rank) -
-        splitPartners_.begin());
-  };
-  {
-    std::vector<ByteWriter> out(splitPartners_.size());
-    for (std::size_t k = 0; k < splitRemote_.size(); ++k) {
-      ByteWriter& w = out[partnerOf(splitRemote_[k].second)];
-      w.put(velocity[remoteSlot_[k]]);
-      w.put(omega[remoteSlot_[k]]);
-    }
-    for (std::size_t k = 0; k < out.size(); ++k) {
-      send[k].swap(out[k].bytes());
-    }
-  }
-  std::vector<std::vector<char>> recv;
-  exchangeWithPartners(comm_, kTagGather, splitPartners_, send, recv, traffic_);
-  // 2. Owner: the mean of its copy and the partners' copies (in rank order), sent back.
-  {
-    std::vector<ByteReader> in;
-    in.reserve(recv.size());
-    for (const auto& bytes : recv) {
-      in.emplace_back(bytes);
-    }
-    std::vector<ByteWriter> out(splitPartners_.size());
-    for (std::size_t k = 0; k < splitLocal_.size(); ++k) {
-      const SplitLocal& s = splitLocal_[k];
-      Vec3 v = velocity[localSlot_[k]];
-      Vec3 w = omega[localSlot_[k]];
-      for (const int r : s.partners) {
-        ByteReader& reader = in[partnerOf(r)];
-        v += reader.get<Vec3>();
-        w += reader.get<Vec3>();
-      }
-      const Real inv = 1.0 / static_cast<Real>(s.partners.size() + 1);
-      v *= inv;
-      w *= inv;
-      velocity[localSlot_[k]] = v;
-      omega[localSlot_[k]] = w;
-      for (const int r : s.partners) {
-        ByteWriter& writer = out[partnerOf(r)];
-        writer.put(v);
-        writer.put(w);
-      }
-    }
-    for (std::size_t k = 0; k < out.size(); ++k) {
-      send[k].swap(out[k].bytes());
-    }
-  }
-  exchangeWithPartners(comm_, kTagMean, splitPartners_, send, recv, traffic_);
-  std::vector<ByteReader> in;
-  in.reserve(recv.size());
-  for (const auto& bytes : recv) {
-    in.emplace_back(bytes);
-  }
+  std::vector<ByteWriter>& out = freshWriters(splitPartners_.size());
   for (std::size_t k = 0; k < splitRemote_.size(); ++k) {
-    ByteReader& reader = in[partnerOf(splitRemote_[k].second)];
+    ByteWriter& w = out[splitRemotePartner_[k]];
+    w.put(velocity[remoteSlot_[k]]);
+    w.put(omega[remoteSlot_[k]]);
+  }
+  sendWriters(kTagGather, splitPartners_);
+  // 2. Owner: the mean of its copy and the partners' copies (in rank order), sent back.
+  freshWriters(splitPartners_.size());
+  for (std::size_t k = 0; k < splitLocal_.size(); ++k) {
+    const SplitLocal& s = splitLocal_[k];
+    Vec3 v = velocity[localSlot_[k]];
+    Vec3 w = omega[localSlot_[k]];
+    for (const std::uint32_t p : s.partnerIndex) {
+      v += in_[p].get<Vec3>();
+      w += in_[p].get<Vec3>();
+    }
+    const Real inv = 1.0 / static_cast<Real>(s.partners.size() + 1);
+    v *= inv;
+    w *= inv;
+    velocity[localSlot_[k]] = v;
+    omega[localSlot_[k]] = w;
+    for (const std::uint32_t p : s.partnerIndex) {
+      out[p].put(v);
+      out[p].put(w);
+    }
+  }
+  sendWriters(kTagMean, splitPartners_);
+  for (std::size_t k = 0; k < splitRemote_.size(); ++k) {
+    ByteReader& reader = in_[splitRemotePartner_[k]];
     velocity[remoteSlot_[k]] = reader.get<Vec3>();
     omega[remoteSlot_[k]] = reader.get<Vec3>();
+  }
+}
+
+std::vector<ByteWriter>& DistributedExchange::freshWriters(std::size_t count) {
+  out_.resize(count);
+  for (ByteWriter& w : out_) {
+    w.clear();
+  }
+  return out_;
+}
+
+void DistributedExchange::sendWriters(int tag, const std::vector<int>& partners) {
+  send_.resize(partners.size());
+  for (std::size_t k = 0; k < partners.size(); ++k) {
+    send_[k].swap(out_[k].bytes());  // out_ keeps the old buffer's storage for the next message
+  }
+  exchangeWithPartners(comm_, tag, partners, send_, recv_, traffic_);
+  in_.clear();
+  for (const std::vector<char>& bytes : recv_) {
+    in_.emplace_back(bytes);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <grain/core/timestepping/dynamics_system.hpp>
 #include <grain/core/timestepping/exchange.hpp>
 #include <grain/mpi/communicator.hpp>
+#include <grain/mpi/messages.hpp>
 #include <grain/mpi/topology.hpp>
 
 namespace grain::mpi {
@@ -95,10 +96,15 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
  private:
   struct SplitLocal {
     BodyId id;
-    std::vector<int> partners;  ///< other participating processes, increasing
+    std::vector<int> partners;                ///< other participating processes, increasing
+    std::vector<std::uint32_t> partnerIndex;  ///< their positions in splitPartners_
   };
   std::size_t partnerIndex(int rank) const;
   void requireNeighbour(int rank, BodyId id, const char* what) const;
+  /// The per-partner message writers, emptied, for `count` partners (storage kept between calls).
+  std::vector<ByteWriter>& freshWriters(std::size_t count);
+  /// Sends writer k's bytes to partners[k], receives one message from each; in_[k] reads it.
+  void sendWriters(int tag, const std::vector<int>& partners);
 
   MPI_Comm comm_;
   MPI_Comm coupledComm_ = MPI_COMM_NULL;
@@ -113,6 +119,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   std::vector<SplitLocal> splitLocal_;               ///< sorted by id
   std::vector<std::pair<BodyId, int>> splitRemote_;  ///< (id, owner), sorted by id
   std::vector<int> splitPartners_;                   ///< processes sharing split bodies, increasing
+  std::vector<std::uint32_t> splitRemotePartner_;    ///< position of each remote's owner in it
   // Solver slots of the split bodies (beginSolve).
   std::vector<std::uint32_t> localSlot_;
   std::vector<std::uint32_t> remoteSlot_;
@@ -121,6 +128,11 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   TrafficCounters traffic_;
   std::vector<int> scratchRanks_;
   std::vector<std::vector<int>> heldBy_;  ///< selectContacts: processes holding each body
+  // Message buffers, reused by every exchange (no allocation per sweep in steady state).
+  std::vector<ByteWriter> out_;
+  std::vector<std::vector<char>> send_;
+  std::vector<std::vector<char>> recv_;
+  std::vector<ByteReader> in_;
 };
 
 }  // namespace grain::mpi

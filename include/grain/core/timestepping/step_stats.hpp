@@ -12,7 +12,7 @@ namespace grain {
 /// The named stages of one Moreau step, in execution order (docs/architecture.md).
 enum class Stage : std::uint8_t {
   FirstHalfStep,       ///< q^M = q^S + dt/2 F(q^S) u^S
-  Exchange,            ///< VelocityExchange::afterFirstHalfStep (bodies migrate in MPI runs)
+  Exchange,            ///< BodyExchange::exchangeBodies (bodies migrate in MPI runs)
   CollisionDetection,  ///< contacts with g_N(q^M) <= 0
   ContactGraph,        ///< contacts per body (and, distributed, the split-body plan)
   Forces,              ///< free velocity u^S + M^-1 h dt at (q^M, u^S, t^M)
