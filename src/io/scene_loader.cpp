@@ -248,6 +248,7 @@ class SceneBuilder {
           "driftCorrectionGap is true)");
     }
     s.driftCorrectionGapAlpha = e.real("driftCorrectionGapAlpha");
+    s.driftCorrectionGapSlop = e.real("driftCorrectionGapSlop");
     atElement(e, [&] { validate(out_.stepper); });
   }
 

@@ -168,6 +168,8 @@ constexpr A kInclusionSolver[] = {
     opt("driftCorrectionGap", T::Boolean, "false", B::None, {}, "push penetrating contacts apart"),
     opt("driftCorrectionGapAlpha", T::Real, "0.2", B::UnitInterval, {},
         "fraction of the penetration removed per step; required when driftCorrectionGap is true"),
+    opt("driftCorrectionGapSlop", T::Real, "0", B::NonNegative, "m",
+        "penetration left uncorrected: only the overlap beyond it is pushed apart"),
 };
 
 // ---- ContactParameterMap ----------------------------------------------------------------------

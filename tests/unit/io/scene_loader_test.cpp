@@ -78,6 +78,7 @@ TEST_F(FullScene, StepperAndSolverSettings) {
   EXPECT_TRUE(i.isFiniteCheck);
   EXPECT_TRUE(i.driftCorrectionGap);
   EXPECT_EQ(i.driftCorrectionGapAlpha, 0.3);
+  EXPECT_EQ(i.driftCorrectionGapSlop, 2e-5);
   EXPECT_FALSE(scene().solverExtras.useGpu);
   EXPECT_EQ(scene().solverExtras.gpuDevice, 1u);
   EXPECT_TRUE(scene().solverExtras.computeResidual);
@@ -852,6 +853,7 @@ TEST(SceneDefaults, DefaultsMatchGrsf) {
   EXPECT_EQ(s.reserveContacts, 1000u);
   EXPECT_FALSE(s.driftCorrectionGap);
   EXPECT_EQ(s.driftCorrectionGapAlpha, 0.2);
+  EXPECT_EQ(s.driftCorrectionGapSlop, 0.0);
   const ContactParameter& p = d.system.contactParameters.standard();
   EXPECT_EQ(p.mu, 0.3);
   EXPECT_EQ(p.epsilonN, 0.5);
