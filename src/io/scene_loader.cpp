@@ -848,8 +848,9 @@ class SceneBuilder {
       g.failAt("file", "mesh file '" + file + "' not found (looked for '" + path.string() + "')");
     }
     meshFile = path;
+    const bool oneSided = g.boolean("oneSided");
     try {
-      return Mesh{loadTriangleMesh(path, t)};
+      return Mesh{loadTriangleMesh(path, t), oneSided};
     } catch (const grain::Error& err) {
       g.failAt("file", err.what());
     }

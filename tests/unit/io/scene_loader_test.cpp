@@ -305,6 +305,9 @@ TEST(SceneMesh, LoadsStaticMeshWithTransform) {
   expectVecNear(d.system.bodies.positions()[1], Vec3(0, 0, 5));
   // Both bodies of a group share one shape.
   EXPECT_EQ(d.system.bodies.shapes()[0], d.system.bodies.shapes()[1]);
+  // Meshes are two-sided unless oneSided="true".
+  EXPECT_FALSE(std::get<Mesh>(d.system.shapes[d.system.bodies.shapes()[0]]).oneSided);
+  EXPECT_TRUE(std::get<Mesh>(d.system.shapes[d.system.bodies.shapes()[2]]).oneSided);
 
   for (const std::size_t body : {std::size_t{0}, std::size_t{2}}) {
     const Shape& s = d.system.shapes[d.system.bodies.shapes()[body]];
