@@ -17,11 +17,12 @@ void printSummary(const grain::io::SceneDescription& scene) {
   std::printf("time       deltaT %g s, endTime %g s\n", st.deltaT, st.endTime);
   std::printf(
       "solver     %s alphaSOR %g alphaJOR %g R %s UCF %s convergence %s minIter %u maxIter %u "
-      "absTol %g relTol %g percussionCache %d driftCorrection %d (alpha %g)\n",
+      "absTol %g relTol %g percussionCache %d driftCorrection %d (alpha %g, slop %g m)\n",
       std::string(grain::methodSceneName(s)).c_str(), s.alphaSorProx, s.alphaJorProx,
       std::string(toString(s.rStrategy)).c_str(), std::string(toString(s.subMethodUcf)).c_str(),
       std::string(toString(s.convergenceMethod)).c_str(), s.minIter, s.maxIter, s.absTol, s.relTol,
-      s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha);
+      s.usePercussionCache, s.driftCorrectionGap, s.driftCorrectionGapAlpha,
+      s.driftCorrectionGapSlop);
   if (s.localMethod) {
     const grain::LocalSolverSettings l = grain::localSolverSettings(s);
     std::printf(

@@ -248,6 +248,7 @@ class SceneBuilder {
           "driftCorrectionGap is true)");
     }
     s.driftCorrectionGapAlpha = e.real("driftCorrectionGapAlpha");
+    s.driftCorrectionGapSlop = e.real("driftCorrectionGapSlop");
     atElement(e, [&] { validate(out_.stepper); });
   }
 
@@ -847,8 +848,9 @@ class SceneBuilder {
       g.failAt("file", "mesh file '" + file + "' not found (looked for '" + path.string() + "')");
     }
     meshFile = path;
+    const bool oneSided = g.boolean("oneSided");
     try {
-      return Mesh{loadTriangleMesh(path, t)};
+      return Mesh{loadTriangleMesh(path, t), oneSided};
     } catch (const grain::Error& err) {
       g.failAt("file", err.what());
     }

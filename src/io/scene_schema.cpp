@@ -168,6 +168,8 @@ constexpr A kInclusionSolver[] = {
     opt("driftCorrectionGap", T::Boolean, "false", B::None, {}, "push penetrating contacts apart"),
     opt("driftCorrectionGapAlpha", T::Real, "0.2", B::UnitInterval, {},
         "fraction of the penetration removed per step; required when driftCorrectionGap is true"),
+    opt("driftCorrectionGapSlop", T::Real, "0", B::NonNegative, "m",
+        "penetration left uncorrected: only the overlap beyond it is pushed apart"),
 };
 
 // ---- ContactParameterMap ----------------------------------------------------------------------
@@ -320,6 +322,10 @@ constexpr A kGlobalHalfspace[] = {
   opt("deg", T::Real, {}, B::None, "deg", "rotation angle"),                                        \
   opt("rad", T::Real, {}, B::None, "rad", "rotation angle (instead of deg)"),                       \
   opt("trans", T::Vector3, "0 0 0", B::None, "m", "translation applied last (body frame)"),         \
+  opt("oneSided", T::Boolean, "false", B::None, {},                                                 \
+      "false: every triangle is a thin two-sided shell; true: only the front (the side of the "     \
+      "counter-clockwise face normal) repels, a body that crossed a face by less than its radius "  \
+      "is pushed back to the front"),                                                              \
   ign("name", T::String), ign("writeToLog", T::Boolean), ign("useInstance", T::String),             \
   ign("rotationAxis", T::String), ign("angleDegree", T::String), ign("translation", T::String)
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Torque-free tumbling of an asymmetric body: the implicit gyroscopic step keeps the kinetic
 // energy and the angular momentum, and the intermediate-axis (Dzhanibekov) flips still happen.
+#include <cstdio>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include <grain/core/timestepping/gyroscopic.hpp>

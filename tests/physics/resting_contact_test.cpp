@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Non-spherical bodies resting on a static box: a box and a capsule come to rest and stay still
 // (complete contact manifolds, no rocking on a single point).
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 #include "physics_fixture.hpp"

@@ -12,8 +12,10 @@
 /// the moving shape is mapped into it, every candidate triangle produces candidate contacts, the
 /// candidates are filtered across triangles and the survivors are mapped back to I.
 ///
-/// Triangles are two-sided (a mesh is a thin shell): the normal points from the closest triangle
-/// point towards the moving shape. Cross-triangle filtering:
+/// Triangles of a two-sided mesh (a thin shell): the normal points from the closest triangle
+/// point towards the moving shape. One-sided meshes (Mesh::oneSided): the normal is the face
+/// normal; a sphere centre (capsule end) behind the face plane by at most the radius and inside
+/// the triangle is pushed out to the front, deeper ones are ignored. Cross-triangle filtering:
 ///  - a candidate whose mesh point lies on an edge or vertex is dropped if another triangle that
 ///    contains that point gives a strictly closer point for the same feature of the moving shape
 ///    (removes the spurious "internal edge" contacts of flat or gently curved surfaces);
@@ -105,14 +107,27 @@ void filterAndEmit(const ShapePose& meshPose, const TriangleMesh& m, Real tol, b
 }
 
 /// Candidate contact of a sphere (centre x, radius r, mesh frame) with triangle t, if any.
-/// `fallback` is the normal used when the centre lies on the triangle.
+/// `fallback` is the normal used when the centre lies on the triangle. One-sided: a centre
+/// behind the face plane (height h < 0 along the face normal) gives the face contact with the
+/// face normal and g_N = h - r if h >= -r and it projects into the triangle, else nothing.
 bool sphereTriangle(const TriangleMesh& m, std::uint32_t t, const Vec3& x, Real r,
-                    const Vec3& fallback, std::uint8_t feature, Candidate& out) {
+                    const Vec3& fallback, std::uint8_t feature, bool oneSided, Candidate& out) {
   Vec3 a;
   Vec3 b;
   Vec3 c;
   triangleVerts(m, t, a, b, c);
   const TriangleClosest cl = closestPointOnTriangle(x, a, b, c);
+  if (oneSided) {
+    const Vec3& n = m.faceNormals[t];
+    const Real h = n.dot(x - a);
+    if (h < 0.0) {
+      if (h < -r || cl.feature != TriangleFeature::Face) {
+        return false;
+      }
+      out = Candidate{ContactPoint{n, h - r, x - h * n, x - r * n}, -h, t, feature, true, true};
+      return true;
+    }
+  }
   const Vec3 diff = x - cl.point;
   const Real d = diff.norm();
   if (d - r > 0.0) {
@@ -132,6 +147,7 @@ bool sphereTriangle(const TriangleMesh& m, std::uint32_t t, const Vec3& x, Real 
 void meshSphere(const ShapePose& a, const ShapePose& b, ContactManifold& out,
                 NarrowPhaseScratch& scratch) {
   const Real r = std::get_if<Sphere>(b.shape)->radius;
+  const bool oneSided = std::get_if<Mesh>(a.shape)->oneSided;
   const MeshFrame f = toMeshFrame(a, b);
   queryTriangles(f, *b.shape, scratch);
   auto& cands = scratch.meshCandidates;
@@ -139,10 +155,10 @@ void meshSphere(const ShapePose& a, const ShapePose& b, ContactManifold& out,
   Candidate cand;
   for (const std::uint32_t t : scratch.triangles) {
     Vec3 n = f.mesh.faceNormals[t];
-    if (n.dot(f.position - f.mesh.vertices[f.mesh.triangles[t][0]]) < 0.0) {
+    if (!oneSided && n.dot(f.position - f.mesh.vertices[f.mesh.triangles[t][0]]) < 0.0) {
       n = -n;
     }
-    if (sphereTriangle(f.mesh, t, f.position, r, n, 0, cand)) {
+    if (sphereTriangle(f.mesh, t, f.position, r, n, 0, oneSided, cand)) {
       cands.push_back(cand);
     }
   }
@@ -154,6 +170,7 @@ void meshCapsule(const ShapePose& a, const ShapePose& b, ContactManifold& out,
                  NarrowPhaseScratch& scratch) {
   const Capsule& cap = *std::get_if<Capsule>(b.shape);
   const Real r = cap.radius;
+  const bool oneSided = std::get_if<Mesh>(a.shape)->oneSided;
   const MeshFrame f = toMeshFrame(a, b);
   queryTriangles(f, *b.shape, scratch);
   const Vec3 hw = (0.5 * cap.length) * (f.rotation * cap.axis);
@@ -169,8 +186,8 @@ void meshCapsule(const ShapePose& a, const ShapePose& b, ContactManifold& out,
     Vec3 vc;
     triangleVerts(f.mesh, t, va, vb, vc);
     Vec3 n = f.mesh.faceNormals[t];
-    if (n.dot(mid - va) < 0.0) {
-      n = -n;  // oriented towards the capsule centre
+    if (!oneSided && n.dot(mid - va) < 0.0) {
+      n = -n;  // oriented towards the capsule centre (two-sided)
     }
     Vec3 crossing;
     if (cap.length > 0.0 && segmentIntersectsTriangle(e[0], e[1], va, vb, vc, crossing)) {
@@ -186,7 +203,8 @@ void meshCapsule(const ShapePose& a, const ShapePose& b, ContactManifold& out,
       // The end in front of the plane may rest on the face as well.
       const int other = 1 - k;
       if (n.dot(e[other] - va) > 0.0 &&
-          sphereTriangle(f.mesh, t, e[other], r, n, static_cast<std::uint8_t>(other), cand)) {
+          sphereTriangle(f.mesh, t, e[other], r, n, static_cast<std::uint8_t>(other), oneSided,
+                         cand)) {
         cands.push_back(cand);
       }
       continue;
@@ -195,7 +213,7 @@ void meshCapsule(const ShapePose& a, const ShapePose& b, ContactManifold& out,
                        std::numeric_limits<Real>::infinity()};
     const int ends = cap.length > 0.0 ? 2 : 1;
     for (int k = 0; k < ends; ++k) {
-      if (sphereTriangle(f.mesh, t, e[k], r, n, static_cast<std::uint8_t>(k), cand)) {
+      if (sphereTriangle(f.mesh, t, e[k], r, n, static_cast<std::uint8_t>(k), oneSided, cand)) {
         endDist[k] = cand.distance;
         cands.push_back(cand);
       } else {
@@ -224,6 +242,9 @@ void meshCapsule(const ShapePose& a, const ShapePose& b, ContactManifold& out,
       if (bestDist > 1e-12 * r) {
         nc = (best.onFirst - best.onSecond) / bestDist;
       }
+      if (oneSided && nc.dot(n) < 0.0) {
+        continue;  // the segment is behind the edge: the back of a one-sided mesh
+      }
       cands.push_back(
           Candidate{ContactPoint{nc, bestDist - r, best.onSecond, best.onFirst - r * nc}, bestDist,
                     t, 2, false, true});
@@ -235,6 +256,7 @@ void meshCapsule(const ShapePose& a, const ShapePose& b, ContactManifold& out,
 void meshBox(const ShapePose& a, const ShapePose& b, ContactManifold& out,
              NarrowPhaseScratch& scratch) {
   const Box& box = *std::get_if<Box>(b.shape);
+  const bool oneSided = std::get_if<Mesh>(a.shape)->oneSided;
   const MeshFrame f = toMeshFrame(a, b);
   queryTriangles(f, *b.shape, scratch);
   const Polytope pb =
@@ -251,6 +273,9 @@ void meshBox(const ShapePose& a, const ShapePose& b, ContactManifold& out,
     const Polytope pt = makeTrianglePolytope(va, vb, vc, f.mesh.faceNormals[t]);
     collidePolytopes(pt, pb, tmp);
     for (std::size_t k = first; k < tmp.size(); ++k) {
+      if (oneSided && tmp[k].normal.dot(f.mesh.faceNormals[t]) < 0.0) {
+        continue;  // would push the box to the back of a one-sided mesh
+      }
       cands.push_back(Candidate{tmp[k], -tmp[k].gap, t, 0, true, true});
     }
     tmp.resize(first);

@@ -419,7 +419,7 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
     }
     const Vec3 eps(param->epsilonN, param->epsilonT, param->epsilonT);
     Vec3 bc = eps.cwiseProduct(gammaStart) + frame.transpose() * passiveVelocity;
-    bc.x() += driftFactor * contacts.gaps()[c];
+    bc.x() += driftFactor * driftGap(contacts.gaps()[c], settings_.driftCorrectionGapSlop);
     sc.b[c] = bc;
 
     // Rotational Jacobians J = [r x n, r x t1, r x t2], their velocity responses

@@ -92,7 +92,7 @@ LocalProblem assembleLocalProblem(const BodyStorage& bodies, const ContactProble
     }
     const Vec3 eps(param.epsilonN, param.epsilonT, param.epsilonT);
     Vec3 qc = eps.cwiseProduct(gammaStart) + frame.transpose() * passive;
-    qc.x() += driftFactor * contacts.gaps()[c];
+    qc.x() += driftFactor * driftGap(contacts.gaps()[c], settings.driftCorrectionGapSlop);
 
     // Free relative velocity of the simulated bodies, and their Jacobian terms.
     auto addBody = [&](std::uint32_t i, const Vec3& r, Real sign) {

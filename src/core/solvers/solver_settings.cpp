@@ -15,6 +15,8 @@ void validate(const InclusionSolverSettings& s) {
   GRAIN_REQUIRE(std::isfinite(s.relTol) && s.relTol >= 0.0, "relTol must be >= 0");
   GRAIN_REQUIRE(s.driftCorrectionGapAlpha >= 0.0 && s.driftCorrectionGapAlpha <= 1.0,
                 "driftCorrectionGapAlpha must be in [0, 1]");
+  GRAIN_REQUIRE(std::isfinite(s.driftCorrectionGapSlop) && s.driftCorrectionGapSlop >= 0.0,
+                "driftCorrectionGapSlop must be >= 0");
   GRAIN_REQUIRE(s.normalTangentialUpdateRatio >= 1, "normalTangentialUpdateRatio must be >= 1");
 }
 

@@ -45,8 +45,9 @@ std::shared_ptr<TriangleMesh> roofMesh() {
 struct MeshBody {
   std::unique_ptr<MeshBvh> bvh;
   Posed posed;
-  MeshBody(const std::shared_ptr<TriangleMesh>& m, const Vec3& p, const Mat3& r = Mat3::Identity())
-      : bvh(std::make_unique<MeshBvh>(m)), posed(Mesh{m}, p, r) {
+  MeshBody(const std::shared_ptr<TriangleMesh>& m, const Vec3& p, const Mat3& r = Mat3::Identity(),
+           bool oneSided = false)
+      : bvh(std::make_unique<MeshBvh>(m)), posed(Mesh{m, oneSided}, p, r) {
     posed.pose.meshBvh = bvh.get();
   }
 };
@@ -76,6 +77,57 @@ TEST(MeshSphere, ShellIsTwoSided) {
   const ContactManifold m = collidePair(mesh.posed, s);
   ASSERT_EQ(m.size(), 1u);
   expectContact(m[0], -Vec3::UnitZ(), -0.05, Vec3(0.3, -0.2, 0), Vec3(0.3, -0.2, 0.05));
+}
+
+TEST(MeshSphere, OneSidedPushesACentreBehindTheFaceToTheFront) {
+  MeshBody mesh(squareMesh(), Vec3::Zero(), Mat3::Identity(), true);
+  // Centre 0.3 behind the face (less than the radius): pushed out to the front, g_N = -0.8.
+  Posed s(Sphere{0.5}, Vec3(0.3, -0.2, -0.3));
+  ContactManifold m = collidePair(mesh.posed, s);
+  ASSERT_EQ(m.size(), 1u);
+  expectContact(m[0], Vec3::UnitZ(), -0.8, Vec3(0.3, -0.2, 0), Vec3(0.3, -0.2, -0.8));
+  expectSwapSymmetric(mesh.posed, s);
+  // In front: the same contact as a two-sided mesh.
+  s.pose.position.z() = 0.45;
+  m = collidePair(mesh.posed, s);
+  ASSERT_EQ(m.size(), 1u);
+  expectContact(m[0], Vec3::UnitZ(), -0.05, Vec3(0.3, -0.2, 0), Vec3(0.3, -0.2, -0.05));
+  // Deeper behind than the radius: the far side of a solid, no contact.
+  s.pose.position.z() = -0.55;
+  EXPECT_TRUE(collidePair(mesh.posed, s).empty());
+  // Behind and beside the triangle (beyond the edge x = 2): no contact.
+  s.pose.position = Vec3(2.2, 0.0, -0.1);
+  EXPECT_TRUE(collidePair(mesh.posed, s).empty());
+}
+
+TEST(MeshCapsule, OneSidedPushesAnEndBehindTheFaceToTheFront) {
+  MeshBody mesh(squareMesh(), Vec3::Zero(), Mat3::Identity(), true);
+  // Lying capsule, core 0.1 below the face: both ends pushed up, g_N = -0.1 - 0.2.
+  Posed c(Capsule{Vec3::UnitX(), 0.2, 1.0}, Vec3(0.1, 0.3, -0.1));
+  const ContactManifold m = collidePair(mesh.posed, c);
+  ASSERT_EQ(m.size(), 2u);
+  for (const Real x : {-0.4, 0.6}) {
+    const ContactPoint& p = m[nearestByPointA(m, Vec3(x, 0.3, 0))];
+    expectContact(p, Vec3::UnitZ(), -0.3, Vec3(x, 0.3, 0), Vec3(x, 0.3, -0.3));
+  }
+}
+
+TEST(MeshBox, OneSidedDropsContactsPushingToTheBack) {
+  MeshBody twoSided(squareMesh(), Vec3::Zero());
+  MeshBody oneSided(squareMesh(), Vec3::Zero(), Mat3::Identity(), true);
+  // Box mostly below the face: a two-sided mesh pushes it down, a one-sided one does not.
+  Posed b(Box{Vec3::Constant(0.5)}, Vec3(0.3, 0.2, -0.4));
+  const ContactManifold m = collidePair(twoSided.posed, b);
+  ASSERT_FALSE(m.empty());
+  for (const ContactPoint& p : m) {
+    EXPECT_LT(p.normal.z(), 0.0);
+  }
+  for (const ContactPoint& p : collidePair(oneSided.posed, b)) {
+    EXPECT_GT(p.normal.z(), 0.0);
+  }
+  // Resting on the front: unchanged.
+  b.pose.position.z() = 0.45;
+  EXPECT_EQ(collidePair(oneSided.posed, b).size(), collidePair(twoSided.posed, b).size());
 }
 
 TEST(MeshSphere, OnTheSharedDiagonalOneContact) {

@@ -78,6 +78,7 @@ TEST_F(FullScene, StepperAndSolverSettings) {
   EXPECT_TRUE(i.isFiniteCheck);
   EXPECT_TRUE(i.driftCorrectionGap);
   EXPECT_EQ(i.driftCorrectionGapAlpha, 0.3);
+  EXPECT_EQ(i.driftCorrectionGapSlop, 2e-5);
   EXPECT_FALSE(scene().solverExtras.useGpu);
   EXPECT_EQ(scene().solverExtras.gpuDevice, 1u);
   EXPECT_TRUE(scene().solverExtras.computeResidual);
@@ -304,6 +305,9 @@ TEST(SceneMesh, LoadsStaticMeshWithTransform) {
   expectVecNear(d.system.bodies.positions()[1], Vec3(0, 0, 5));
   // Both bodies of a group share one shape.
   EXPECT_EQ(d.system.bodies.shapes()[0], d.system.bodies.shapes()[1]);
+  // Meshes are two-sided unless oneSided="true".
+  EXPECT_FALSE(std::get<Mesh>(d.system.shapes[d.system.bodies.shapes()[0]]).oneSided);
+  EXPECT_TRUE(std::get<Mesh>(d.system.shapes[d.system.bodies.shapes()[2]]).oneSided);
 
   for (const std::size_t body : {std::size_t{0}, std::size_t{2}}) {
     const Shape& s = d.system.shapes[d.system.bodies.shapes()[body]];
@@ -849,6 +853,7 @@ TEST(SceneDefaults, DefaultsMatchGrsf) {
   EXPECT_EQ(s.reserveContacts, 1000u);
   EXPECT_FALSE(s.driftCorrectionGap);
   EXPECT_EQ(s.driftCorrectionGapAlpha, 0.2);
+  EXPECT_EQ(s.driftCorrectionGapSlop, 0.0);
   const ContactParameter& p = d.system.contactParameters.standard();
   EXPECT_EQ(p.mu, 0.3);
   EXPECT_EQ(p.epsilonN, 0.5);

@@ -175,6 +175,19 @@ TEST(LocalProblemAssembly, DriftTermEntersTheNormalVelocity) {
     EXPECT_NEAR(drift.q[k] - plain.q[k], 0.25 * 2.0 * s.contacts.gaps()[c] / s.dt, 1e-12);
     EXPECT_EQ(drift.q[k + 1], plain.q[k + 1]);
   }
+  // With a slop only the overlap beyond it is corrected; shallower overlaps (and the positive
+  // gaps of this synthetic problem) get no term.
+  set.driftCorrectionGapSlop = 4e-4;
+  const LocalProblem slop = assemble(s, set);
+  int deep = 0;
+  for (std::size_t c = 0; c < s.contacts.size(); ++c) {
+    const auto k = static_cast<Eigen::Index>(3 * c);
+    const Real g = s.contacts.gaps()[c];
+    const Real excess = g < -4e-4 ? g + 4e-4 : 0.0;
+    deep += excess < 0.0 ? 1 : 0;
+    EXPECT_NEAR(slop.q[k] - plain.q[k], 0.25 * 2.0 * excess / s.dt, 1e-12);
+  }
+  EXPECT_EQ(deep, 1);  // the belt contact, g_N = -1 mm
 }
 
 // q is affine in the body velocities (q = W_c^T u + b), so applying percussions r to the bodies

@@ -298,6 +298,18 @@ TEST(ContactSolverBehaviour, DriftCorrectionPushesOut) {
   EXPECT_NEAR(s.bodies.velocities()[1].z(), 0.2 * 2.0 * 0.001 / s.dt, 1e-12);
   EXPECT_GT(solver.percussions()[0].x(), kG * s.dt);
 
+  // A slop of 0.4 mm leaves that much overlap alone: only the remaining 0.6 mm is pushed out.
+  SolverScene u;
+  u.addFixed();
+  u.addSphere(1.0, 0.1, Vec3(0.0, 0.0, 0.099));
+  u.contacts.add(0, 1, Vec3::UnitZ(), gap, Vec3::Zero(), Vec3(0.0, 0.0, -0.1));
+  u.setLaw(0.3);
+  u.prepare();
+  set.driftCorrectionGapSlop = 0.0004;
+  ContactSolver withSlop(set);
+  u.solve(withSlop);
+  EXPECT_NEAR(u.bodies.velocities()[1].z(), 0.2 * 2.0 * 0.0006 / u.dt, 1e-12);
+
   // Without drift correction the body just stops.
   SolverScene t;
   t.addFixed();

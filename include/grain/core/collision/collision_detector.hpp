@@ -86,11 +86,12 @@
 ///    segment is parallel to it (< ~0.6 deg), the segment part beside the edge gives up to 2
 ///    points (a capsule lying in a groove or along an edge); if the segment enters
 ///    the box, a separating-axis choice over the box faces and axis x segment directions.
-///  - meshes (static, two-sided thin shells): sphere/capsule ends vs triangles (closest point on
-///    triangle), capsule segment interior vs triangle edges, capsule piercing a triangle; box vs
-///    triangle by the separating-axis test and clipping above (corners against faces, triangle
-///    vertices against box faces, edge-edge; at most 4 points per triangle, and a box on a flat
-///    patch keeps at most 4 in all). Normals point from the triangle towards the shape.
+///  - meshes (static; two-sided thin shells, or one-sided, Mesh::oneSided): sphere/capsule ends
+///    vs triangles (closest point on triangle), capsule segment interior vs triangle edges,
+///    capsule piercing a triangle; box vs triangle by the separating-axis test and clipping
+///    above (corners against faces, triangle vertices against box faces, edge-edge; at most 4
+///    points per triangle, and a box on a flat patch keeps at most 4 in all). Normals point from
+///    the triangle towards the shape (two-sided) or along the face normal (one-sided).
 ///    Internal-edge contacts (mesh point on an edge/vertex) are dropped when a triangle that
 ///    contains that point gives a strictly closer point for the same shape feature; contacts
 ///    from several triangles at one mesh point are merged into one.

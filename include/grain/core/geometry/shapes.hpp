@@ -53,8 +53,18 @@ struct TriangleMesh {
 };
 
 /// A mesh is shared by all bodies that use it.
+///
+/// Two-sided (default): every triangle is a thin shell, a shape is pushed away on whichever side
+/// its centre is. One-sided: only the front of a triangle (the side of its face normal, i.e.
+/// counter-clockwise winding seen from the front) repels; the mesh is taken to be the surface of
+/// a solid behind it. A sphere or capsule end whose centre has crossed the face plane by less
+/// than its radius, inside the triangle, is pushed back out to the front, so a fast body that
+/// crosses a thin wall within one step is not pushed through it; centres deeper than that are
+/// ignored (the far side of a closed mesh). For boxes, contacts whose normal points to the back
+/// of the triangle are dropped.
 struct Mesh {
   std::shared_ptr<const TriangleMesh> data;
+  bool oneSided = false;
 };
 
 using Shape = std::variant<Sphere, Box, Capsule, Halfspace, Mesh>;

@@ -67,6 +67,11 @@ struct InclusionSolverSettings {
   bool driftCorrectionGap =
       false;  ///< add alpha * 2 g_N / dt to the normal velocity (eps_N = 0 only)
   Real driftCorrectionGapAlpha = 0.2;
+  /// Penetration (m) the drift correction leaves alone: only the part of -g_N beyond it is
+  /// pushed apart, alpha * 2 (g_N + slop) / dt (driftGap). A resting contact then keeps a
+  /// constant small overlap and stays active instead of being pushed open and falling back every
+  /// step.
+  Real driftCorrectionGapSlop = 0.0;
   bool computeTotalOverlap = false;  ///< per-body sum of penetrations (for output)
   bool isFiniteCheck = false;        ///< check velocities for NaN/Inf after each solve
   std::uint32_t reserveContacts = 1000;
@@ -77,6 +82,12 @@ struct InclusionSolverSettings {
 
 /// Throws grain::Error naming the field if a value is out of range.
 void validate(const InclusionSolverSettings& s);
+
+/// The gap (m) the drift correction acts on, alpha * 2 driftGap / dt: g_N + slop for an overlap
+/// deeper than `slop` (m), 0 for a shallower one; g_N itself when slop is 0.
+inline Real driftGap(Real gap, Real slop) {
+  return slop > 0.0 && gap > -slop ? 0.0 : gap + slop;
+}
 
 std::string_view toString(SolverMethod m);
 std::string_view toString(RStrategy r);
