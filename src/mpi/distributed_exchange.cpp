@@ -11,7 +11,7 @@ namespace grain::mpi {
 
 namespace {
 
-enum Tag : int { kTagBodies = 101, kTagPlanContacts, kTagPlanMultiplicity, kTagGather, kTagMean };
+enum Tag : int { kTagBodies = 101, kTagPlanContacts, kTagPlanMultiplicity, kTagAverage };
 
 enum class Record : std::uint8_t { Notify = 1, Update = 2, Remove = 3, Transfer = 4 };
 
@@ -178,8 +178,7 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
   neighbours_ = topology_->neighbours(rank_);
   holders_.clear();
   ownerOfRemote_.clear();
-  splitLocal_.clear();
-  splitRemote_.clear();
+  split_.clear();
   splitPartners_.clear();
 
   const auto processes = static_cast<std::size_t>(size());
@@ -454,37 +453,42 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   }
   sendWriters(kTagPlanContacts, neighbours_);
 
-  // Owner: the processes sharing each local body (in increasing rank order).
-  std::unordered_map<BodyId, std::vector<int>> partners;
+  // Owner: the processes holding each split local body (itself included, increasing rank order),
+  // sent to every other holder with the body's id.
+  std::unordered_map<BodyId, std::vector<int>> holders;
   for (std::size_t k = 0; k < in_.size(); ++k) {
     ByteReader& r = in_[k];
     while (!r.done()) {
-      partners[r.get<BodyId>()].push_back(neighbours_[k]);
+      holders[r.get<BodyId>()].push_back(neighbours_[k]);
     }
   }
-  splitLocal_.clear();
-  for (auto& [id, ranks] : partners) {
+  split_.clear();
+  for (auto& [id, ranks] : holders) {
+    ranks.push_back(rank_);
     std::sort(ranks.begin(), ranks.end());
-    splitLocal_.push_back({id, ranks, {}});
+    split_.push_back({id, true, std::move(ranks), {}});
   }
-  std::sort(splitLocal_.begin(), splitLocal_.end(),
-            [](const SplitLocal& a, const SplitLocal& b) { return a.id < b.id; });
   freshWriters(neighbours_.size());
-  for (const SplitLocal& s : splitLocal_) {
+  for (const SplitBody& s : split_) {
     const auto i = bodies.indexOf(s.id);
     GRAIN_REQUIRE(i.has_value() && bodies.ownerships()[*i] == BodyOwnership::Local,
                   "process " + std::to_string(rank_) + " was told of contacts on body " +
                       formatBodyId(s.id) + ", which it does not own");
-    const auto p = static_cast<std::uint32_t>(s.partners.size() + 1);
+    const auto p = static_cast<std::uint32_t>(s.holders.size());
     multiplicity[*i] = p;
-    for (const int r : s.partners) {
+    for (const int r : s.holders) {
+      if (r == rank_) {
+        continue;
+      }
       ByteWriter& w = out[partnerIndex(r)];
       w.put(s.id);
       w.put(p);
+      for (const int h : s.holders) {
+        w.put(static_cast<std::int32_t>(h));
+      }
     }
   }
   sendWriters(kTagPlanMultiplicity, neighbours_);
-  splitRemote_.clear();
   for (std::size_t k = 0; k < in_.size(); ++k) {
     ByteReader& r = in_[k];
     while (!r.done()) {
@@ -495,35 +499,36 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
                                        " received the multiplicity of unknown body " +
                                        formatBodyId(id));
       multiplicity[*i] = p;
-      splitRemote_.emplace_back(id, neighbours_[k]);
+      SplitBody s{id, false, {}, {}};
+      for (std::uint32_t h = 0; h < p; ++h) {
+        s.holders.push_back(r.get<std::int32_t>());
+      }
+      split_.push_back(std::move(s));
     }
   }
-  std::sort(splitRemote_.begin(), splitRemote_.end());
+  std::sort(split_.begin(), split_.end(),
+            [](const SplitBody& a, const SplitBody& b) { return a.id < b.id; });
   splitPartners_.clear();
-  for (const SplitLocal& s : splitLocal_) {
-    splitPartners_.insert(splitPartners_.end(), s.partners.begin(), s.partners.end());
-  }
-  for (const auto& [id, owner] : splitRemote_) {
-    splitPartners_.push_back(owner);
+  for (const SplitBody& s : split_) {
+    for (const int r : s.holders) {
+      if (r != rank_) {
+        splitPartners_.push_back(r);
+      }
+    }
   }
   std::sort(splitPartners_.begin(), splitPartners_.end());
   splitPartners_.erase(std::unique(splitPartners_.begin(), splitPartners_.end()),
                        splitPartners_.end());
   // Positions in splitPartners_, once per plan (the averaging uses them every sweep).
-  auto partnerOf = [&](int rank) {
-    return static_cast<std::uint32_t>(
-        std::lower_bound(splitPartners_.begin(), splitPartners_.end(), rank) -
-        splitPartners_.begin());
-  };
-  for (SplitLocal& s : splitLocal_) {
+  for (SplitBody& s : split_) {
     s.partnerIndex.clear();
-    for (const int r : s.partners) {
-      s.partnerIndex.push_back(partnerOf(r));
+    for (const int r : s.holders) {
+      s.partnerIndex.push_back(
+          r == rank_ ? kSelf
+                     : static_cast<std::uint32_t>(
+                           std::lower_bound(splitPartners_.begin(), splitPartners_.end(), r) -
+                           splitPartners_.begin()));
     }
-  }
-  splitRemotePartner_.clear();
-  for (const auto& [id, owner] : splitRemote_) {
-    splitRemotePartner_.push_back(partnerOf(owner));
   }
   // The coupled processes decide convergence together; the others iterate on their own.
   if (coupledComm_ != MPI_COMM_NULL) {
@@ -545,51 +550,43 @@ bool DistributedExchange::beginSolve(const BodyStorage& bodies,
                   "split body " + formatBodyId(id) + " is not in the solve");
     return slotOf[*i];
   };
-  localSlot_.clear();
-  for (const SplitLocal& s : splitLocal_) {
-    localSlot_.push_back(slot(s.id));
-  }
-  remoteSlot_.clear();
-  for (const auto& [id, owner] : splitRemote_) {
-    remoteSlot_.push_back(slot(id));
+  splitSlot_.clear();
+  for (const SplitBody& s : split_) {
+    splitSlot_.push_back(slot(s.id));
   }
   return !splitPartners_.empty();
 }
 
 void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omega) {
-  // 1. Copies -> owner, per owner in id order.
+  // One round: every holder sends its copy to the other holders, in id order, and every holder
+  // takes the mean over the holders in rank order, so all copies end with the same bits.
   std::vector<ByteWriter>& out = freshWriters(splitPartners_.size());
-  for (std::size_t k = 0; k < splitRemote_.size(); ++k) {
-    ByteWriter& w = out[splitRemotePartner_[k]];
-    w.put(velocity[remoteSlot_[k]]);
-    w.put(omega[remoteSlot_[k]]);
-  }
-  sendWriters(kTagGather, splitPartners_);
-  // 2. Owner: the mean of its copy and the partners' copies (in rank order), sent back.
-  freshWriters(splitPartners_.size());
-  for (std::size_t k = 0; k < splitLocal_.size(); ++k) {
-    const SplitLocal& s = splitLocal_[k];
-    Vec3 v = velocity[localSlot_[k]];
-    Vec3 w = omega[localSlot_[k]];
-    for (const std::uint32_t p : s.partnerIndex) {
-      v += in_[p].get<Vec3>();
-      w += in_[p].get<Vec3>();
-    }
-    const Real inv = 1.0 / static_cast<Real>(s.partners.size() + 1);
-    v *= inv;
-    w *= inv;
-    velocity[localSlot_[k]] = v;
-    omega[localSlot_[k]] = w;
-    for (const std::uint32_t p : s.partnerIndex) {
-      out[p].put(v);
-      out[p].put(w);
+  for (std::size_t k = 0; k < split_.size(); ++k) {
+    const std::uint32_t slot = splitSlot_[k];
+    for (const std::uint32_t p : split_[k].partnerIndex) {
+      if (p != kSelf) {
+        out[p].put(velocity[slot]);
+        out[p].put(omega[slot]);
+      }
     }
   }
-  sendWriters(kTagMean, splitPartners_);
-  for (std::size_t k = 0; k < splitRemote_.size(); ++k) {
-    ByteReader& reader = in_[splitRemotePartner_[k]];
-    velocity[remoteSlot_[k]] = reader.get<Vec3>();
-    omega[remoteSlot_[k]] = reader.get<Vec3>();
+  sendWriters(kTagAverage, splitPartners_);
+  for (std::size_t k = 0; k < split_.size(); ++k) {
+    const std::uint32_t slot = splitSlot_[k];
+    Vec3 v = Vec3::Zero();
+    Vec3 w = Vec3::Zero();
+    for (const std::uint32_t p : split_[k].partnerIndex) {
+      if (p == kSelf) {
+        v += velocity[slot];
+        w += omega[slot];
+      } else {
+        v += in_[p].get<Vec3>();
+        w += in_[p].get<Vec3>();
+      }
+    }
+    const Real inv = 1.0 / static_cast<Real>(split_[k].holders.size());
+    velocity[slot] = v * inv;
+    omega[slot] = w * inv;
   }
 }
 

@@ -82,23 +82,30 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   /// Bytes and messages this process sent since the last resetTraffic().
   const TrafficCounters& traffic() const { return traffic_; }
   void resetTraffic() { traffic_ = {}; }
-  /// Split bodies of the last plan (local ones this process averages, and remote copies).
-  std::size_t splitBodies() const { return splitLocal_.size() + splitRemote_.size(); }
+  /// Split bodies of the last plan (this process's own ones and remote copies).
+  std::size_t splitBodies() const { return split_.size(); }
   /// Largest multiplicity of this process's own split bodies in the last plan (1: none split).
   std::uint32_t maxMultiplicity() const {
-    std::size_t m = 0;
-    for (const SplitLocal& s : splitLocal_) {
-      m = std::max(m, s.partners.size());
+    std::size_t m = 1;
+    for (const SplitBody& s : split_) {
+      if (s.owned) {
+        m = std::max(m, s.holders.size());
+      }
     }
-    return static_cast<std::uint32_t>(m + 1);
+    return static_cast<std::uint32_t>(m);
   }
 
  private:
-  struct SplitLocal {
+  /// A body with contacts on several processes. Every holder keeps the same `holders` list and
+  /// averages the copies in that order, so all copies get the same bits.
+  struct SplitBody {
     BodyId id;
-    std::vector<int> partners;                ///< other participating processes, increasing
-    std::vector<std::uint32_t> partnerIndex;  ///< their positions in splitPartners_
+    bool owned;                ///< this process owns the body
+    std::vector<int> holders;  ///< every process with a copy (this one too), increasing
+    std::vector<std::uint32_t>
+        partnerIndex;  ///< per holder: its position in splitPartners_, or kSelf
   };
+  static constexpr std::uint32_t kSelf = UINT32_MAX;
   std::size_t partnerIndex(int rank) const;
   void requireNeighbour(int rank, BodyId id, const char* what) const;
   /// The per-partner message writers, emptied, for `count` partners (storage kept between calls).
@@ -116,13 +123,9 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   std::unordered_map<BodyId, std::vector<int>> holders_;  ///< local body -> ranks with a copy
   std::unordered_map<BodyId, int> ownerOfRemote_;         ///< remote copy -> its owner
   // Split plan of the current step.
-  std::vector<SplitLocal> splitLocal_;               ///< sorted by id
-  std::vector<std::pair<BodyId, int>> splitRemote_;  ///< (id, owner), sorted by id
-  std::vector<int> splitPartners_;                   ///< processes sharing split bodies, increasing
-  std::vector<std::uint32_t> splitRemotePartner_;    ///< position of each remote's owner in it
-  // Solver slots of the split bodies (beginSolve).
-  std::vector<std::uint32_t> localSlot_;
-  std::vector<std::uint32_t> remoteSlot_;
+  std::vector<SplitBody> split_;    ///< sorted by id
+  std::vector<int> splitPartners_;  ///< processes sharing split bodies with this one, increasing
+  std::vector<std::uint32_t> splitSlot_;  ///< solver slot of each split body (beginSolve)
   MpiReducer allReducer_;
   MpiReducer coupledReducer_;
   TrafficCounters traffic_;
