@@ -12,8 +12,16 @@ void printSummary(const grain::io::SceneDescription& scene) {
   const auto& st = scene.stepper;
   const auto& s = st.solver;
   std::printf("scene      %s\n", scene.file.string().c_str());
-  std::printf("bodies     %zu simulated, %zu total\n", scene.system.bodies.simulatedCount(),
-              scene.system.bodies.size());
+  // Counted from the groups: a process of a distributed run holds only a share of the bodies.
+  std::size_t simulated = 0;
+  for (const auto& g : scene.groups) {
+    if (g.motion == grain::BodyMotion::Simulated) {
+      simulated += g.loaded;
+    }
+  }
+  const auto& b = scene.system.bodies;
+  std::printf("bodies     %zu simulated, %zu total\n", simulated,
+              simulated + b.size() - b.simulatedCount());
   std::printf("time       deltaT %g s, endTime %g s\n", st.deltaT, st.endTime);
   std::printf(
       "solver     %s alphaSOR %g alphaJOR %g R %s UCF %s convergence %s minIter %u maxIter %u "

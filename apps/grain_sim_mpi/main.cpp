@@ -5,8 +5,9 @@
 //                             [--set XPATH=VALUE]... [--print-scene]
 //   mpirun -np P grain-sim-mpi --restart OUTDIR/SimFiles/SimDataRECORD_<n> [--set ...]
 //
-// Every process reads the scene, keeps the simulated bodies whose centre lies in its domain
-// (MPISettings: the domain decomposition) and steps them with the others (grain_mpi). The run
+// Every process reads the scene and builds a share of its simulated bodies (chosen by a hash of
+// the id); one all-to-all then moves each body to the process whose domain holds its centre
+// (MPISettings: the domain decomposition), which steps it with the others (grain_mpi). The run
 // writes one OUTDIR/SimFiles/SimDataRECORD_<n>/ as grain-sim does: SimState.sim written by all
 // processes together (MPI-IO; extra bytes: rank, material, overlap, global geometry id),
 // SceneFile.xml, EffectiveScene.xml and SimData.dat (statistics of all processes, with the bytes
@@ -16,6 +17,7 @@
 // process's message), 2 bad command line or scene, 3 stopped by a signal (on any process).
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -119,18 +121,38 @@ std::size_t lineOf(const std::string& text, const std::string& tag) {
 
 /// The domain decomposition of the run, from the scene's MPISettings (a grid over the box of the
 /// simulated bodies when the scene has none).
-std::shared_ptr<mpi::Topology> makeTopology(const io::SceneDescription& scene,
-                                            const BodyStorage& bodies, std::string& description) {
+/// Box of the simulated bodies' centres and largest diameter over all processes.
+struct BodyBounds {
   Vec3 lo = Vec3::Constant(std::numeric_limits<Real>::infinity());
-  Vec3 hi = -lo;
-  Real largest = 0.0;
+  Vec3 hi = Vec3::Constant(-std::numeric_limits<Real>::infinity());
+  Real largest = 0.0;  ///< m
+};
+
+/// Collective: every process passes its share of the bodies.
+BodyBounds globalBounds(const BodyStorage& bodies) {
+  BodyBounds b;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (bodies.isSimulated(i)) {
-      lo = lo.cwiseMin(bodies.positions()[i]);
-      hi = hi.cwiseMax(bodies.positions()[i]);
-      largest = std::max(largest, 2.0 * bodies.boundingRadii()[i]);
+      b.lo = b.lo.cwiseMin(bodies.positions()[i]);
+      b.hi = b.hi.cwiseMax(bodies.positions()[i]);
+      b.largest = std::max(b.largest, 2.0 * bodies.boundingRadii()[i]);
     }
   }
+  std::array<Real, 4> mx{-b.lo[0], -b.lo[1], -b.lo[2], b.largest};
+  std::array<Real, 3> hi{b.hi[0], b.hi[1], b.hi[2]};
+  MPI_Allreduce(MPI_IN_PLACE, mx.data(), 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, hi.data(), 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  b.lo = Vec3(-mx[0], -mx[1], -mx[2]);
+  b.hi = Vec3(hi[0], hi[1], hi[2]);
+  b.largest = mx[3];
+  return b;
+}
+
+std::shared_ptr<mpi::Topology> makeTopology(const io::SceneDescription& scene,
+                                            const BodyBounds& bounds, std::string& description) {
+  Vec3 lo = bounds.lo;
+  Vec3 hi = bounds.hi;
+  const Real largest = bounds.largest;
   if (!lo.allFinite()) {
     lo = Vec3::Constant(-1.0);
     hi = Vec3::Constant(1.0);
@@ -348,11 +370,25 @@ class MpiHooks final : public app::RunHooks {
 struct Setup {
   io::SceneDescription scene;
   std::unordered_map<BodyId, std::uint32_t> globalGeomId;
+  std::size_t simulatedInScene = 0;  ///< on all processes together
 };
+
+/// The process that builds a simulated body from the scene (before the first decomposition
+/// moves it to its owner): a hash of the id, so every group is spread over all processes.
+int builderOf(BodyId id) {
+  std::uint64_t x = id + 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return static_cast<int>(x % static_cast<std::uint64_t>(gSize));
+}
 
 Setup loadScene(const app::SimOptions& opt) {
   io::SceneLoadOptions loadOptions;
   loadOptions.mediaDirectory = opt.mediaDir;
+  if (gSize > 1) {
+    loadOptions.keepSimulatedBody = [](BodyId id) { return builderOf(id) == gRank; };
+  }
   std::vector<io::SceneOverride> overrides;
   for (const std::string& arg : opt.overrides) {
     overrides.push_back(io::parseSceneOverride(arg));
@@ -366,6 +402,11 @@ Setup loadScene(const app::SimOptions& opt) {
       s.globalGeomId[b.ids()[i]] = s.scene.globalGeomIdOfBody[i];
     }
   }
+  for (const io::BodyGroup& g : s.scene.groups) {
+    if (g.motion == BodyMotion::Simulated) {
+      s.simulatedInScene += g.loaded;
+    }
+  }
   if (gSize > 1 && s.scene.stepper.solver.localMethod) {
     throw io::SceneError(opt.scene.string(), lineOf(s.scene.text, "<InclusionSolverSettings"),
                          "SceneSettings/TimeStepperSettings/InclusionSolverSettings",
@@ -374,6 +415,43 @@ Setup loadScene(const app::SimOptions& opt) {
                          "one process");
   }
   return s;
+}
+
+/// Collective: every process learns the global geometry id (GlobalGeomId) of every body, since
+/// a body built on one process may be written by another. Costs 12 bytes per body that has one
+/// on every process; scenes without GlobalGeomId send nothing.
+void gatherGlobalGeometryIds(std::unordered_map<BodyId, std::uint32_t>& ids) {
+  if (gSize == 1) {
+    return;
+  }
+  constexpr std::size_t kRecord = sizeof(BodyId) + sizeof(std::uint32_t);
+  std::vector<char> mine(ids.size() * kRecord);
+  std::size_t at = 0;
+  for (const auto& [id, geom] : ids) {
+    std::memcpy(mine.data() + at, &id, sizeof(BodyId));
+    std::memcpy(mine.data() + at + sizeof(BodyId), &geom, sizeof(std::uint32_t));
+    at += kRecord;
+  }
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(gSize));
+  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> offsets(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) {
+    offsets[r] = offsets[r - 1] + counts[r - 1];
+  }
+  std::vector<char> all(static_cast<std::size_t>(offsets.back() + counts.back()));
+  if (all.empty()) {
+    return;
+  }
+  MPI_Allgatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE,
+                 MPI_COMM_WORLD);
+  for (at = 0; at + kRecord <= all.size(); at += kRecord) {
+    BodyId id = 0;
+    std::uint32_t geom = 0;
+    std::memcpy(&id, all.data() + at, sizeof(BodyId));
+    std::memcpy(&geom, all.data() + at + sizeof(BodyId), sizeof(std::uint32_t));
+    ids[id] = geom;
+  }
 }
 
 int run(const app::SimOptions& opt) {
@@ -392,12 +470,13 @@ int run(const app::SimOptions& opt) {
   if (!checkedOnAll([&] { setup.emplace(loadScene(opt)); })) {
     return kExitBadInput;
   }
+  gatherGlobalGeometryIds(setup->globalGeomId);
   io::SceneDescription& scene = setup->scene;
   DynamicsSystem& system = scene.system;
   MoreauStepper stepper(scene.stepper);
   if (opt.check) {
-    say("scene      " + opt.scene.string() +
-        " loads: " + std::to_string(system.bodies.simulatedCount()) + " simulated bodies\n");
+    say("scene      " + opt.scene.string() + " loads: " + std::to_string(setup->simulatedInScene) +
+        " simulated bodies\n");
     return kExitOk;
   }
   if (gRank == 0) {
@@ -408,20 +487,27 @@ int run(const app::SimOptions& opt) {
   io::ResumePoint resume;
   std::shared_ptr<mpi::Topology> topology;
   std::string topologyText;
+  // Every process built a share of the simulated bodies (see loadScene); the first grid over
+  // the box of all of them gives each body its owner, and one all-to-all moves it there.
   if (!checkedOnAll([&] {
         if (!opt.restart.empty()) {
-          resume = io::loadResumeState(opt.restart, system, stepper);
+          resume = io::loadResumeState(opt.restart, system, stepper, setup->simulatedInScene);
         }
         system.bodies.sortById();
-        topology = makeTopology(scene, system.bodies, topologyText);
       })) {
     return kExitBadInput;
   }
-  const auto simulated = static_cast<std::uint32_t>(system.bodies.simulatedCount());
+  const BodyBounds bounds = globalBounds(system.bodies);
+  if (!checkedOnAll([&] { topology = makeTopology(scene, bounds, topologyText); })) {
+    return kExitBadInput;
+  }
+  const auto simulated = static_cast<std::uint32_t>(setup->simulatedInScene);
   const unsigned splitRatio = scene.mpi ? scene.mpi->splitNodeUpdateRatio : 1;
   const unsigned checkRatio = scene.mpi ? scene.mpi->convergenceCheckRatio : 1;
   mpi::DistributedExchange exchange(MPI_COMM_WORLD, topology, splitRatio, checkRatio);
-  exchange.keepOwnedBodies(system.bodies);
+  if (!checkedOnAll([&] { exchange.setTopology(topology, system); })) {
+    return kExitBadInput;
+  }
   // The scene's decomposition, built in parallel from the bodies the first grid gave each process.
   const mpi::LoadBalanceSettings balance = balanceSettings(scene);
   if (scene.mpi && gSize > 1) {

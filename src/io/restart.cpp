@@ -67,7 +67,8 @@ std::filesystem::path recordedMediaDirectory(const std::filesystem::path& record
   return scene.empty() ? std::filesystem::path() : scene.parent_path();
 }
 
-void applyState(const SimState& state, BodyStorage& bodies) {
+void applyState(const SimState& state, BodyStorage& bodies,
+                std::optional<std::size_t> simulatedInScene) {
   std::size_t used = 0;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (!bodies.isSimulated(i) || bodies.ownerships()[i] != BodyOwnership::Local) {
@@ -84,15 +85,16 @@ void applyState(const SimState& state, BodyStorage& bodies) {
     bodies.omegasBody()[i] = b->omegaBody;
     ++used;
   }
-  if (used != state.bodies.size()) {
+  const std::size_t scene = simulatedInScene.value_or(used);
+  if (scene != state.bodies.size()) {
     throw SimFileError("the state at t = " + std::to_string(state.time) + " s has " +
                        std::to_string(state.bodies.size()) + " bodies, the scene simulates " +
-                       std::to_string(used));
+                       std::to_string(scene));
   }
 }
 
 ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem& system,
-                            MoreauStepper& stepper) {
+                            MoreauStepper& stepper, std::optional<std::size_t> simulatedInScene) {
   namespace fs = std::filesystem;
   ResumePoint rp;
   const fs::path simFile = record / "SimState.sim";
@@ -112,7 +114,7 @@ ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem&
   rp.stateIndex = reader.stateCount() - 1;
   const SimState last = reader.readState(rp.stateIndex);
   const double t0 = reader.readTime(0);
-  applyState(last, system.bodies);
+  applyState(last, system.bodies, simulatedInScene);
   system.time = last.time;
   const double dt = stepper.settings().deltaT;
   const double steps = std::round((last.time - t0) / dt);

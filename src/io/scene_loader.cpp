@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <numbers>
@@ -111,8 +112,12 @@ struct GroupShapes {
 class SceneBuilder {
  public:
   SceneBuilder(const XmlDocument& doc, Diagnostics& diag, SceneDescription& out,
-               std::filesystem::path mediaDir)
-      : doc_(doc), diag_(diag), out_(out), mediaDir_(std::move(mediaDir)) {}
+               std::filesystem::path mediaDir, std::function<bool(BodyId)> keepSimulated)
+      : doc_(doc),
+        diag_(diag),
+        out_(out),
+        mediaDir_(std::move(mediaDir)),
+        keepSimulated_(std::move(keepSimulated)) {}
 
   void build() {
     const pugi::xml_node root = doc_.root();
@@ -581,6 +586,10 @@ class SceneBuilder {
       if (!selected(group, k)) {
         continue;
       }
+      ++group.loaded;
+      if (simulated && keepSimulated_ && !keepSimulated_(group.id(k))) {
+        continue;  // another process builds it
+      }
       std::uint32_t globalId = 0;
       const ShapeIndex shape = shapeOfBody(e, shapes, group, k, globalId);
       if (first) {
@@ -608,7 +617,6 @@ class SceneBuilder {
       atElement(e, [&] { out_.system.addBody(d); });
       out_.groupOfBody.push_back(groupIndex);
       out_.globalGeomIdOfBody.push_back(globalId);
-      ++group.loaded;
     }
     out_.groups.push_back(std::move(group));
   }
@@ -1077,6 +1085,7 @@ class SceneBuilder {
   Diagnostics& diag_;
   SceneDescription& out_;
   std::filesystem::path mediaDir_;
+  std::function<bool(BodyId)> keepSimulated_;  ///< nullptr: every simulated body
   std::map<std::uint32_t, std::uint64_t> nextNumber_;
   std::map<std::uint32_t, GlobalGeometry> globals_;
   std::uint32_t maxGroupId_ = 0;
@@ -1163,7 +1172,7 @@ SceneDescription loadSceneFromString(std::string text, const std::filesystem::pa
   Diagnostics diag;
   const std::filesystem::path media =
       options.mediaDirectory.empty() ? file.parent_path() : options.mediaDirectory;
-  SceneBuilder(doc, diag, out, media).build();
+  SceneBuilder(doc, diag, out, media, options.keepSimulatedBody).build();
   // Elements read twice report their ignored parts twice: keep the first of each.
   std::vector<std::string> ignored;
   for (std::string& i : diag.ignored) {

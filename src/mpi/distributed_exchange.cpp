@@ -31,8 +31,51 @@ void putState(ByteWriter& w, const BodyStorage& b, std::size_t i) {
   w.put(b.orientationsStart()[i]);
 }
 
-void putFull(ByteWriter& w, const BodyStorage& b, std::size_t i) {
-  w.put(b.shapes()[i]);
+/// A simulated body's shape by value: its type, then its values (processes do not share shape
+/// numbering; see ShapeStore::intern).
+void putShape(ByteWriter& w, const Shape& shape, BodyId id) {
+  w.put(static_cast<std::uint8_t>(shape.index()));
+  if (const auto* s = std::get_if<Sphere>(&shape)) {
+    w.put(s->radius);
+  } else if (const auto* b = std::get_if<Box>(&shape)) {
+    w.put(b->halfExtent);
+    w.put(b->center);
+  } else if (const auto* c = std::get_if<Capsule>(&shape)) {
+    w.put(c->axis);
+    w.put(c->radius);
+    w.put(c->length);
+  } else {
+    throw Error("body " + formatBodyId(id) +
+                ": only spheres, boxes and capsules can move between processes");
+  }
+}
+
+Shape getShape(ByteReader& r, BodyId id) {
+  const auto type = static_cast<ShapeType>(r.get<std::uint8_t>());
+  switch (type) {
+    case ShapeType::Sphere:
+      return Sphere{r.get<Real>()};
+    case ShapeType::Box: {
+      Box b;
+      b.halfExtent = r.get<Vec3>();
+      b.center = r.get<Vec3>();
+      return b;
+    }
+    case ShapeType::Capsule: {
+      Capsule c;
+      c.axis = r.get<Vec3>();
+      c.radius = r.get<Real>();
+      c.length = r.get<Real>();
+      return c;
+    }
+    default:
+      throw Error("body " + formatBodyId(id) + " arrived with an unknown shape type");
+  }
+}
+
+void putFull(ByteWriter& w, const DynamicsSystem& system, std::size_t i) {
+  const BodyStorage& b = system.bodies;
+  putShape(w, system.shapes[b.shapes()[i]], b.ids()[i]);
   w.put(b.materials()[i]);
   w.put(b.masses()[i]);
   w.put(b.inertiasBody()[i]);
@@ -66,7 +109,7 @@ void applyState(BodyStorage& b, std::size_t i, const State& s) {
 std::size_t receiveFull(DynamicsSystem& system, ByteReader& r, BodyId id, BodyOwnership ownership) {
   BodyDef d;
   d.id = id;
-  d.shape = r.get<ShapeIndex>();
+  const Shape shape = getShape(r, id);
   d.material = r.get<MaterialId>();
   d.mass = r.get<Real>();
   d.inertiaBody = r.get<Vec3>();
@@ -74,8 +117,7 @@ std::size_t receiveFull(DynamicsSystem& system, ByteReader& r, BodyId id, BodyOw
   BodyStorage& b = system.bodies;
   std::optional<std::size_t> i = b.indexOf(id);
   if (!i) {
-    GRAIN_REQUIRE(d.shape < system.shapes.size(),
-                  "body " + formatBodyId(id) + " arrived with an unknown shape");
+    d.shape = system.shapes.intern(shape);
     d.position = s.position;
     d.orientation = s.orientation;
     d.velocity = s.velocity;
@@ -86,6 +128,15 @@ std::size_t receiveFull(DynamicsSystem& system, ByteReader& r, BodyId id, BodyOw
   applyState(b, *i, s);
   b.ownerships()[*i] = ownership;
   return *i;
+}
+
+/// Bodies that left a process leave their shapes behind (one per body for random radii): the
+/// store is compacted when it holds more than twice the shapes in use, so its size stays
+/// proportional to the bodies a process holds.
+void compactShapesIfSparse(DynamicsSystem& system) {
+  if (system.shapes.size() > 2 * system.bodies.size() + 64) {
+    system.compactShapes();
+  }
 }
 
 bool contains(const std::vector<int>& sorted, int value) {
@@ -192,7 +243,7 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
     if (owner != rank_) {
       ByteWriter& w = out[static_cast<std::size_t>(owner)];
       w.put(bodies.ids()[i]);
-      putFull(w, bodies, i);
+      putFull(w, system, i);
       leaving.push_back(bodies.ids()[i]);
     }
   }
@@ -224,6 +275,7 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
     receiveFull(system, r, id, BodyOwnership::Local);
   }
   bodies.sortById();
+  compactShapesIfSparse(system);
 }
 
 void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
@@ -273,7 +325,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
       if (update) {
         putState(w, bodies, i);
       } else {
-        putFull(w, bodies, i);
+        putFull(w, system, i);
       }
     }
     for (const int r : old) {
@@ -297,7 +349,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
     ByteWriter& w = to(owner);
     w.put(Record::Transfer);
     w.put(id);
-    putFull(w, bodies, i);
+    putFull(w, system, i);
     w.put(static_cast<std::uint32_t>(targets.size()));
     for (const int r : targets) {
       w.put(r);
@@ -391,6 +443,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
                   formatBodyId(bodies.ids()[i]) + " was not updated by its owner");
     }
   }
+  compactShapesIfSparse(system);
 }
 
 void DistributedExchange::selectContacts(const BodyStorage& bodies, ContactStorage& contacts) {

@@ -28,6 +28,16 @@ std::array<int, 3> GridTopology::cellOf(const Vec3& point) const {
   return cell;
 }
 
+Real GridTopology::minCellExtent() const {
+  Real extent = std::numeric_limits<Real>::infinity();
+  for (int k = 0; k < 3; ++k) {
+    if (dims_[static_cast<std::size_t>(k)] >= 3) {
+      extent = std::min(extent, cellExtent_[k]);
+    }
+  }
+  return extent;
+}
+
 int GridTopology::ownerOf(const Vec3& point) const {
   return rankOf(cellOf(point));
 }

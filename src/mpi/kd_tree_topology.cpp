@@ -297,18 +297,22 @@ void KdTreeTopology::computeDomains(MPI_Comm comm, const std::vector<Vec3>& fram
     }
   }
 
-  // Smallest extent of the domains clipped to the cloud box.
+  // Smallest extent between two cuts. A domain open on one side of an axis cannot be crossed
+  // along it, however close its cut lies to the edge of the cloud (many predicted points resting
+  // on a floor put a cut right there).
   minCellExtent_ = kInf;
   for (const auto& d : domains_) {
     for (int k = 0; k < 3; ++k) {
-      if (std::isinf(d[0][k]) && std::isinf(d[1][k])) {
+      if (std::isinf(d[0][k]) || std::isinf(d[1][k])) {
         continue;
       }
-      const Real e = std::min(d[1][k], cloudBox_[1][k]) - std::max(d[0][k], cloudBox_[0][k]);
-      minCellExtent_ = std::min(minCellExtent_, std::max<Real>(e, 0));
+      minCellExtent_ = std::min(minCellExtent_, d[1][k] - d[0][k]);
     }
   }
-  neighbourMargin_ = std::isinf(minCellExtent_) ? 0 : minCellExtent_;
+  // Domains closer than the margin are neighbours. Without two cuts on any axis, every domain
+  // touches the others anyway; the cloud's size then stands for "any body".
+  neighbourMargin_ =
+      std::isinf(minCellExtent_) ? (cloudBox_[1] - cloudBox_[0]).norm() : minCellExtent_;
   if (rotated_) {
     neighbourMargin_ *= std::sqrt(3.0);
   }

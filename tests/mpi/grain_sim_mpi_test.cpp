@@ -30,8 +30,10 @@ std::string mpirun(int np) {
 }
 
 /// A box (floor and four walls) with `nx` x `ny` x `nz` spheres poured into it; tight solver.
-std::string pileScene(double endTime, int nz = 4, const std::string& extraBody = "",
-                      const std::string& mpiSettings = "") {
+std::string pileScene(
+    double endTime, int nz = 4, const std::string& extraBody = "",
+    const std::string& mpiSettings = "",
+    const std::string& beadGeometry = R"(<Sphere distribute="uniform" radius="0.01"/>)") {
   std::ostringstream s;
   auto wall = [&](int id, const char* normal, const char* trans) {
     s << R"(    <RigidBodies name="wall)" << id << R"(" instances="1" groupId=")" << id << R"(">
@@ -70,7 +72,8 @@ std::string pileScene(double endTime, int nz = 4, const std::string& extraBody =
   for (int layer = 0; layer < nz; ++layer) {
     s << R"(    <RigidBodies name="beads)" << layer << R"(" instances="16" groupId=")" << 10 + layer
       << R"(">
-      <Geometry><Sphere distribute="uniform" radius="0.01"/></Geometry>
+      <Geometry>)"
+      << beadGeometry << R"(</Geometry>
       <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.004"/>
         <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
         <InitialCondition type="posvel">
@@ -185,6 +188,42 @@ TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
       EXPECT_LT(d.velocity, 1e-7);
     }
     // The run log has the statistics of all processes: the serial contact count in every step.
+    EXPECT_EQ(contactsPerStep(record(out) / "SimData.dat"),
+              contactsPerStep(record(dir / "serial") / "SimData.dat"));
+  }
+}
+
+// Beads with radii of their own (one shape per body): every process builds a share of them and
+// the shapes travel with the bodies by value, through the first migration and every kd-tree
+// rebuild. The serial states to solver tolerance on 2 and 3 processes.
+TEST_F(GrainSimMpi, BodiesWithTheirOwnShapesMigrateWithThem) {
+  const fs::path dir = makeTempDir("mpi_own_shapes");
+  const std::string kdTree = R"(    <MPISettings>
+      <ProcessTopology mode="dynamic" policy="alwaysRebuild" policyCheckEveryXTimeStep="10">
+        <Topology type="kdTree" buildMode="AABB" minCellSize="0.001"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
+    </MPISettings>
+)";
+  const std::string beads =
+      R"(<Sphere distribute="random" generator="uniform" seed="5" minRadius="0.008" maxRadius="0.0105"/>)";
+  writeText(dir / "pile.xml", pileScene(0.06, 4, "", kdTree, beads));
+  const CommandResult serial =
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
+                 (dir / "serial").string());
+  ASSERT_EQ(serial.exitCode, 0) << serial.output;
+  const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 7);
+  for (int np = 2; np <= 3; ++np) {
+    SCOPED_TRACE(std::to_string(np) + " processes");
+    const fs::path out = dir / ("np" + std::to_string(np));
+    const CommandResult r =
+        runCommand(mpirun(np) + " -s " + (dir / "pile.xml").string() + " -g " + out.string());
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("bodies     64 simulated, 69 total"), std::string::npos) << r.output;
+    const Difference d = compare(reference, checkStates(record(out) / "SimState.sim", 64, 7));
+    EXPECT_TRUE(d.sameIds);
+    EXPECT_LT(d.position, 1e-9);
+    EXPECT_LT(d.velocity, 1e-7);
     EXPECT_EQ(contactsPerStep(record(out) / "SimData.dat"),
               contactsPerStep(record(dir / "serial") / "SimData.dat"));
   }

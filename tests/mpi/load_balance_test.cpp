@@ -511,17 +511,31 @@ void testBuildTopology() {
   for (const auto type :
        {LoadBalanceSettings::TopologyType::Grid, LoadBalanceSettings::TopologyType::KdTree}) {
     s.type = type;
+    // Only a domain bounded on both sides of an axis can be crossed by a body; the same build
+    // with small bodies says whether this process count makes one.
+    const Real smallest = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01)->minCellExtent();
     bool threw = false;
     try {
       buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, gRank == 0 ? 1e3 : 0.01);
     } catch (const Error&) {
       threw = true;
     }
-    const bool expectThrow = type == LoadBalanceSettings::TopologyType::Grid || gSize > 1;
+    const bool expectThrow = smallest < 1e3;
     check(threw == expectThrow,
           std::string("buildTopology: a too-large body is an error (") +
               (type == LoadBalanceSettings::TopologyType::Grid ? "grid" : "kd-tree") + ")");
   }
+}
+
+void testGridCellExtent() {
+  // Only inner cells (3 or more along an axis) can be crossed by a body.
+  const GridTopology line(Vec3::Zero(), Vec3(3, 1, 1), {3, 1, 1});
+  check(std::abs(line.minCellExtent() - 1.0) < 1e-12, "grid 3x1x1: the inner cell's 1 m");
+  const GridTopology square(Vec3::Zero(), Vec3(2, 2, 1), {2, 2, 1});
+  check(std::isinf(square.minCellExtent()), "grid 2x2x1: no cell between two boundaries");
+  const GridTopology mixed(Vec3::Zero(), Vec3(8, 0.5, 1), {4, 2, 1});
+  check(std::abs(mixed.minCellExtent() - 2.0) < 1e-12,
+        "grid 4x2x1: the x cells' 2 m, not the y cells' 0.25 m");
 }
 
 void testSingleOwnerWithoutPoints() {
@@ -557,6 +571,7 @@ int main(int argc, char** argv) {
     testOutlierFilter();
     testBuildTopology();
     testSingleOwnerWithoutPoints();
+    testGridCellExtent();
   } catch (const std::exception& e) {
     std::printf("FAILED on process %d: %s\n", gRank, e.what());
     std::fflush(stdout);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,9 +52,10 @@ struct ResumePoint {
 /// The read-only part of resumeRun(): loads the last complete state of record/SimState.sim into
 /// `system`, sets the time, the stepper's step count and (if RestartCache.bin belongs to that
 /// state) the warm-start cache. Touches no file, so every process of a distributed run can call
-/// it. Throws grain::Error.
+/// it. `simulatedInScene` as for applyState. Throws grain::Error.
 ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem& system,
-                            MoreauStepper& stepper);
+                            MoreauStepper& stepper,
+                            std::optional<std::size_t> simulatedInScene = std::nullopt);
 
 /// Continues the run in `record`: loads the last complete state of record/SimState.sim into
 /// `system` (simulated bodies looked up by id; the time is set to the state's time), sets the
@@ -64,10 +66,12 @@ ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem&
 ResumePoint resumeRun(const std::filesystem::path& record, DynamicsSystem& system,
                       MoreauStepper& stepper, SimFileWriter* sim, RunLogWriter& log);
 
-/// Copies the body states of `state` into the simulated bodies of `bodies` by id. Throws
-/// SimFileError if a simulated local body is missing from the state or the state has a body
-/// that `bodies` does not simulate.
-void applyState(const SimState& state, BodyStorage& bodies);
+/// Copies the body states of `state` into the simulated local bodies of `bodies` by id. Throws
+/// SimFileError if one of them is missing from the state, or if the state's body count differs
+/// from `simulatedInScene`: the scene's simulated bodies, when `bodies` holds only a share of
+/// them (a process of a distributed run); by default the simulated local bodies of `bodies`.
+void applyState(const SimState& state, BodyStorage& bodies,
+                std::optional<std::size_t> simulatedInScene = std::nullopt);
 
 /// Keeps the warm-start cache that belongs to the last written state and stores it when the
 /// run ends.

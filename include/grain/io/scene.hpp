@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -69,7 +70,8 @@ struct BodyGroup {
   std::uint32_t firstNumber = 0;  ///< body number of the first body (numbers continue across
                                   ///< RigidBodies with the same groupId)
   std::uint32_t count = 0;        ///< instances
-  std::uint32_t loaded = 0;       ///< bodies built (count unless selective loading applies)
+  std::uint32_t loaded = 0;  ///< bodies selected (count unless selective loading applies), also
+                             ///< those SceneLoadOptions::keepSimulatedBody leaves to others
   BodyMotion motion = BodyMotion::Simulated;
   /// Prescribed velocity (m/s) and angular velocity (rad/s) of animated bodies, inertial frame.
   Vec3 animatedVelocity = Vec3::Zero();
@@ -185,6 +187,11 @@ struct SceneDescription {
 struct SceneLoadOptions {
   /// Base directory of relative mesh paths; empty: the scene file's directory.
   std::filesystem::path mediaDirectory;
+  /// The simulated bodies to build (empty: all). A distributed run builds a share of them on
+  /// each process, so no process holds the whole scene. Static and animated bodies are always
+  /// built; the scene is checked as a whole either way, and BodyGroup::loaded still counts every
+  /// selected body of the group.
+  std::function<bool(BodyId)> keepSimulatedBody;
 };
 
 /// Reads a scene file and builds the system. Throws SceneError ("file:line: path: message")

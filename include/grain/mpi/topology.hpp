@@ -26,7 +26,8 @@ class Topology {
   virtual void ranksOverlapping(const Vec3& lo, const Vec3& hi, std::vector<int>& ranks) const = 0;
   /// The processes whose domains touch the domain of `rank` (faces, edges, corners), increasing.
   virtual std::vector<int> neighbours(int rank) const = 0;
-  /// Smallest extent of a domain along any axis (m): no body may be larger.
+  /// Smallest extent of a domain between two boundaries along an axis (m): no body may be
+  /// larger, so a body overlaps only its owner's domain and neighbouring ones.
   virtual Real minCellExtent() const = 0;
 };
 
@@ -42,7 +43,9 @@ class GridTopology final : public Topology {
   int ownerOf(const Vec3& point) const override;
   void ranksOverlapping(const Vec3& lo, const Vec3& hi, std::vector<int>& ranks) const override;
   std::vector<int> neighbours(int rank) const override;
-  Real minCellExtent() const override { return cellExtent_.minCoeff(); }
+  /// Over the axes with 3 or more cells: the first and last cell of an axis hold everything
+  /// beyond the grid, so only inner cells can be crossed (infinite without any).
+  Real minCellExtent() const override;
 
   const std::array<int, 3>& dimensions() const { return dims_; }
   /// Cell index of a point along each axis (clamped).

@@ -51,6 +51,14 @@ std::size_t BodyStorage::add(const BodyDef& def, Real boundingRadius) {
   return i;
 }
 
+void BodyStorage::remapShapes(const std::vector<ShapeIndex>& newIndex) {
+  for (ShapeIndex& s : shape_) {
+    GRAIN_REQUIRE(s < newIndex.size() && newIndex[s] != kNoShape,
+                  "remapShapes: a body's shape was dropped");
+    s = newIndex[s];
+  }
+}
+
 void BodyStorage::remove(BodyId id) {
   const auto it = indexOfId_.find(id);
   GRAIN_REQUIRE(it != indexOfId_.end(), "body " + formatBodyId(id) + " does not exist");

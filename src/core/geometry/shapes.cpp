@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -82,8 +83,71 @@ ShapeIndex ShapeStore::add(Shape shape) {
   } else {
     validateShape(shape);
   }
+  const auto index = static_cast<ShapeIndex>(shapes_.size());
+  byValue_.emplace(shapeKey(shape), index);
   shapes_.push_back(std::move(shape));
-  return static_cast<ShapeIndex>(shapes_.size() - 1);
+  return index;
+}
+
+namespace {
+template <typename T>
+void appendBytes(std::string& key, const T& value) {
+  key.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+void appendVec(std::string& key, const Vec3& v) {
+  for (int k = 0; k < 3; ++k) {
+    appendBytes(key, v[k]);
+  }
+}
+}  // namespace
+
+std::string shapeKey(const Shape& s) {
+  std::string key(1, static_cast<char>(s.index()));
+  if (const auto* sp = std::get_if<Sphere>(&s)) {
+    appendBytes(key, sp->radius);
+  } else if (const auto* b = std::get_if<Box>(&s)) {
+    appendVec(key, b->halfExtent);
+    appendVec(key, b->center);
+  } else if (const auto* c = std::get_if<Capsule>(&s)) {
+    appendVec(key, c->axis);
+    appendBytes(key, c->radius);
+    appendBytes(key, c->length);
+  } else if (const auto* h = std::get_if<Halfspace>(&s)) {
+    appendVec(key, h->normal);
+  } else if (const auto* m = std::get_if<Mesh>(&s)) {
+    appendBytes(key, reinterpret_cast<std::uintptr_t>(m->data.get()));
+    appendBytes(key, m->oneSided);
+  }
+  return key;
+}
+
+ShapeIndex ShapeStore::intern(const Shape& shape) {
+  std::string key = shapeKey(shape);
+  if (const auto it = byValue_.find(key); it != byValue_.end()) {
+    return it->second;
+  }
+  validateShape(shape);
+  GRAIN_REQUIRE(shapes_.size() < kNoShape, "shape store: too many shapes");
+  const auto index = static_cast<ShapeIndex>(shapes_.size());
+  byValue_.emplace(std::move(key), index);
+  shapes_.push_back(shape);
+  return index;
+}
+
+std::vector<ShapeIndex> ShapeStore::compact(const std::vector<char>& used) {
+  GRAIN_REQUIRE(used.size() == shapes_.size(), "shape store: one flag per shape");
+  std::vector<ShapeIndex> newIndex(shapes_.size(), kNoShape);
+  std::vector<Shape> kept;
+  byValue_.clear();
+  for (std::size_t i = 0; i < shapes_.size(); ++i) {
+    if (used[i] != 0) {
+      newIndex[i] = static_cast<ShapeIndex>(kept.size());
+      byValue_.emplace(shapeKey(shapes_[i]), newIndex[i]);
+      kept.push_back(std::move(shapes_[i]));
+    }
+  }
+  shapes_ = std::move(kept);
+  return newIndex;
 }
 
 }  // namespace grain

@@ -10,6 +10,14 @@ std::size_t DynamicsSystem::addBody(const BodyDef& def) {
   return bodies.add(def, boundingRadius(shapes[def.shape]));
 }
 
+void DynamicsSystem::compactShapes() {
+  std::vector<char> used(shapes.size(), 0);
+  for (const ShapeIndex s : bodies.shapes()) {
+    used[s] = 1;
+  }
+  bodies.remapShapes(shapes.compact(used));
+}
+
 SystemEnergy computeEnergy(const DynamicsSystem& system) {
   SystemEnergy e;
   const auto& b = system.bodies;

@@ -62,6 +62,29 @@ TEST(RestartIo, ApplyStateByIdAndMismatches) {
   EXPECT_THROW(applyState(extra, s.bodies), SimFileError);
 }
 
+TEST(RestartIo, ApplyStateToAShareOfTheScene) {
+  // A process of a distributed run holds bodies 0 and 2 of a three-body scene.
+  DynamicsSystem s = threeBodies();
+  s.bodies.remove(makeBodyId(0, 1));
+  SimState st;
+  st.time = 0.5;
+  for (std::uint32_t k : {0u, 1u, 2u}) {
+    st.bodies.push_back(convert::test::freeFlightBody(makeBodyId(0, k), k, 0.3));
+  }
+  st.rebuildIndex();
+  EXPECT_THROW(applyState(st, s.bodies), SimFileError);  // by default the whole scene is here
+  applyState(st, s.bodies, 3);
+  for (std::uint32_t k : {0u, 2u}) {
+    const auto i = *s.bodies.indexOf(makeBodyId(0, k));
+    EXPECT_EQ(s.bodies.positions()[i], st.find(makeBodyId(0, k))->position);
+  }
+  EXPECT_THROW(applyState(st, s.bodies, 4), SimFileError);  // the state lacks a scene body
+  SimState without0 = st;
+  without0.bodies.erase(without0.bodies.begin());
+  without0.rebuildIndex();
+  EXPECT_THROW(applyState(without0, s.bodies, 2), SimFileError);  // a held body is missing
+}
+
 TEST(RestartIo, RunLogAppendDropsLaterStepsAndPartialLine) {
   TempDir dir;
   const auto file = dir / "SimData.dat";

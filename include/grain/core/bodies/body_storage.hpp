@@ -85,6 +85,8 @@ class BodyStorage {
   const std::vector<Real>& masses() const { return mass_; }  ///< kg, 0 if not simulated
   const std::vector<Vec3>& inertiasBody() const { return inertiaBody_; }
   const std::vector<ShapeIndex>& shapes() const { return shape_; }
+  /// Renumbers the shapes after ShapeStore::compact: shape i becomes newIndex[shape i].
+  void remapShapes(const std::vector<ShapeIndex>& newIndex);
   const std::vector<MaterialId>& materials() const { return material_; }
   const std::vector<BodyMotion>& motions() const { return motion_; }
   const std::vector<BodyOwnership>& ownerships() const { return ownership_; }

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -81,18 +83,33 @@ void validateShape(const Shape& s);
 
 /// Index of a shape in a ShapeStore. Many bodies may share one shape.
 using ShapeIndex = std::uint32_t;
+inline constexpr ShapeIndex kNoShape = 0xffffffffu;
+
+/// The shape's type and the bytes of its values (a mesh: its data's address and sidedness); equal
+/// keys mean equal shapes.
+std::string shapeKey(const Shape& s);
 
 /// Owns the shapes of a system; bodies refer to them by ShapeIndex.
 class ShapeStore {
  public:
-  /// Adds a validated shape and returns its index.
+  /// Adds a validated shape (direction vectors normalised) and returns its index.
   ShapeIndex add(Shape shape);
+  /// Index of a shape equal to `shape` bit for bit (meshes: the same data and sidedness), adding
+  /// it unchanged if there is none. For shapes copied from another store, whose directions are
+  /// already normalised: a body that travels between processes keeps its exact shape, and the
+  /// store does not grow when the same shape arrives again.
+  ShapeIndex intern(const Shape& shape);
+  /// Keeps the shapes with `used[i] != 0`, in their order, and returns the new index of every
+  /// old one (kNoShape for the dropped ones). Bodies must then be renumbered
+  /// (DynamicsSystem::compactShapes does both).
+  std::vector<ShapeIndex> compact(const std::vector<char>& used);
   const Shape& operator[](ShapeIndex i) const { return shapes_[i]; }
   ShapeType type(ShapeIndex i) const { return shapeType(shapes_[i]); }
   std::size_t size() const { return shapes_.size(); }
 
  private:
   std::vector<Shape> shapes_;
+  std::unordered_map<std::string, ShapeIndex> byValue_;  ///< shapeKey -> first index of that shape
 };
 
 }  // namespace grain

@@ -19,6 +19,10 @@ struct DynamicsSystem {
 
   /// Adds a body using shape `def.shape`; its bounding radius is taken from the shape.
   std::size_t addBody(const BodyDef& def);
+  /// Drops the shapes no body uses and renumbers the bodies' shapes (the order of the kept
+  /// shapes is unchanged). Distributed runs call it when bodies leaving a process have left
+  /// many unused shapes behind.
+  void compactShapes();
 };
 
 /// Energies of the simulated bodies (J). Potential energy is relative to the origin in the
