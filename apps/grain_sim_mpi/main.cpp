@@ -246,8 +246,9 @@ mpi::LoadBalanceSettings balanceSettings(const io::SceneDescription& scene) {
 }
 
 /// A new decomposition from the bodies each process owns now (collective), and the switch to it.
-void rebalance(const mpi::LoadBalanceSettings& settings, DynamicsSystem& system,
-               mpi::DistributedExchange& exchange) {
+/// Returns how it was reached (the same on every process).
+mpi::BuildOutcome rebalance(const mpi::LoadBalanceSettings& settings, DynamicsSystem& system,
+                            mpi::DistributedExchange& exchange) {
   const BodyStorage& b = system.bodies;
   std::vector<mpi::BalancedBody> bodies;
   std::vector<mpi::StaticHalfspace> halfspaces;
@@ -262,10 +263,13 @@ void rebalance(const mpi::LoadBalanceSettings& settings, DynamicsSystem& system,
       halfspaces.push_back({b.positions()[i], b.orientations()[i] * h.normal.normalized()});
     }
   }
-  std::shared_ptr<const mpi::Topology> topology = mpi::buildTopology(
-      MPI_COMM_WORLD, settings, bodies, system.externalForces.gravityAcceleration(), halfspaces,
-      largest, &exchange.topology());
-  exchange.setTopology(std::move(topology), system);
+  mpi::BuiltTopology built = mpi::buildTopology(MPI_COMM_WORLD, settings, bodies,
+                                                system.externalForces.gravityAcceleration(),
+                                                halfspaces, largest, exchange.sharedTopology());
+  if (built.outcome != mpi::BuildOutcome::KeptPrevious) {
+    exchange.setTopology(std::move(built.topology), system);
+  }
+  return built.outcome;
 }
 
 /// The step and the records of a distributed run.
@@ -296,8 +300,10 @@ class MpiHooks final : public app::RunHooks {
       }
     }
     if (mpi::shouldRebuild(MPI_COMM_WORLD, balance_, stepper_.stepCount(), local)) {
-      rebalance(balance_, system_, exchange_);
+      const mpi::BuildOutcome outcome = rebalance(balance_, system_, exchange_);
       ++rebuilds_;
+      fromCentres_ += outcome == mpi::BuildOutcome::FromCentres ? 1 : 0;
+      keptPrevious_ += outcome == mpi::BuildOutcome::KeptPrevious ? 1 : 0;
     }
     StepStats stats =
         stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &exchange_.reducer()});
@@ -349,6 +355,10 @@ class MpiHooks final : public app::RunHooks {
   int signal() const { return signal_; }
   /// Rebuilds of the decomposition so far.
   std::uint64_t rebuilds() const { return rebuilds_; }
+  /// Rebuilds whose prediction made a cell thinner than a body: from the centres alone, or the
+  /// previous decomposition kept.
+  std::uint64_t fromCentres() const { return fromCentres_; }
+  std::uint64_t keptPrevious() const { return keptPrevious_; }
 
  private:
   DynamicsSystem& system_;
@@ -363,6 +373,8 @@ class MpiHooks final : public app::RunHooks {
   std::uint64_t localBytes_ = 0;
   int signal_ = 0;
   std::uint64_t rebuilds_ = 0;
+  std::uint64_t fromCentres_ = 0;
+  std::uint64_t keptPrevious_ = 0;
 };
 
 /// Everything that can be wrong with the input, checked on every process before anything is
@@ -512,9 +524,15 @@ int run(const app::SimOptions& opt) {
   const mpi::LoadBalanceSettings balance = balanceSettings(scene);
   if (scene.mpi && gSize > 1) {
     const bool ok = checkedOnAll([&] {
-      rebalance(balance, system, exchange);
+      const mpi::BuildOutcome outcome = rebalance(balance, system, exchange);
       const bool kdTree = balance.type == mpi::LoadBalanceSettings::TopologyType::KdTree;
       topologyText = kdTree ? "kd-tree (Zoltan RCB)" : "grid over the bodies";
+      if (outcome == mpi::BuildOutcome::FromCentres) {
+        topologyText += " from the centres (the prediction made a cell thinner than a body)";
+      } else if (outcome == mpi::BuildOutcome::KeptPrevious) {
+        topologyText =
+            "first grid kept (every " + topologyText + " build made a cell thinner than a body)";
+      }
       if (balance.mode == mpi::LoadBalanceSettings::Mode::Static) {
         topologyText += ", static";
       } else {
@@ -648,8 +666,14 @@ int run(const app::SimOptions& opt) {
     progress->finish(app::summaryLine(result, hooks.signal()));
   }
   if (hooks.rebuilds() > 0) {
-    say("balance    the decomposition was rebuilt " + std::to_string(hooks.rebuilds()) +
-        " times\n");
+    std::string fallbacks;
+    if (hooks.fromCentres() + hooks.keptPrevious() > 0) {
+      fallbacks = " (" + std::to_string(hooks.fromCentres()) + " from the centres alone and " +
+                  std::to_string(hooks.keptPrevious()) +
+                  " kept as it was: the prediction made a cell thinner than a body)";
+    }
+    say("balance    the decomposition was rebuilt " + std::to_string(hooks.rebuilds()) + " times" +
+        fallbacks + "\n");
   }
   if (result.stopped) {
     say("output     " + record.string() + " (complete up to the last written state)\n");

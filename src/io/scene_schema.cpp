@@ -442,7 +442,7 @@ constexpr A kTopologyKdTree[] = {
     optEnum("buildMode", kBuildModes, "MVBB", {},
             "frame of the cuts: AABB the axes of I; MVBB and binetTensor the principal axes of the "
             "centres (second moments); predefined only the centres inside minPoint/maxPoint take part"),
-    req("minCellSize", T::Real, B::Positive, "m", "used in the check that no body is larger than the smallest cell"),
+    req("minCellSize", T::Real, B::Positive, "m", "smallest thickness of a cell between two cuts: a build with a thinner cell is repeated from the centres alone or keeps the previous decomposition; a body larger than the smallest cell is an error"),
     ign("dimension", T::IntegerVector3, B::AtLeastOne, "only for type=\"grid\""),
     ign("matchProcessDimToExtent", T::Boolean, B::None, "only for type=\"grid\""),
     opt("aligned", T::Boolean, {}, B::None, {}, "buildMode=\"predefined\": must be true (axis-aligned box)"),

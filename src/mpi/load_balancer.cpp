@@ -163,11 +163,10 @@ std::vector<char> findOutliers(MPI_Comm comm, const std::vector<Vec3>& points, s
   return outlier;
 }
 
-std::shared_ptr<const Topology> buildTopology(MPI_Comm comm, const LoadBalanceSettings& settings,
-                                              const std::vector<BalancedBody>& bodies,
-                                              const Vec3& gravity,
-                                              const std::vector<StaticHalfspace>& halfspaces,
-                                              Real maxBodyExtent, const Topology* previous) {
+BuiltTopology buildTopology(MPI_Comm comm, const LoadBalanceSettings& settings,
+                            const std::vector<BalancedBody>& bodies, const Vec3& gravity,
+                            const std::vector<StaticHalfspace>& halfspaces, Real maxBodyExtent,
+                            std::shared_ptr<const Topology> previous) {
   std::vector<BalancedBody> kept;
   if (settings.outlierFilter) {
     std::vector<Vec3> centres;
@@ -186,14 +185,14 @@ std::shared_ptr<const Topology> buildTopology(MPI_Comm comm, const LoadBalanceSe
   } else {
     kept = bodies;
   }
-  WeightedPoints points;
-  predictMassPoints(kept, gravity, halfspaces, settings.massPointCount, settings.massPointDeltaT,
-                    points);
 
-  std::shared_ptr<const Topology> topology;
-  if (settings.type == LoadBalanceSettings::TopologyType::Grid) {
-    topology = buildGrid(comm, settings, points);
-  } else {
+  // One build from the points of `nPoints` predicted positions per body (0: the centres).
+  const auto build = [&](std::uint32_t nPoints) -> std::shared_ptr<const Topology> {
+    WeightedPoints points;
+    predictMassPoints(kept, gravity, halfspaces, nPoints, settings.massPointDeltaT, points);
+    if (settings.type == LoadBalanceSettings::TopologyType::Grid) {
+      return buildGrid(comm, settings, points);
+    }
     KdTreeSettings kd;
     switch (settings.buildMode) {
       case LoadBalanceSettings::BuildMode::Aabb:
@@ -209,20 +208,31 @@ std::shared_ptr<const Topology> buildTopology(MPI_Comm comm, const LoadBalanceSe
         kd.boxMax = settings.maxPoint;
         break;
     }
-    topology =
-        KdTreeTopology::build(comm, points, kd, dynamic_cast<const KdTreeTopology*>(previous));
-  }
+    return KdTreeTopology::build(comm, points, kd,
+                                 dynamic_cast<const KdTreeTopology*>(previous.get()));
+  };
 
+  // Every process computes the same minCellExtent() from the same cuts: the same branch is taken
+  // everywhere, so the collective builds line up.
   double largest = maxBodyExtent;
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, comm);
-  if (largest > topology->minCellExtent()) {
+  const Real need = std::max<Real>(largest, settings.minCellSize);
+  BuiltTopology built{build(settings.massPointCount), BuildOutcome::Predicted};
+  if (built.topology->minCellExtent() < need && settings.massPointCount > 0) {
+    built = {build(0), BuildOutcome::FromCentres};
+  }
+  if (built.topology->minCellExtent() < need && previous != nullptr &&
+      previous->size() == built.topology->size() && previous->minCellExtent() >= largest) {
+    built = {std::move(previous), BuildOutcome::KeptPrevious};
+  }
+  if (largest > built.topology->minCellExtent()) {
     std::ostringstream msg;
     msg << "load balancer: a body of extent " << largest
-        << " m is larger than the smallest domain (" << topology->minCellExtent()
+        << " m is larger than the smallest domain (" << built.topology->minCellExtent()
         << " m); use fewer processes or a larger minCellSize";
     throw Error(msg.str());
   }
-  return topology;
+  return built;
 }
 
 }  // namespace grain::mpi

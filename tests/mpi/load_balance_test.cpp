@@ -8,7 +8,8 @@
 //   - weighted balance of a uniform cloud, rebuilds from a previous tree, the predefined box;
 //   - the principal frame of an elongated tilted cloud cuts across its long axis only;
 //   - the rebuild policies, the mass-point prediction against a half-space, the outlier filter,
-//     and the checks of buildTopology (grid and kd-tree, too-large bodies).
+//     and the checks of buildTopology (grid and kd-tree, too-large bodies, the fallbacks when
+//     the prediction makes a cell thinner than a bead).
 // Every process checks; a check fails if it fails on any process. Prints "N passed, N failed".
 #include <algorithm>
 #include <cmath>
@@ -460,7 +461,7 @@ void testOutlierFilter() {
     b.position = pts[i];
     bodies.push_back(b);
   }
-  auto topo = buildTopology(MPI_COMM_WORLD, s, bodies, Vec3::Zero(), {}, 0.01);
+  auto topo = buildTopology(MPI_COMM_WORLD, s, bodies, Vec3::Zero(), {}, 0.01).topology;
   const auto* kd = dynamic_cast<const KdTreeTopology*>(topo.get());
   check(kd != nullptr && kd->cloudBox()[1].maxCoeff() < gSize + 1e-9,
         "outliers: the tree is built without the far point");
@@ -487,18 +488,18 @@ void testBuildTopology() {
   s.buildMode = LoadBalanceSettings::BuildMode::Aabb;
   s.massPointCount = 3;
   s.massPointDeltaT = 0.1;
-  auto grid = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01);
+  auto grid = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01).topology;
   check(dynamic_cast<const GridTopology*>(grid.get()) != nullptr && grid->size() == gSize,
         "buildTopology: a grid for type grid");
   check(grid->minCellExtent() > 0.1, "buildTopology: grid cells span the predicted cloud");
 
   s.type = LoadBalanceSettings::TopologyType::KdTree;
   s.buildMode = LoadBalanceSettings::BuildMode::BinetTensor;
-  auto tree = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01);
+  auto tree = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01).topology;
   const auto* kd = dynamic_cast<const KdTreeTopology*>(tree.get());
   check(kd != nullptr && kd->size() == gSize, "buildTopology: a kd-tree for type kdTree");
   s.buildMode = LoadBalanceSettings::BuildMode::Aabb;
-  auto aabb = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01, tree.get());
+  auto aabb = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01, tree).topology;
   const auto* kdAabb = dynamic_cast<const KdTreeTopology*>(aabb.get());
   check(kdAabb != nullptr && kdAabb->rotationKI().isIdentity() &&
             std::abs(kdAabb->cloudBox()[0].z()) < 1e-12,
@@ -513,7 +514,8 @@ void testBuildTopology() {
     s.type = type;
     // Only a domain bounded on both sides of an axis can be crossed by a body; the same build
     // with small bodies says whether this process count makes one.
-    const Real smallest = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01)->minCellExtent();
+    const Real smallest =
+        buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 0.01).topology->minCellExtent();
     bool threw = false;
     try {
       buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, gRank == 0 ? 1e3 : 0.01);
@@ -525,6 +527,72 @@ void testBuildTopology() {
           std::string("buildTopology: a too-large body is an error (") +
               (type == LoadBalanceSettings::TopologyType::Grid ? "grid" : "kd-tree") + ")");
   }
+}
+
+void testThinCellFallback() {
+  // Beads of 0.02 m settling on a floor: 60 % rest on it (centres at z = 0.01 m), the others
+  // fall from up to 0.4 m higher. The predicted points stop on the floor plane (z = 0), and a
+  // kd-tree cut between the two crowded planes leaves a slab thinner than a bead. The build then
+  // falls back to the centres, or keeps the previous decomposition.
+  std::vector<BalancedBody> bodies;
+  std::mt19937_64 gen(29 + static_cast<unsigned>(gRank));
+  std::uniform_real_distribution<Real> u(0, 1);
+  for (int i = 0; i < 400; ++i) {
+    BalancedBody b;
+    b.id = static_cast<BodyId>(gRank) * 1000 + static_cast<BodyId>(i);
+    const bool resting = u(gen) < 0.6;
+    b.position = Vec3(0.3 * u(gen), 0.3 * u(gen), resting ? 0.01 : 0.01 + 0.4 * u(gen));
+    bodies.push_back(b);
+  }
+  const std::vector<StaticHalfspace> floor{{Vec3::Zero(), Vec3::UnitZ()}};
+  const Vec3 g(0, 0, -9.81);
+  const Real bead = 0.02;
+  LoadBalanceSettings s;
+  s.type = LoadBalanceSettings::TopologyType::KdTree;
+  s.buildMode = LoadBalanceSettings::BuildMode::Aabb;
+  s.massPointCount = 5;  // GRSF's default prediction: 5 points 0.1 s apart
+  s.massPointDeltaT = 0.1;
+  s.minCellSize = 1e-3;
+
+  WeightedPoints predicted;
+  predictMassPoints(bodies, g, floor, s.massPointCount, s.massPointDeltaT, predicted);
+  KdTreeSettings aabb;
+  aabb.frame = KdTreeFrame::Aabb;
+  const Real predictedCell =
+      KdTreeTopology::build(MPI_COMM_WORLD, predicted, aabb)->minCellExtent();
+  WeightedPoints centres;
+  predictMassPoints(bodies, g, floor, 0, s.massPointDeltaT, centres);
+  const Real centresCell = KdTreeTopology::build(MPI_COMM_WORLD, centres, aabb)->minCellExtent();
+  const bool thin = predictedCell < bead;
+  if (gSize == 4) {
+    check(thin, "thin cell: on 4 processes the prediction alone cuts a slab thinner than a bead");
+  }
+  const BuiltTopology built = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, bead);
+  check(built.topology->minCellExtent() >= bead, "thin cell: every cell is at least a bead thick");
+  check(thin == (built.outcome != BuildOutcome::Predicted),
+        "thin cell: a fallback exactly when the prediction made a cell too thin");
+
+  // No kd-tree over this column has cells of 1 km: the previous decomposition stays.
+  s.minCellSize = 1e3;
+  const std::shared_ptr<const Topology> previous = std::make_shared<GridTopology>(
+      Vec3::Zero(), Vec3(1e4 * gSize, 1, 1), std::array<int, 3>{gSize, 1, 1});
+  const BuiltTopology kept = buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, bead, previous);
+  check(kept.outcome == BuildOutcome::KeptPrevious ? kept.topology == previous
+                                                   : kept.topology->minCellExtent() >= 1e3,
+        "thin cell: the previous decomposition is kept when no build is thick enough");
+  if (gSize == 4) {
+    check(kept.outcome == BuildOutcome::KeptPrevious, "thin cell: 4 processes keep the previous");
+  }
+  // Without a previous decomposition thick enough, a too-thin cell that a body cannot fit in is
+  // still an error.
+  bool threw = false;
+  try {
+    buildTopology(MPI_COMM_WORLD, s, bodies, g, floor, 2.0);
+  } catch (const Error&) {
+    threw = true;
+  }
+  check(threw == (std::max(predictedCell, centresCell) < 2.0),
+        "thin cell: a body thicker than every build's smallest cell is an error");
 }
 
 void testGridCellExtent() {
@@ -572,6 +640,7 @@ int main(int argc, char** argv) {
     testBuildTopology();
     testSingleOwnerWithoutPoints();
     testGridCellExtent();
+    testThinCellFallback();
   } catch (const std::exception& e) {
     std::printf("FAILED on process %d: %s\n", gRank, e.what());
     std::fflush(stdout);

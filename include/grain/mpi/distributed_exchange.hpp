@@ -60,6 +60,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   /// the smallest cell of the new decomposition.
   void setTopology(std::shared_ptr<const Topology> topology, DynamicsSystem& system);
   const Topology& topology() const { return *topology_; }
+  std::shared_ptr<const Topology> sharedTopology() const { return topology_; }
 
   // BodyExchange
   void exchangeBodies(DynamicsSystem& system) override;

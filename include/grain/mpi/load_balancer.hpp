@@ -92,6 +92,20 @@ void predictMassPoints(const std::vector<BalancedBody>& bodies, const Vec3& grav
 std::vector<char> findOutliers(MPI_Comm comm, const std::vector<Vec3>& points, std::uint32_t k,
                                Real stdDevMult, std::uint32_t leafSize);
 
+/// How buildTopology reached its decomposition (the cut rule is the same on every process, so is
+/// the outcome).
+enum class BuildOutcome : std::uint8_t {
+  Predicted,     ///< from the predicted mass points (or the centres, without a prediction)
+  FromCentres,   ///< the prediction made a cell too thin; built again from the centres alone
+  KeptPrevious,  ///< both builds made a cell too thin; the previous decomposition stays
+};
+
+/// A decomposition and how it was reached.
+struct BuiltTopology {
+  std::shared_ptr<const Topology> topology;
+  BuildOutcome outcome = BuildOutcome::Predicted;
+};
+
 /// Builds a new decomposition from the bodies this process owns now (collective over `comm`):
 ///  1. outlier filter on the centres (if enabled): outliers take no part in the build, but, as
 ///     every point, still get an owner by point query;
@@ -99,14 +113,16 @@ std::vector<char> findOutliers(MPI_Comm comm, const std::vector<Vec3>& points, s
 ///  3. grid: the box of the points (Predefined: the given box), grown to the cell size
 ///     minCellSize, dimensions gridDimension or from the extent; kd-tree: KdTreeTopology::build
 ///     with the frame of the build mode and the previous kd-tree's cuts as a start.
-/// Then checks the largest body extent `maxBodyExtent` (m, this process's largest bounding-box
-/// edge; reduced with MAX) against the new topology's minCellExtent(): a body larger than the
-/// smallest cell throws grain::Error on every process, naming both sizes.
-std::shared_ptr<const Topology> buildTopology(MPI_Comm comm, const LoadBalanceSettings& settings,
-                                              const std::vector<BalancedBody>& bodies,
-                                              const Vec3& gravity,
-                                              const std::vector<StaticHalfspace>& halfspaces,
-                                              Real maxBodyExtent,
-                                              const Topology* previous = nullptr);
+/// Every cell must be at least as thick as the largest body (`maxBodyExtent`, m, this process's
+/// largest bounding-box edge, reduced with MAX) and as minCellSize (GRSF: the kd-tree's smallest
+/// cell). Predicted points pile up where the prediction stops (on a floor), and a kd-tree cut
+/// among them can leave a slab thinner than that; then the build is repeated from the centres
+/// alone, and if that is too thin as well the `previous` decomposition is kept when its cells are
+/// thick enough. Otherwise a body larger than the smallest cell throws grain::Error on every
+/// process, naming both sizes.
+BuiltTopology buildTopology(MPI_Comm comm, const LoadBalanceSettings& settings,
+                            const std::vector<BalancedBody>& bodies, const Vec3& gravity,
+                            const std::vector<StaticHalfspace>& halfspaces, Real maxBodyExtent,
+                            std::shared_ptr<const Topology> previous = nullptr);
 
 }  // namespace grain::mpi
