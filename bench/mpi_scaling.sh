@@ -7,6 +7,11 @@
 # build/bench_mpi/; the table reports, from SimData.dat, the mean wall time per step (after the
 # first 5 steps), the mean contacts, and the bytes and messages sent per step by all processes.
 # Run it on an otherwise idle machine: the processes busy-wait in MPI calls.
+#
+# BALANCE=count or BALANCE=time (environment) adds MPISettings to a copy of the scene: a kd-tree
+# rebuilt every REBUILD steps (default 10) with bodies weighing 1 or their process's measured
+# compute time (bodyWeight), with one predicted point 1 ms ahead; unset, the scene runs as it is (without
+# MPISettings: the first grid, never rebuilt).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 scene="${1:-$root/bench/scenes/chute_flow.xml}"
@@ -16,6 +21,16 @@ bin="$root/build/release/apps"
 out="$root/build/bench_mpi"
 rm -rf "$out"
 mkdir -p "$out"
+if [ -n "${BALANCE:-}" ]; then
+  settings="<MPISettings><ProcessTopology mode=\"dynamic\" policy=\"alwaysRebuild\""
+  settings+=" policyCheckEveryXTimeStep=\"${REBUILD:-10}\" bodyWeight=\"${BALANCE}\">"
+  settings+="<Topology type=\"kdTree\" buildMode=\"AABB\" minCellSize=\"0.001\"/>"
+  settings+="<MassPointPrediction nPoints=\"1\" deltaT=\"0.001\"/></ProcessTopology>"
+  settings+="<InclusionSolverSettings splitNodeUpdateRatio=\"1\" convergenceCheckRatio=\"1\"/>"
+  settings+="</MPISettings>"
+  sed "s|</SceneSettings>|${settings}</SceneSettings>|" "$scene" > "$out/scene.xml"
+  scene="$out/scene.xml"
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 dt=$(grep -o 'deltaT="[^"]*"' "$scene" | head -1 | cut -d'"' -f2)
 end=$(/usr/bin/python3 -c "print(${dt} * ${steps})")

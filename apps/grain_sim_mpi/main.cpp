@@ -213,6 +213,7 @@ mpi::LoadBalanceSettings balanceSettings(const io::SceneDescription& scene) {
                  : mpi::LoadBalanceSettings::Policy::AlwaysRebuild;
   b.policyCheckEveryXTimeStep = std::max(1u, m.policyCheckEveryXTimeStep);
   b.bodyLimit = m.bodyLimit;
+  b.weightByTime = m.bodyWeight == io::MpiSettings::BodyWeight::Time;
   const io::MpiTopology& t = m.topology;
   b.type = t.type == io::MpiTopology::Type::KdTree ? mpi::LoadBalanceSettings::TopologyType::KdTree
                                                    : mpi::LoadBalanceSettings::TopologyType::Grid;
@@ -247,15 +248,16 @@ mpi::LoadBalanceSettings balanceSettings(const io::SceneDescription& scene) {
 
 /// A new decomposition from the bodies each process owns now (collective), and the switch to it.
 /// Returns how it was reached (the same on every process).
+/// `weight` is the weight of each body this process owns.
 mpi::BuildOutcome rebalance(const mpi::LoadBalanceSettings& settings, DynamicsSystem& system,
-                            mpi::DistributedExchange& exchange) {
+                            mpi::DistributedExchange& exchange, Real weight = 1.0) {
   const BodyStorage& b = system.bodies;
   std::vector<mpi::BalancedBody> bodies;
   std::vector<mpi::StaticHalfspace> halfspaces;
   Real largest = 0.0;
   for (std::size_t i = 0; i < b.size(); ++i) {
     if (b.isSimulated(i) && b.ownerships()[i] == BodyOwnership::Local) {
-      bodies.push_back({b.ids()[i], b.positions()[i], b.velocities()[i], 1.0});
+      bodies.push_back({b.ids()[i], b.positions()[i], b.velocities()[i], weight});
       largest = std::max(largest, 2.0 * b.boundingRadii()[i]);
     } else if (b.motions()[i] == BodyMotion::Static &&
                system.shapes.type(b.shapes()[i]) == ShapeType::Halfspace) {
@@ -300,13 +302,30 @@ class MpiHooks final : public app::RunHooks {
       }
     }
     if (mpi::shouldRebuild(MPI_COMM_WORLD, balance_, stepper_.stepCount(), local)) {
-      const mpi::BuildOutcome outcome = rebalance(balance_, system_, exchange_);
+      // bodyWeight="time": this process's compute time per owned body since the last rebuild
+      // (microseconds), averaged with the previous estimate so that timing noise does not make
+      // the bodies swing between processes. A slower process gets fewer bodies.
+      Real weight = 1.0;
+      if (balance_.weightByTime && computeSeconds_ > 0.0) {
+        std::size_t owned = 0;
+        for (std::size_t i = 0; i < system_.bodies.size(); ++i) {
+          owned += system_.bodies.isSimulated(i) &&
+                   system_.bodies.ownerships()[i] == BodyOwnership::Local;
+        }
+        const Real measured =
+            1e6 * computeSeconds_ / static_cast<Real>(std::max<std::size_t>(owned, 1));
+        costPerBody_ = costPerBody_ > 0.0 ? 0.5 * (costPerBody_ + measured) : measured;
+        weight = costPerBody_;
+      }
+      computeSeconds_ = 0.0;
+      const mpi::BuildOutcome outcome = rebalance(balance_, system_, exchange_, weight);
       ++rebuilds_;
       fromCentres_ += outcome == mpi::BuildOutcome::FromCentres ? 1 : 0;
       keptPrevious_ += outcome == mpi::BuildOutcome::KeptPrevious ? 1 : 0;
     }
     StepStats stats =
         stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &exchange_.reducer()});
+    computeSeconds_ += std::max(0.0, stats.stepSeconds - exchange_.traffic().seconds);
     std::array<Real, 2> traffic{static_cast<Real>(exchange_.traffic().bytes),
                                 static_cast<Real>(exchange_.traffic().messages)};
     localBytes_ = exchange_.traffic().bytes;
@@ -375,6 +394,8 @@ class MpiHooks final : public app::RunHooks {
   std::uint64_t rebuilds_ = 0;
   std::uint64_t fromCentres_ = 0;
   std::uint64_t keptPrevious_ = 0;
+  double computeSeconds_ = 0.0;  ///< s: step time less communication time since the last rebuild
+  double costPerBody_ = 0.0;     ///< us per owned body and window, smoothed (bodyWeight="time")
 };
 
 /// Everything that can be wrong with the input, checked on every process before anything is
@@ -540,6 +561,9 @@ int run(const app::SimOptions& opt) {
             ", rebuilt every " + std::to_string(balance.policyCheckEveryXTimeStep) + " steps";
         if (balance.policy == mpi::LoadBalanceSettings::Policy::BodyLimit) {
           topologyText += " if a process has >= " + std::to_string(balance.bodyLimit) + " bodies";
+        }
+        if (balance.weightByTime) {
+          topologyText += ", bodies weighted by their process's compute time";
         }
       }
     });

@@ -425,6 +425,8 @@ class SceneBuilder {
                                                          : MpiSettings::Policy::AlwaysRebuild;
       m.policyCheckEveryXTimeStep = pt.integer("policyCheckEveryXTimeStep");
       m.bodyLimit = pt.integer("bodyLimit");
+      m.bodyWeight = pt.enumeration("bodyWeight") == "time" ? MpiSettings::BodyWeight::Time
+                                                            : MpiSettings::BodyWeight::Count;
     }
     m.doLocalComputations = pt.boolean("doLocalComputations");
 

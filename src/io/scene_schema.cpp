@@ -396,6 +396,7 @@ constexpr C kMpiChildren[] = {child("ProcessTopology", 1, 1), child("InclusionSo
 
 constexpr SV kTopologyModes = "static|dynamic";
 constexpr SV kPolicies = "alwaysRebuild|bodyLimit";
+constexpr SV kBodyWeights = "count|time";
 constexpr A kProcessTopologyStatic[] = {
     reqEnum("mode", kTopologyModes, {}, "static: the decomposition is built once"),
     ignEnum("policy", kPolicies, "only for mode=\"dynamic\""),
@@ -413,6 +414,12 @@ constexpr A kProcessTopologyDynamic[] = {
     opt("doLocalComputations", T::Boolean, "true", B::None, {},
         "accepted for GRSF files; grain always builds the decomposition in parallel from each "
         "process's bodies"),
+    optEnum("bodyWeight", kBodyWeights, "count", {},
+            "weight of a body in a rebuild (grain only): count: 1 each, as GRSF; time: this "
+            "process's compute time since the last rebuild (its step time less the time spent "
+            "waiting in MPI calls) per body it owns, so slower processes get fewer bodies. The "
+            "decomposition then depends on the measured times, and results are reproducible only "
+            "to the solver's tolerance"),
 };
 constexpr C kProcessTopologyChildren[] = {
     child("Topology", 1, 1), child("MassPointPrediction"), child("GlobalOutlierFilter"), gui("Visualization"),

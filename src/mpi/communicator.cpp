@@ -14,10 +14,33 @@ void MpiReducer::setCommunicator(MPI_Comm comm) {
   }
 }
 
+namespace {
+
+/// Adds the wall time of its scope to `counters->seconds` (if not null).
+class CommTimer {
+ public:
+  explicit CommTimer(TrafficCounters* counters)
+      : counters_(counters), start_(counters != nullptr ? MPI_Wtime() : 0.0) {}
+  ~CommTimer() {
+    if (counters_ != nullptr) {
+      counters_->seconds += MPI_Wtime() - start_;
+    }
+  }
+  CommTimer(const CommTimer&) = delete;
+  CommTimer& operator=(const CommTimer&) = delete;
+
+ private:
+  TrafficCounters* counters_;
+  double start_;
+};
+
+}  // namespace
+
 bool MpiReducer::allTrue(bool local) {
   if (size_ <= 1) {
     return local;
   }
+  const CommTimer timer(counters_);
   int value = local ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_LAND, comm_);
   return value != 0;
@@ -25,6 +48,7 @@ bool MpiReducer::allTrue(bool local) {
 
 void MpiReducer::sum(std::span<Real> values) {
   if (size_ > 1 && !values.empty()) {
+    const CommTimer timer(counters_);
     MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
                   comm_);
   }
@@ -32,6 +56,7 @@ void MpiReducer::sum(std::span<Real> values) {
 
 void MpiReducer::max(std::span<Real> values) {
   if (size_ > 1 && !values.empty()) {
+    const CommTimer timer(counters_);
     MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX,
                   comm_);
   }
@@ -41,6 +66,7 @@ void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partne
                           const std::vector<std::vector<char>>& send,
                           std::vector<std::vector<char>>& recv, TrafficCounters& traffic) {
   GRAIN_REQUIRE(send.size() == partners.size(), "exchangeWithPartners: one message per partner");
+  const CommTimer timer(&traffic);
   std::vector<MPI_Request> requests(partners.size(), MPI_REQUEST_NULL);
   for (std::size_t k = 0; k < partners.size(); ++k) {
     GRAIN_REQUIRE(send[k].size() <= static_cast<std::size_t>(INT_MAX),

@@ -153,6 +153,8 @@ DistributedExchange::DistributedExchange(MPI_Comm comm, std::shared_ptr<const To
       period_(std::max(1u, splitNodeUpdateRatio)),
       checkRatio_(std::max(1u, convergenceCheckRatio)),
       allReducer_(comm) {
+  allReducer_.countTimeInto(&traffic_);
+  coupledReducer_.countTimeInto(&traffic_);
   int size = 0;
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size);
@@ -587,7 +589,9 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   if (coupledComm_ != MPI_COMM_NULL) {
     MPI_Comm_free(&coupledComm_);
   }
+  const double start = MPI_Wtime();
   MPI_Comm_split(comm_, splitPartners_.empty() ? MPI_UNDEFINED : 0, rank_, &coupledComm_);
+  traffic_.seconds += MPI_Wtime() - start;
   coupledReducer_.setCommunicator(coupledComm_);
 }
 

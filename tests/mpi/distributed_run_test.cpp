@@ -8,17 +8,20 @@
 // Every process runs the serial reference itself; process 0 compares. Prints "N passed, N failed".
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <mpi.h>
 
 #include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/mpi/communicator.hpp>
 #include <grain/mpi/distributed_exchange.hpp>
 #include <grain/mpi/topology.hpp>
 
@@ -329,6 +332,37 @@ int main(int argc, char** argv) {
     check(dv < 1e-5, "pile: velocities follow the serial run to solver tolerance" + np);
   }
 
+  if (size > 1) {
+    // The time in communication calls counts the wait for a late partner (bodyWeight="time"
+    // subtracts it from the step time): process 0 sends 0.2 s late to every other process.
+    std::vector<int> partners;
+    if (gRank == 0) {
+      for (int r = 1; r < size; ++r) {
+        partners.push_back(r);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    } else {
+      partners.push_back(0);
+    }
+    const std::vector<std::vector<char>> send(partners.size(), std::vector<char>(8, 'x'));
+    std::vector<std::vector<char>> recv;
+    mpi::TrafficCounters traffic;
+    mpi::exchangeWithPartners(MPI_COMM_WORLD, 77, partners, send, recv, traffic);
+    check(gRank == 0 || traffic.seconds >= 0.15,
+          "communication time: a process waiting 0.2 s for its partner counts the wait" + np);
+    check(traffic.bytes == 8 * partners.size() && traffic.messages == partners.size(),
+          "communication time: bytes and messages counted" + np);
+    mpi::TrafficCounters reduced;
+    mpi::MpiReducer reducer(MPI_COMM_WORLD);
+    reducer.countTimeInto(&reduced);
+    if (gRank == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    std::array<Real, 1> one{1.0};
+    reducer.sum(one);
+    check(one[0] == size && (gRank == 0 || reduced.seconds >= 0.15),
+          "communication time: a reduction counts its wait" + np);
+  }
   {
     // A body shared by four processes (on 4 processes: a 2 x 2 grid around it).
     const Outcome o = run(corner, 1e-3, 60, MPI_COMM_WORLD, size, 0, true);

@@ -326,8 +326,9 @@ TEST_F(GrainSimMpi, BodiesWithTheirOwnShapesMigrateWithThem) {
 }
 
 // The scene's kd-tree decomposition (Zoltan RCB), rebuilt every 20 steps with mass-point
-// prediction, and a grid rebuilt every 15 steps with splitNodeUpdateRatio 2 and
-// convergenceCheckRatio 2: the serial states to solver tolerance, every state complete.
+// prediction (bodies weighing 1, or their process's measured compute time), and a grid rebuilt
+// every 15 steps with splitNodeUpdateRatio 2 and convergenceCheckRatio 2: the serial states to
+// solver tolerance, every state complete.
 TEST_F(GrainSimMpi, RebuiltDecompositionsGiveTheSerialStates) {
   const fs::path dir = makeTempDir("mpi_rebuild");
   const std::string kdTree = R"(    <MPISettings>
@@ -338,6 +339,9 @@ TEST_F(GrainSimMpi, RebuiltDecompositionsGiveTheSerialStates) {
       <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
     </MPISettings>
 )";
+  // The same kd-tree with bodies weighted by their process's measured compute time.
+  std::string kdTime = kdTree;
+  kdTime.replace(kdTime.find("policyCheckEveryXTimeStep"), 0, "bodyWeight=\"time\" ");
   const std::string grid = R"(    <MPISettings>
       <ProcessTopology mode="dynamic" policy="alwaysRebuild" policyCheckEveryXTimeStep="15">
         <Topology type="grid" dimension="1 1 1" matchProcessDimToExtent="true" minCellSize="0.001"/>
@@ -351,17 +355,21 @@ TEST_F(GrainSimMpi, RebuiltDecompositionsGiveTheSerialStates) {
                 .exitCode,
             0);
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
-  for (const auto& [name, settings] : {std::pair{"kdtree", kdTree}, std::pair{"grid", grid}}) {
+  for (const auto& [name, settings] :
+       {std::pair{"kdtree", kdTree}, std::pair{"kdtime", kdTime}, std::pair{"grid", grid}}) {
     SCOPED_TRACE(name);
     writeText(dir / (std::string(name) + ".xml"), pileScene(0.1, 4, "", settings));
     const fs::path out = dir / name;
     const CommandResult r = runCommand(
         mpirun(3) + " -s " + (dir / (std::string(name) + ".xml")).string() + " -g " + out.string());
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    const bool kd = std::string(name) == "kdtree";
+    const bool kd = std::string(name) != "grid";
     EXPECT_NE(r.output.find(kd ? "kd-tree (Zoltan RCB), rebuilt every 20"
                                : "grid over the bodies, rebuilt every 15"),
               std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("weighted by their process's compute time") != std::string::npos,
+              std::string(name) == "kdtime")
         << r.output;
     // 100 steps: rebuilt before steps 20, 40, 60, 80 (kd-tree) or 15, 30, ..., 90 (grid).
     EXPECT_NE(r.output.find(kd ? "rebuilt 4 times" : "rebuilt 6 times"), std::string::npos)

@@ -125,8 +125,11 @@ struct MpiTopology {
 struct MpiSettings {
   enum class Mode : std::uint8_t { Static, Dynamic };
   enum class Policy : std::uint8_t { AlwaysRebuild, BodyLimit };
+  /// Weight of a body in a rebuild: 1 (GRSF), or its process's measured compute time per body.
+  enum class BodyWeight : std::uint8_t { Count, Time };
   Mode mode = Mode::Dynamic;
   Policy policy = Policy::AlwaysRebuild;         ///< dynamic mode only
+  BodyWeight bodyWeight = BodyWeight::Count;     ///< dynamic mode only
   std::uint32_t policyCheckEveryXTimeStep = 10;  ///< dynamic mode only
   std::uint32_t bodyLimit = 500;                 ///< policy bodyLimit only
   bool doLocalComputations = true;

@@ -33,6 +33,9 @@ struct LoadBalanceSettings {
   Policy policy = Policy::AlwaysRebuild;
   std::uint32_t policyCheckEveryXTimeStep = 10;  ///< steps between rebuild decisions (>= 1)
   std::uint32_t bodyLimit = 500;                 ///< Policy::BodyLimit: local bodies per process
+  /// Weigh each process's bodies by its measured compute time per body (bodyWeight="time"),
+  /// not 1 each; the caller measures and passes BalancedBody::weight.
+  bool weightByTime = false;
 
   TopologyType type = TopologyType::Grid;
   BuildMode buildMode = BuildMode::Aabb;

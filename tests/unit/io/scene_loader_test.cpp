@@ -395,6 +395,7 @@ TEST(GrsfScenes, FunnelLoadsUnchanged) {
   EXPECT_EQ(m.policy, MpiSettings::Policy::AlwaysRebuild);
   EXPECT_EQ(m.policyCheckEveryXTimeStep, 200u);
   EXPECT_EQ(m.bodyLimit, 5000u);
+  EXPECT_EQ(m.bodyWeight, MpiSettings::BodyWeight::Count);  // grain's own attribute, absent here
   EXPECT_EQ(m.topology.type, MpiTopology::Type::Grid);
   EXPECT_EQ(m.topology.buildMode, MpiTopology::BuildMode::Aabb);
   EXPECT_EQ(m.topology.dimension, (std::array<std::uint32_t, 3>{2, 2, 1}));
@@ -755,6 +756,8 @@ const BadCase kBadCases[] = {
    "SceneSettings/MPISettings: missing required element 'InclusionSolverSettings'"},
   {"PredefinedTopologyNeedsBox", "</ExternalForces>", "</ExternalForces><MPISettings><ProcessTopology mode=\"dynamic\" policy=\"bodyLimit\"><Topology type=\"grid\" dimension=\"2 2 1\" buildMode=\"predefined\" aligned=\"true\" minPoint=\"0 0 0\" minCellSize=\"1\"/></ProcessTopology><InclusionSolverSettings splitNodeUpdateRatio=\"1\" convergenceCheckRatio=\"1\"/></MPISettings>", 15,
    "SceneSettings/MPISettings/ProcessTopology/Topology: missing required attribute 'maxPoint' (required with buildMode=\"predefined\")"},
+  {"BodyWeightUnknown", "</ExternalForces>", "</ExternalForces><MPISettings><ProcessTopology mode=\"dynamic\" policy=\"alwaysRebuild\" bodyWeight=\"fast\"><Topology type=\"kdTree\" minCellSize=\"1\"/></ProcessTopology><InclusionSolverSettings splitNodeUpdateRatio=\"1\" convergenceCheckRatio=\"1\"/></MPISettings>", 15,
+   "SceneSettings/MPISettings/ProcessTopology: attribute 'bodyWeight' has unknown value 'fast' (expected one of: count, time)"},
   {"GridDimensionZero", "</ExternalForces>", "</ExternalForces><MPISettings><ProcessTopology mode=\"static\"><Topology type=\"grid\" dimension=\"2 0 1\" minCellSize=\"1\"/></ProcessTopology><InclusionSolverSettings splitNodeUpdateRatio=\"1\" convergenceCheckRatio=\"1\"/></MPISettings>", 15,
    "SceneSettings/MPISettings/ProcessTopology/Topology: attribute 'dimension' must be >= 1 in every component (got 2 0 1)"},
   {"DynamicTopologyNeedsPolicy", "</ExternalForces>", "</ExternalForces><MPISettings><ProcessTopology mode=\"dynamic\"><Topology type=\"kdTree\" minCellSize=\"1\"/></ProcessTopology><InclusionSolverSettings splitNodeUpdateRatio=\"1\" convergenceCheckRatio=\"1\"/></MPISettings>", 15,
