@@ -70,17 +70,79 @@ std::optional<Real> readAngle(const Element& e) {
   return std::nullopt;
 }
 
-/// Per-body initial state of one group.
-struct GroupState {
-  std::vector<Vec3> position;
-  std::vector<Quat> orientation;
-  std::vector<Vec3> velocity;
-  std::vector<Vec3> omegaBody;
-  explicit GroupState(std::size_t n)
-      : position(n, Vec3::Zero()),
-        orientation(n, Quat::Identity()),
-        velocity(n, Vec3::Zero()),
-        omegaBody(n, Vec3::Zero()) {}
+/// Initial state of one body of a group.
+struct InitialPose {
+  Vec3 position = Vec3::Zero();
+  Quat orientation = Quat::Identity();
+  Vec3 velocity = Vec3::Zero();
+  Vec3 omegaBody = Vec3::Zero();
+};
+
+/// The InitialCondition of a group, read once and evaluated per body on demand: every body's
+/// state depends only on its index (jitter from the random stream (seed, index)), so a process
+/// that builds a share of a large group keeps no per-group arrays.
+struct GroupInitialCondition {
+  enum class Kind : std::uint8_t { None, Linear, Grid, Transforms };
+  Kind kind = Kind::None;
+  // Linear: start + k distance dir; Grid: frame * cell + translation.
+  Vec3 start = Vec3::Zero();
+  Vec3 direction = Vec3::UnitX();
+  Mat3 frame = Mat3::Identity();
+  Real distance = 0;
+  Real cx = 0, cy = 0;  ///< grid centring offsets (m)
+  std::uint64_t gx = 1, gy = 1;
+  bool jitter = false;
+  Real delta = 0;
+  std::uint32_t seed = 0;
+  std::vector<std::pair<Vec3, Quat>> poses;       ///< Transforms: body k takes min(k, last)
+  std::vector<std::pair<Vec3, Vec3>> velocities;  ///< transrot: (v, omega_K), min(k, last)
+
+  InitialPose at(std::uint64_t k) const {
+    InitialPose pose;
+    switch (kind) {
+      case Kind::None:
+        break;
+      case Kind::Linear: {
+        pose.position = start + direction * (distance * static_cast<Real>(k));
+        if (jitter) {
+          BodyRandom rng(seed, k);
+          for (;;) {
+            const Vec3 v = rng.unitVector().cross(direction);
+            if (v.norm() > 1e-6) {
+              pose.position += delta * v.normalized();
+              break;
+            }
+          }
+        }
+        break;
+      }
+      case Kind::Grid: {
+        const std::uint64_t ix = k % gx;
+        const std::uint64_t iy = (k / gx) % gy;
+        const std::uint64_t iz = k / (gx * gy);
+        const Vec3 local(static_cast<Real>(ix) * distance - cx,
+                         static_cast<Real>(iy) * distance - cy, static_cast<Real>(iz) * distance);
+        pose.position = frame * local + start;
+        if (jitter) {
+          BodyRandom rng(seed, k);
+          pose.position += delta * rng.unitVector();
+        }
+        break;
+      }
+      case Kind::Transforms: {
+        const auto& [r, q] = poses[std::min<std::uint64_t>(k, poses.size() - 1)];
+        pose.position = r;
+        pose.orientation = q;
+        break;
+      }
+    }
+    if (!velocities.empty()) {
+      const auto& [v, w] = velocities[std::min<std::uint64_t>(k, velocities.size() - 1)];
+      pose.velocity = v;
+      pose.omegaBody = w;
+    }
+    return pose;
+  }
 };
 
 /// A shape of GlobalGeometries.
@@ -579,8 +641,8 @@ class SceneBuilder {
       return {mass, inertia};
     };
 
-    GroupState init(group.count);
-    readInitialCondition(*dynamics.child("InitialCondition"), group.motion, init);
+    const GroupInitialCondition init =
+        readInitialCondition(*dynamics.child("InitialCondition"), group.motion);
 
     const std::uint32_t groupIndex = static_cast<std::uint32_t>(out_.groups.size());
     bool first = true;
@@ -606,15 +668,16 @@ class SceneBuilder {
       d.material = group.material;
       d.mass = mass;
       d.inertiaBody = inertia;
-      d.position = init.position[k];
-      d.orientation = init.orientation[k];
+      const InitialPose pose = init.at(k);
+      d.position = pose.position;
+      d.orientation = pose.orientation;
       if (group.motion == BodyMotion::Animated) {
         d.velocity = group.animatedVelocity;
         // Constant omega in I about a fixed axis is constant in K: Omega_K = A_KI omega_I.
         d.omegaBody = d.orientation.conjugate() * group.animatedAngularVelocity;
       } else {
-        d.velocity = init.velocity[k];
-        d.omegaBody = init.omegaBody[k];
+        d.velocity = pose.velocity;
+        d.omegaBody = pose.omegaBody;
       }
       atElement(e, [&] { out_.system.addBody(d); });
       out_.groupOfBody.push_back(groupIndex);
@@ -868,7 +931,8 @@ class SceneBuilder {
 
   // ---- Initial conditions ---------------------------------------------------------------------
 
-  void readInitialCondition(const Element& ic, BodyMotion motion, GroupState& init) {
+  static GroupInitialCondition readInitialCondition(const Element& ic, BodyMotion motion) {
+    GroupInitialCondition init;
     const Element pos = *ic.child("InitialPosition");
     const std::string_view kind = pos.spec().variantValue;
     if (kind == "linear") {
@@ -885,69 +949,44 @@ class SceneBuilder {
         readVelocities(*vel, init);
       }
     }
+    return init;
   }
 
-  static void readLinear(const Element& e, GroupState& init) {
-    const Vec3 start = e.vector3("position");
-    const Vec3 dir = e.vector3("direction").normalized();
-    const Real distance = e.real("distance");
-    const bool jitter = e.boolean("jitter");
-    const Real delta = e.real("delta");
-    const std::uint32_t seed = e.integer("seed");
-    for (std::size_t k = 0; k < init.position.size(); ++k) {
-      Vec3 p = start + dir * (distance * static_cast<Real>(k));
-      if (jitter) {
-        BodyRandom rng(seed, k);
-        for (;;) {
-          const Vec3 v = rng.unitVector().cross(dir);
-          if (v.norm() > 1e-6) {
-            p += delta * v.normalized();
-            break;
-          }
-        }
-      }
-      init.position[k] = p;
-    }
+  static void readLinear(const Element& e, GroupInitialCondition& init) {
+    init.kind = GroupInitialCondition::Kind::Linear;
+    init.start = e.vector3("position");
+    init.direction = e.vector3("direction").normalized();
+    init.distance = e.real("distance");
+    init.jitter = e.boolean("jitter");
+    init.delta = e.real("delta");
+    init.seed = e.integer("seed");
   }
 
-  static void readGrid(const Element& e, GroupState& init) {
-    const Vec3 translation = e.vector3("translation");
-    const std::uint64_t gx = e.integer("gridSizeX");
-    const std::uint64_t gy = e.integer("gridSizeY");
-    const Real d = e.real("distance");
-    const bool jitter = e.boolean("jitter");
-    const Real delta = e.real("delta");
-    const std::uint32_t seed = e.integer("seed");
+  static void readGrid(const Element& e, GroupInitialCondition& init) {
+    init.kind = GroupInitialCondition::Kind::Grid;
+    init.start = e.vector3("translation");
+    init.gx = e.integer("gridSizeX");
+    init.gy = e.integer("gridSizeY");
+    init.distance = e.real("distance");
+    init.jitter = e.boolean("jitter");
+    init.delta = e.real("delta");
+    init.seed = e.integer("seed");
     const Vec3 dirZ = e.vector3("dirZ");
     const Vec3 dirX = e.vector3("dirX");
     // Grid frame: z along dirZ, y = dirZ x dirX, x = y x z (dirX made orthogonal to dirZ).
-    Mat3 frame;
-    frame.col(2) = dirZ.normalized();
+    init.frame.col(2) = dirZ.normalized();
     const Vec3 y = dirZ.cross(dirX);
     if (y.norm() <= 1e-12 * dirZ.norm() * dirX.norm()) {
       e.failAt("dirX", "attribute 'dirX' must not be parallel to dirZ");
     }
-    frame.col(1) = y.normalized();
-    frame.col(0) = frame.col(1).cross(frame.col(2)).normalized();
-    const Real cx = 0.5 * static_cast<Real>(gx - 1) * d;
-    const Real cy = 0.5 * static_cast<Real>(gy - 1) * d;
-    for (std::size_t k = 0; k < init.position.size(); ++k) {
-      const std::uint64_t ix = k % gx;
-      const std::uint64_t iy = (k / gx) % gy;
-      const std::uint64_t iz = k / (gx * gy);
-      const Vec3 local(static_cast<Real>(ix) * d - cx, static_cast<Real>(iy) * d - cy,
-                       static_cast<Real>(iz) * d);
-      Vec3 p = frame * local + translation;
-      if (jitter) {
-        BodyRandom rng(seed, k);
-        p += delta * rng.unitVector();
-      }
-      init.position[k] = p;
-    }
+    init.frame.col(1) = y.normalized();
+    init.frame.col(0) = init.frame.col(1).cross(init.frame.col(2)).normalized();
+    init.cx = 0.5 * static_cast<Real>(init.gx - 1) * init.distance;
+    init.cy = 0.5 * static_cast<Real>(init.gy - 1) * init.distance;
   }
 
-  static void readTransforms(const Element& e, GroupState& init) {
-    std::vector<std::pair<Vec3, Quat>> poses;
+  static void readTransforms(const Element& e, GroupInitialCondition& init) {
+    init.kind = GroupInitialCondition::Kind::Transforms;
     for (const Element& pos : e.children("Pos")) {
       Vec3 r = Vec3::Zero();
       Quat q = Quat::Identity();
@@ -961,26 +1000,18 @@ class SceneBuilder {
         r += q * trans;
         q = (q * quat::fromAxisAngle(axis, *angle)).normalized();
       }
-      poses.emplace_back(r, q);
+      init.poses.emplace_back(r, q);
     }
-    for (std::size_t k = 0; k < init.position.size(); ++k) {
-      const auto& [r, q] = poses[std::min(k, poses.size() - 1)];
-      init.position[k] = r;
-      init.orientation[k] = q;
+    if (init.poses.empty()) {
+      init.poses.emplace_back(Vec3::Zero(), Quat::Identity());
     }
   }
 
-  static void readVelocities(const Element& e, GroupState& init) {
-    std::vector<std::pair<Vec3, Vec3>> vels;
+  static void readVelocities(const Element& e, GroupInitialCondition& init) {
     for (const Element& v : e.children("Vel")) {
       const Vec3 v0 = v.vector3("transDir").normalized() * v.real("absTransVel");
       const Vec3 w0 = v.vector3("rotDir").normalized() * v.real("absRotVel");
-      vels.emplace_back(v0, w0);
-    }
-    for (std::size_t k = 0; k < init.velocity.size(); ++k) {
-      const auto& [v, w] = vels[std::min(k, vels.size() - 1)];
-      init.velocity[k] = v;
-      init.omegaBody[k] = w;
+      init.velocities.emplace_back(v0, w0);
     }
   }
 
