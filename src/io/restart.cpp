@@ -3,6 +3,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include <grain/core/common/error.hpp>
 #include <grain/io/restart.hpp>
@@ -67,30 +68,80 @@ std::filesystem::path recordedMediaDirectory(const std::filesystem::path& record
   return scene.empty() ? std::filesystem::path() : scene.parent_path();
 }
 
+namespace {
+
+/// Copies body states into the simulated local bodies of `bodies`, looked up by id.
+class StateApplier {
+ public:
+  explicit StateApplier(BodyStorage& bodies) : bodies_(bodies) {
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {
+        slot_.emplace(bodies.ids()[i], slot_.size());
+        index_.push_back(i);
+      }
+    }
+    seen_.assign(index_.size(), 0);
+  }
+
+  void apply(const SimBodyState& b, double time) {
+    const auto it = slot_.find(b.id);
+    if (it == slot_.end()) {
+      return;
+    }
+    if (seen_[it->second] != 0) {
+      throw SimFileError("the state at t = " + std::to_string(time) + " s has body " +
+                         formatBodyId(b.id) + " twice");
+    }
+    seen_[it->second] = 1;
+    const std::size_t i = index_[it->second];
+    bodies_.positions()[i] = b.position;
+    bodies_.orientations()[i] = b.orientation;
+    bodies_.velocities()[i] = b.velocity;
+    bodies_.omegasBody()[i] = b.omegaBody;
+  }
+
+  /// Every local body was in the state, and the state has the scene's body count.
+  void finish(double time, std::size_t stateBodies,
+              std::optional<std::size_t> simulatedInScene) const {
+    for (std::size_t s = 0; s < index_.size(); ++s) {
+      if (seen_[s] == 0) {
+        throw SimFileError("the state at t = " + std::to_string(time) + " s has no body " +
+                           formatBodyId(bodies_.ids()[index_[s]]));
+      }
+    }
+    const std::size_t scene = simulatedInScene.value_or(index_.size());
+    if (scene != stateBodies) {
+      throw SimFileError("the state at t = " + std::to_string(time) + " s has " +
+                         std::to_string(stateBodies) + " bodies, the scene simulates " +
+                         std::to_string(scene));
+    }
+  }
+
+ private:
+  BodyStorage& bodies_;
+  std::unordered_map<BodyId, std::size_t> slot_;  ///< id -> position in index_
+  std::vector<std::size_t> index_;                ///< storage index of each local body
+  std::vector<char> seen_;
+};
+
+}  // namespace
+
 void applyState(const SimState& state, BodyStorage& bodies,
                 std::optional<std::size_t> simulatedInScene) {
-  std::size_t used = 0;
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    if (!bodies.isSimulated(i) || bodies.ownerships()[i] != BodyOwnership::Local) {
-      continue;
-    }
-    const SimBodyState* b = state.find(bodies.ids()[i]);
-    if (b == nullptr) {
-      throw SimFileError("the state at t = " + std::to_string(state.time) + " s has no body " +
-                         formatBodyId(bodies.ids()[i]));
-    }
-    bodies.positions()[i] = b->position;
-    bodies.orientations()[i] = b->orientation;
-    bodies.velocities()[i] = b->velocity;
-    bodies.omegasBody()[i] = b->omegaBody;
-    ++used;
+  StateApplier applier(bodies);
+  for (const SimBodyState& b : state.bodies) {
+    applier.apply(b, state.time);
   }
-  const std::size_t scene = simulatedInScene.value_or(used);
-  if (scene != state.bodies.size()) {
-    throw SimFileError("the state at t = " + std::to_string(state.time) + " s has " +
-                       std::to_string(state.bodies.size()) + " bodies, the scene simulates " +
-                       std::to_string(scene));
-  }
+  applier.finish(state.time, state.bodies.size(), simulatedInScene);
+}
+
+double applyState(SimFileReader& reader, std::size_t k, BodyStorage& bodies,
+                  std::optional<std::size_t> simulatedInScene) {
+  StateApplier applier(bodies);
+  double time = reader.readTime(k);
+  time = reader.forEachBody(k, [&](const SimBodyState& b) { applier.apply(b, time); });
+  applier.finish(time, reader.header().nSimBodies, simulatedInScene);
+  return time;
 }
 
 ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem& system,
@@ -112,14 +163,13 @@ ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem&
     rp.messages.push_back(reader.truncationWarning() + "; it is cut off");
   }
   rp.stateIndex = reader.stateCount() - 1;
-  const SimState last = reader.readState(rp.stateIndex);
+  const double lastTime = applyState(reader, rp.stateIndex, system.bodies, simulatedInScene);
   const double t0 = reader.readTime(0);
-  applyState(last, system.bodies, simulatedInScene);
-  system.time = last.time;
+  system.time = lastTime;
   const double dt = stepper.settings().deltaT;
-  const double steps = std::round((last.time - t0) / dt);
+  const double steps = std::round((lastTime - t0) / dt);
   rp.step = steps > 0.0 ? static_cast<std::uint64_t>(steps) : 0;
-  rp.time = last.time;
+  rp.time = lastTime;
   rp.resumed = true;
   stepper.setStepCount(rp.step);
 
@@ -135,7 +185,7 @@ ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem&
     bool ok = in && in.read(magic, 4) && std::memcmp(magic, kCacheMagic, 4) == 0 &&
               get(in, version) && version == kCacheVersion && get(in, time) && get(in, step) &&
               get(in, count);
-    if (ok && sameBits(time, last.time) && step == rp.step) {
+    if (ok && sameBits(time, lastTime) && step == rp.step) {
       std::vector<detail::PercussionCacheEntry> cache(count);
       for (auto& e : cache) {
         double p[3];
@@ -149,7 +199,7 @@ ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem&
     }
     if (!rp.warmStartRestored) {
       rp.messages.push_back(
-          "no warm-start data for the state at t = " + std::to_string(last.time) + " s (" +
+          "no warm-start data for the state at t = " + std::to_string(lastTime) + " s (" +
           cacheFile.filename().string() +
           " missing or from another state): the first step starts from zero percussions, so "
           "the continued run may differ slightly from an uninterrupted one");

@@ -8,6 +8,7 @@
 #include <numbers>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 #include <utility>
 
 #include <grain/core/common/error.hpp>
@@ -1033,7 +1034,6 @@ class SceneBuilder {
                ".sim file '" + file + "' not found (looked for '" + src.file.string() + "')");
     }
     SimFileReader reader;
-    SimState state;
     try {
       reader.open(src.file);
       if (reader.stateCount() == 0) {
@@ -1054,30 +1054,49 @@ class SceneBuilder {
         }
         src.stateIndex = static_cast<std::size_t>(it - times.begin());
       }
-      state = reader.readState(src.stateIndex);
     } catch (const SceneError&) {
       throw;
     } catch (const grain::Error& err) {
       e.failAt("file", err.what());
     }
-    src.stateTime = state.time;
 
+    // The state is read block by block into the bodies built here (on a process of a
+    // distributed run, its share): no copy of the whole state is kept.
     BodyStorage& bodies = out_.system.bodies;
+    std::unordered_map<BodyId, std::size_t> indexOfId;
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      if (bodies.isSimulated(i)) {
+        indexOfId.emplace(bodies.ids()[i], i);
+      }
+    }
+    std::vector<char> found(bodies.size(), 0);
+    try {
+      src.stateTime = reader.forEachBody(src.stateIndex, [&](const SimBodyState& b) {
+        const auto it = indexOfId.find(b.id);
+        if (it == indexOfId.end()) {
+          return;
+        }
+        const std::size_t i = it->second;
+        if (found[i] != 0) {
+          throw SimFileError("state " + std::to_string(src.stateIndex) + ": body id " +
+                             formatBodyId(b.id) + " occurs twice");
+        }
+        found[i] = 1;
+        bodies.positions()[i] = b.position;
+        bodies.orientations()[i] = b.orientation.normalized();
+        if (src.readVelocities) {
+          bodies.velocities()[i] = b.velocity;
+          bodies.omegasBody()[i] = b.omegaBody;
+        }
+      });
+    } catch (const grain::Error& err) {
+      e.failAt("file", err.what());
+    }
+    const double stateTime = src.stateTime;
     std::vector<BodyId> missing;
     for (std::size_t i = 0; i < bodies.size(); ++i) {
-      if (!bodies.isSimulated(i)) {
-        continue;
-      }
-      const SimBodyState* b = state.find(bodies.ids()[i]);
-      if (b == nullptr) {
+      if (bodies.isSimulated(i) && found[i] == 0) {
         missing.push_back(bodies.ids()[i]);
-        continue;
-      }
-      bodies.positions()[i] = b->position;
-      bodies.orientations()[i] = b->orientation.normalized();
-      if (src.readVelocities) {
-        bodies.velocities()[i] = b->velocity;
-        bodies.omegasBody()[i] = b->omegaBody;
       }
     }
     if (!missing.empty()) {
@@ -1091,17 +1110,17 @@ class SceneBuilder {
       e.failAt("file", std::to_string(missing.size()) + " simulated bod" +
                            (missing.size() == 1 ? "y is" : "ies are") + " missing from state " +
                            std::to_string(src.stateIndex) +
-                           " (t = " + detail::formatReal(state.time) + " s) of '" +
+                           " (t = " + detail::formatReal(stateTime) + " s) of '" +
                            src.file.string() + "': " + list);
     }
     if (src.continueTime) {
-      out_.system.time = state.time;
+      out_.system.time = stateTime;
       // Animated bodies continue from their pose at that time.
       for (std::size_t i = 0; i < bodies.size(); ++i) {
         if (bodies.motions()[i] != BodyMotion::Animated) {
           continue;
         }
-        const Real t = state.time;
+        const Real t = stateTime;
         const Quat& q = bodies.orientations()[i];
         const Vec3 omegaI = q * bodies.omegasBody()[i];
         bodies.positions()[i] += t * bodies.velocities()[i];

@@ -552,6 +552,35 @@ std::vector<BodyId> SimFileReader::readIds(std::size_t k) {
   return ids;
 }
 
+double SimFileReader::forEachBody(std::size_t k,
+                                  const std::function<void(const SimBodyState&)>& visit,
+                                  std::size_t blockBodies) {
+  seekState(k);
+  double time = 0.0;
+  in_.read(reinterpret_cast<char*>(&time), sizeof(time));
+  if (!in_) {
+    fail("read failed");
+  }
+  const bool decode = isKnownType(static_cast<std::uint32_t>(header_.additionalType));
+  const std::uint64_t perBody = header_.bytesPerBody();
+  const std::uint64_t block = std::max<std::uint64_t>(blockBodies, 1);
+  SimBodyState body;
+  for (std::uint64_t done = 0; done < header_.nSimBodies;) {
+    const std::uint64_t n = std::min<std::uint64_t>(block, header_.nSimBodies - done);
+    buffer_.resize(n * perBody);
+    in_.read(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    if (!in_) {
+      fail("read failed");
+    }
+    for (std::uint64_t i = 0; i < n; ++i) {
+      decodeBody(buffer_.data() + i * perBody, header_.additionalType, decode, body);
+      visit(body);
+    }
+    done += n;
+  }
+  return time;
+}
+
 SimState SimFileReader::readBodies(std::size_t k, std::span<const BodyId> ids, bool skipMissing) {
   readStateBytes(k);
   SimState s;

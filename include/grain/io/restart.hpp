@@ -72,6 +72,11 @@ ResumePoint resumeRun(const std::filesystem::path& record, DynamicsSystem& syste
 /// them (a process of a distributed run); by default the simulated local bodies of `bodies`.
 void applyState(const SimState& state, BodyStorage& bodies,
                 std::optional<std::size_t> simulatedInScene = std::nullopt);
+/// The same for state k of `reader`, read block by block: memory grows with the local bodies,
+/// not with the state. Also throws if a local body occurs twice in the state. Returns the state's
+/// time (s).
+double applyState(SimFileReader& reader, std::size_t k, BodyStorage& bodies,
+                  std::optional<std::size_t> simulatedInScene = std::nullopt);
 
 /// Keeps the warm-start cache that belongs to the last written state and stores it when the
 /// run ends.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -205,6 +206,11 @@ class SimFileReader {
   SimState readSpecific(StateSelector which, double t = 0.0);
   /// Ids of the bodies of state k in file order.
   std::vector<BodyId> readIds(std::size_t k);
+  /// Calls `visit` for every body of state k in file order, decoding `blockBodies` bodies at a
+  /// time: the memory used does not grow with the state (a process of a distributed run that
+  /// keeps only its share of a large state). Returns the state's time (s). No duplicate check.
+  double forEachBody(std::size_t k, const std::function<void(const SimBodyState&)>& visit,
+                     std::size_t blockBodies = 65536);
 
  private:
   void seekState(std::size_t k);

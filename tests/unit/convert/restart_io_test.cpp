@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Pieces of grain-sim --restart: applying a .sim state by id, cutting and continuing the run
 // log, the recorded media folder, and the warm-start cache file.
+#include <cstring>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/restart.hpp>
+#include <grain/io/sim_file.hpp>
 #include <grain/io/version.hpp>
 
 #include "convert_test_util.hpp"
@@ -83,6 +85,71 @@ TEST(RestartIo, ApplyStateToAShareOfTheScene) {
   without0.bodies.erase(without0.bodies.begin());
   without0.rebuildIndex();
   EXPECT_THROW(applyState(without0, s.bodies, 2), SimFileError);  // a held body is missing
+}
+
+TEST(RestartIo, ApplyStateFromTheFileBlockByBlock) {
+  // Five bodies in the file; this process holds bodies 1 and 3 (a share of a distributed run).
+  TempDir dir;
+  DynamicsSystem whole;
+  const ShapeIndex sphere = whole.shapes.add(Sphere{0.1});
+  for (std::uint32_t k = 0; k < 5; ++k) {
+    BodyDef d;
+    d.id = makeBodyId(0, k);
+    d.shape = sphere;
+    d.mass = 1.0;
+    d.inertiaBody = Vec3::Constant(0.004);
+    d.position = Vec3(k, 1.0 / 3.0, -2.0 * k);
+    d.velocity = Vec3(0.1 * k, 0, 1);
+    d.orientation = Quat(Eigen::AngleAxis<Real>(0.2 * k, Vec3::UnitY()));
+    whole.addBody(d);
+  }
+  SimFileWriter w;
+  w.open(dir / "run.sim");
+  w.writeHeader(whole.bodies);
+  w.writeState(0.25, whole.bodies);
+  w.close();
+
+  SimFileReader r;
+  r.open(dir / "run.sim");
+  std::vector<BodyId> visited;
+  EXPECT_EQ(r.forEachBody(
+                0, [&](const SimBodyState& b) { visited.push_back(b.id); }, 2),
+            0.25);
+  EXPECT_EQ(visited, r.readIds(0));  // all five, in file order, across blocks of two
+
+  DynamicsSystem share = threeBodies();
+  share.bodies.remove(makeBodyId(0, 0));
+  share.bodies.remove(makeBodyId(0, 2));
+  BodyDef third;
+  third.id = makeBodyId(0, 3);
+  third.shape = 0;
+  third.mass = 1.0;
+  third.inertiaBody = Vec3::Constant(0.004);
+  share.addBody(third);
+  EXPECT_THROW(applyState(r, 0, share.bodies), SimFileError);  // 5 bodies, not the 2 held here
+  EXPECT_EQ(applyState(r, 0, share.bodies, 5), 0.25);
+  for (std::uint32_t k : {1u, 3u}) {
+    const auto i = *share.bodies.indexOf(makeBodyId(0, k));
+    const auto j = *whole.bodies.indexOf(makeBodyId(0, k));
+    EXPECT_EQ(share.bodies.positions()[i], whole.bodies.positions()[j]);
+    EXPECT_EQ(share.bodies.velocities()[i], whole.bodies.velocities()[j]);
+    EXPECT_EQ(share.bodies.orientations()[i].coeffs(), whole.bodies.orientations()[j].coeffs());
+  }
+
+  // A held body twice in the state (the second record's id overwritten with body 1's).
+  std::string bytes = convert::test::readText(dir / "run.sim");
+  const std::size_t perBody = r.header().bytesPerBody();
+  const BodyId one = makeBodyId(0, 1);
+  std::memcpy(bytes.data() + SimFileHeader::kSize + 8 + 2 * perBody, &one, sizeof(one));
+  convert::test::writeText(dir / "twice.sim", bytes);
+  SimFileReader twice;
+  twice.open(dir / "twice.sim");
+  try {
+    applyState(twice, 0, share.bodies, 5);
+    ADD_FAILURE() << "a body twice in the state was accepted";
+  } catch (const SimFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("twice"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RestartIo, RunLogAppendDropsLaterStepsAndPartialLine) {
