@@ -6,4 +6,7 @@ option(GRAIN_WITH_ASSIMP "Load triangle meshes with Assimp" ON)
 option(GRAIN_BUILD_TESTS "Build the GoogleTest suite" ON)
 option(GRAIN_BUILD_BENCHMARKS "Build the benchmark programs" ON)
 option(GRAIN_WARNINGS_AS_ERRORS "Treat compiler warnings as errors on grain targets" ON)
+# Checks the invariants of docs/reliability.md after every step (finite state, unit quaternions,
+# no body twice, contacts in canonical order); costs O(N log N) per step. On in debug-asan.
+option(GRAIN_CHECK_INVARIANTS "Check expensive invariants after every step" OFF)
 set(GRAIN_SANITIZE "" CACHE STRING "Sanitizers for grain targets, e.g. address,undefined")

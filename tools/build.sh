@@ -2,14 +2,17 @@
 # The two quick-start commands of grain:
 #   tools/build.sh example   install what is missing, build (release), run the default example scene
 #   tools/build.sh test      install what is missing, build (release), run the whole test suite
+# and the sanitizer run of CI (docs/reliability.md):
+#   tools/build.sh sanitize  install what is missing, build the unit and physics tests in the
+#                            debug-asan preset (ASan + UBSan, invariant checks) and run them
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 mode="${1:-}"
 case "$mode" in
-  example|test) ;;
-  *) echo "usage: tools/build.sh example|test" >&2; exit 2 ;;
+  example|test|sanitize) ;;
+  *) echo "usage: tools/build.sh example|test|sanitize" >&2; exit 2 ;;
 esac
 
 "$root/tools/install-deps.sh"
@@ -18,6 +21,14 @@ launcher=()
 if command -v ccache >/dev/null 2>&1; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
+if [ "$mode" = sanitize ]; then
+  # Only the test programs of the unit and physics labels (target grain_sanitizer_tests); the
+  # sanitizer options (halt on the first UBSan finding, LSan suppressions) are in the test preset.
+  cmake --preset debug-asan "${launcher[@]}" >/dev/null
+  cmake --build --preset debug-asan --target grain_sanitizer_tests
+  exec ctest --preset debug-asan -L 'unit|physics' -LE validation
+fi
+
 cmake --preset release "${launcher[@]}" >/dev/null
 cmake --build --preset release
 

@@ -18,6 +18,7 @@
 #include <boost/program_options.hpp>
 
 #include <grain/app/progress.hpp>
+#include <grain/app/signals.hpp>
 #include <grain/convert/analyze.hpp>
 #include <grain/convert/grid.hpp>
 #include <grain/convert/info.hpp>
@@ -719,6 +720,7 @@ const char* kUsage =
 }  // namespace
 
 int main(int argc, char** argv) {
+  grain::app::ignoreFileSizeLimitSignal();  // a file-size limit is a write error, not a kill
   if (argc < 2) {
     std::cerr << kUsage;
     return kExitBadInput;

@@ -26,6 +26,7 @@
 #include <grain/app/run_driver.hpp>
 #include <grain/app/signals.hpp>
 #include <grain/core/solvers/local_method_settings.hpp>
+#include <grain/core/timestepping/invariants.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/contact_force_file.hpp>
 #include <grain/io/restart.hpp>
@@ -54,12 +55,37 @@ using Options = grain::app::SimOptions;
 /// Set once the run folder exists: later errors are runtime failures, not bad input.
 bool gOutputCreated = false;
 
+/// Writes `file` through FILE.part and a rename, so that a run killed meanwhile leaves the old
+/// file or the new one, never a partial one (a restart reads SceneFile.xml).
 void writeText(const fs::path& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-  if (!out) {
-    throw grain::Error("cannot write " + file.string());
+  fs::path part = file;
+  part += ".part";
+  {
+    std::ofstream out(part, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      throw grain::Error("cannot write " + part.string() + " (disk full or file-size limit?)");
+    }
   }
+  std::error_code ec;
+  fs::rename(part, file, ec);
+  if (ec) {
+    throw grain::Error("cannot rename " + part.string() + " to " + file.filename().string() + ": " +
+                       ec.message());
+  }
+}
+
+/// " (RigidBodies "NAME")" for the group element that made body `id`, "" if it has no name.
+std::string groupElementOf(const grain::io::SceneDescription& scene, grain::BodyId id) {
+  for (const grain::io::BodyGroup& g : scene.groups) {
+    const std::uint32_t number = grain::bodyNumber(id);
+    if (g.groupId == grain::bodyGroup(id) && number >= g.firstNumber &&
+        number - g.firstNumber < g.count) {
+      return g.name.empty() ? std::string() : " (RigidBodies \"" + g.name + "\")";
+    }
+  }
+  return {};
 }
 
 int run(const Options& opt) {
@@ -91,6 +117,8 @@ int run(const Options& opt) {
   const bool recording = scene.recorder.mode != grain::io::RecorderMode::NoOutput;
   grain::io::RunLogWriter log;
   grain::io::ResumePoint resume;
+  // The warm-start data of every state is stored before the state (restart.hpp).
+  grain::io::WarmStartCheckpoint warmStart;
   fs::path record = opt.restart;
   if (opt.restart.empty()) {
     record = grain::app::createRecordDirectory(opt.outDir);
@@ -102,6 +130,7 @@ int run(const Options& opt) {
     if (recording) {
       sim.open(record / "SimState.sim");
       sim.writeHeader(system.bodies);
+      warmStart.store(record, stepper, system.time, 0);
       sim.writeState(system.time, system.bodies);
     }
     log.open(record / "SimData.dat");
@@ -136,7 +165,6 @@ int run(const Options& opt) {
                 static_cast<unsigned long long>(c.everyXStep),
                 c.compatibleForces ? " with compatible normal forces" : "", file.c_str());
   }
-  grain::io::WarmStartCheckpoint warmStart;
 #ifdef GRAIN_SIM_WITH_FCLIB
   std::unique_ptr<grain::fclib::StepProblemDump> dump;
   if (opt.dumpFclibEvery > 0) {
@@ -182,24 +210,33 @@ int run(const Options& opt) {
     std::function<grain::StepStats()> step_;
     std::function<void(const grain::StepStats&, std::uint64_t)> record_;
   };
-  SerialHooks hooks([&] { return stepper.step(system); },
-                    [&](const grain::StepStats& stats, std::uint64_t step) {
+  SerialHooks hooks(
+      [&] {
+        try {
+          return stepper.step(system);
+        } catch (const grain::InvariantError& e) {
+          // GRAIN_CHECK_INVARIANTS builds: name the body's group element too.
+          throw grain::Error(std::string(e.what()) +
+                             (e.hasBody() ? groupElementOf(scene, e.body()) : std::string()));
+        }
+      },
+      [&](const grain::StepStats& stats, std::uint64_t step) {
 #ifdef GRAIN_SIM_WITH_FCLIB
-                      if (dump) {
-                        dump->finish(stepper.percussions());
-                      }
+        if (dump) {
+          dump->finish(stepper.percussions());
+        }
 #endif
-                      log.write(stats);
-                      if (contactForces && scene.contactForceOutput->writes(step)) {
-                        contactForces->record(contactForceFile, system.bodies, stepper.contacts(),
-                                              stepper.percussions(), system.contactParameters, dt,
-                                              step, system.time);
-                      }
-                      if (recording && scene.recorder.records(step)) {
-                        sim.writeState(system.time, system.bodies);
-                        warmStart.stateWritten(stepper, system.time, step);
-                      }
-                    });
+        log.write(stats);
+        if (contactForces && scene.contactForceOutput->writes(step)) {
+          contactForces->record(contactForceFile, system.bodies, stepper.contacts(),
+                                stepper.percussions(), system.contactParameters, dt, step,
+                                system.time);
+        }
+        if (recording && scene.recorder.records(step)) {
+          warmStart.store(record, stepper, system.time, step);
+          sim.writeState(system.time, system.bodies);
+        }
+      });
   const grain::app::LoopResult result =
       grain::app::runSteps(hooks, firstStep, lastStep, system.time, &progress);
   const std::uint64_t step = result.step;
@@ -208,15 +245,18 @@ int run(const Options& opt) {
     sim.close();
     std::fprintf(stderr, "\ngrain-sim: non-finite velocities at t = %g s (step %llu); stopped\n",
                  system.time, static_cast<unsigned long long>(step));
+    const std::size_t bad = grain::findNonFiniteBody(system.bodies);
+    if (bad < system.bodies.size()) {
+      std::fprintf(stderr, "grain-sim: %s%s\n",
+                   grain::nonFiniteBodyMessage(system.bodies, bad, step).c_str(),
+                   groupElementOf(scene, system.bodies.ids()[bad]).c_str());
+    }
     return kExitFailure;
   }
   const bool stopped = result.stopped;
   log.close();
   sim.close();
   contactForceFile.close();
-  if (recording) {
-    warmStart.save(record, stepper);
-  }
   if (contactForces && scene.contactForceOutput->compatibleForces && contactForces->blocks() > 0) {
     std::printf(
         "contacts   compatible forces: %llu output steps, %.6g s, %.6g s per output step%s\n",
@@ -248,6 +288,8 @@ int main(int argc, char** argv) {
   if (!grain::app::parseSimOptions(program, argc, argv, opt, exitCode)) {
     return exitCode;
   }
+  // A full disk or file-size limit is an error naming the file, not a silent kill.
+  grain::app::ignoreFileSizeLimitSignal();
   try {
     return run(opt);
   } catch (const grain::io::SceneError& e) {

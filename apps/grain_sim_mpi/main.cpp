@@ -421,6 +421,9 @@ Setup loadScene(const app::SimOptions& opt) {
   loadOptions.mediaDirectory = opt.mediaDir;
   if (gSize > 1) {
     loadOptions.keepSimulatedBody = [](BodyId id) { return builderOf(id) == gRank; };
+    // Each process holds a share of the bodies: the scene may need the memory of all of them
+    // (an upper bound, as if every process had a machine of its own).
+    loadOptions.memoryBudget = io::machineMemoryBytes() * static_cast<std::uint64_t>(gSize);
   }
   std::vector<io::SceneOverride> overrides;
   for (const std::string& arg : opt.overrides) {
@@ -721,6 +724,7 @@ int main(int argc, char** argv) {
   program.name = "grain-sim-mpi";
   program.distributed = true;
   if (app::parseSimOptions(program, argc, argv, opt, code, gRank == 0)) {
+    app::ignoreFileSizeLimitSignal();  // a file-size limit is a write error, not a kill
     try {
       code = run(opt);
     } catch (const std::exception& e) {

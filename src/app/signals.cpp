@@ -23,6 +23,14 @@ void installStopHandlers() {
   sigaction(SIGUSR2, &action, nullptr);
 }
 
+void ignoreFileSizeLimitSignal() {
+  struct sigaction action {};
+  action.sa_handler = SIG_IGN;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;
+  sigaction(SIGXFSZ, &action, nullptr);
+}
+
 bool stopRequested() {
   return gSignal != 0;
 }

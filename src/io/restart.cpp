@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -27,6 +28,58 @@ bool get(std::istream& i, T& v) {
 
 bool sameBits(double a, double b) {
   return std::memcmp(&a, &b, sizeof(double)) == 0;
+}
+
+/// Time and step of a cache file's header, if it has a valid one.
+struct CacheHeader {
+  double time = 0.0;
+  std::uint64_t step = 0;
+  std::uint64_t count = 0;
+};
+
+std::optional<CacheHeader> readCacheHeader(std::istream& in) {
+  char magic[4] = {};
+  std::uint32_t version = 0;
+  CacheHeader h;
+  if (in && in.read(magic, 4) && std::memcmp(magic, kCacheMagic, 4) == 0 && get(in, version) &&
+      version == kCacheVersion && get(in, h.time) && get(in, h.step) && get(in, h.count)) {
+    return h;
+  }
+  return std::nullopt;
+}
+
+/// The cache stored in `file` if it belongs to the state at `time` after `step` steps.
+std::optional<std::vector<detail::PercussionCacheEntry>> readCache(
+    const std::filesystem::path& file, double time, std::uint64_t step) {
+  std::ifstream in(file, std::ios::binary);
+  const std::optional<CacheHeader> h = readCacheHeader(in);
+  if (!h || !sameBits(h->time, time) || h->step != step) {
+    return std::nullopt;
+  }
+  // A 32-byte header, then 44 bytes per entry: a count beyond the file's size is a damaged file.
+  constexpr std::uint64_t kHeaderBytes = 4 + 4 + 8 + 8 + 8;
+  constexpr std::uint64_t kEntryBytes = 8 + 8 + 4 + 3 * 8;
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  if (size < kHeaderBytes || h->count > (size - kHeaderBytes) / kEntryBytes) {
+    return std::nullopt;
+  }
+  in.seekg(static_cast<std::streamoff>(kHeaderBytes));
+  std::vector<detail::PercussionCacheEntry> cache(h->count);
+  bool ok = true;
+  for (auto& e : cache) {
+    double p[3];
+    ok = ok && get(in, e.lo) && get(in, e.hi) && get(in, e.ordinal) && get(in, p);
+    e.percussionOnHi = Vec3(p[0], p[1], p[2]);
+  }
+  if (!ok) {
+    return std::nullopt;
+  }
+  return cache;
+}
+
+std::string errnoText() {
+  return errno != 0 ? std::string(": ") + std::strerror(errno) : std::string();
 }
 
 }  // namespace
@@ -173,36 +226,22 @@ ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem&
   rp.resumed = true;
   stepper.setStepCount(rp.step);
 
-  // Warm-start cache of the state continued from.
-  const fs::path cacheFile = record / kRestartCacheFile;
+  // Warm-start cache of the state continued from: RestartCache.bin, or after a run killed while
+  // writing a state, RestartCache.prev.bin.
   if (stepper.settings().solver.usePercussionCache) {
-    std::ifstream in(cacheFile, std::ios::binary);
-    char magic[4] = {};
-    std::uint32_t version = 0;
-    double time = 0.0;
-    std::uint64_t step = 0;
-    std::uint64_t count = 0;
-    bool ok = in && in.read(magic, 4) && std::memcmp(magic, kCacheMagic, 4) == 0 &&
-              get(in, version) && version == kCacheVersion && get(in, time) && get(in, step) &&
-              get(in, count);
-    if (ok && sameBits(time, lastTime) && step == rp.step) {
-      std::vector<detail::PercussionCacheEntry> cache(count);
-      for (auto& e : cache) {
-        double p[3];
-        ok = ok && get(in, e.lo) && get(in, e.hi) && get(in, e.ordinal) && get(in, p);
-        e.percussionOnHi = Vec3(p[0], p[1], p[2]);
-      }
-      if (ok) {
-        stepper.solver().setPercussionCache(std::move(cache));
+    for (const char* name : {kRestartCacheFile, kRestartCachePreviousFile}) {
+      if (auto cache = readCache(record / name, lastTime, rp.step)) {
+        stepper.solver().setPercussionCache(std::move(*cache));
         rp.warmStartRestored = true;
+        break;
       }
     }
     if (!rp.warmStartRestored) {
-      rp.messages.push_back(
-          "no warm-start data for the state at t = " + std::to_string(lastTime) + " s (" +
-          cacheFile.filename().string() +
-          " missing or from another state): the first step starts from zero percussions, so "
-          "the continued run may differ slightly from an uninterrupted one");
+      rp.messages.push_back("no warm-start data for the state at t = " + std::to_string(lastTime) +
+                            " s (" + kRestartCacheFile +
+                            " missing or from another state): the first step starts from zero "
+                            "percussions, so the continued run may differ slightly from an "
+                            "uninterrupted one");
     }
   }
 
@@ -223,41 +262,58 @@ ResumePoint resumeRun(const std::filesystem::path& record, DynamicsSystem& syste
   return rp;
 }
 
-void WarmStartCheckpoint::stateWritten(MoreauStepper& stepper, double time, std::uint64_t step) {
+void WarmStartCheckpoint::store(const std::filesystem::path& record, MoreauStepper& stepper,
+                                double time, std::uint64_t step) {
+  namespace fs = std::filesystem;
   if (!stepper.settings().solver.usePercussionCache) {
     return;
   }
-  valid_ = true;
-  time_ = time;
-  step_ = step;
-  const auto& cache = stepper.solver().percussionCache();
-  cache_.assign(cache.begin(), cache.end());
-}
-
-void WarmStartCheckpoint::save(const std::filesystem::path& record,
-                               const MoreauStepper& stepper) const {
-  const std::filesystem::path file = record / kRestartCacheFile;
-  if (!stepper.settings().solver.usePercussionCache || !valid_) {
+  const fs::path current = record / kRestartCacheFile;
+  if (!stored_) {
+    // The first state of this process: RestartCache.bin may be that of the state continued from
+    // (keep it as the previous one) or of a later state a killed run did not complete (replace).
+    std::ifstream in(current, std::ios::binary);
+    if (const auto h = readCacheHeader(in)) {
+      stored_ = h->step;
+    }
+  }
+  if (stored_ && *stored_ < step) {
     std::error_code ec;
-    std::filesystem::remove(file, ec);
-    return;
+    fs::rename(current, record / kRestartCachePreviousFile, ec);
+    if (ec) {
+      throw Error(current.string() + ": cannot rename to " + kRestartCachePreviousFile + ": " +
+                  ec.message());
+    }
   }
-  std::ofstream o(file, std::ios::binary | std::ios::trunc);
-  o.write(kCacheMagic, 4);
-  put(o, kCacheVersion);
-  put(o, time_);
-  put(o, step_);
-  put(o, static_cast<std::uint64_t>(cache_.size()));
-  for (const auto& e : cache_) {
-    const double p[3] = {e.percussionOnHi.x(), e.percussionOnHi.y(), e.percussionOnHi.z()};
-    put(o, e.lo);
-    put(o, e.hi);
-    put(o, e.ordinal);
-    put(o, p);
+  fs::path part = current;
+  part += ".part";
+  {
+    const auto& cache = stepper.solver().percussionCache();
+    std::ofstream o(part, std::ios::binary | std::ios::trunc);
+    o.write(kCacheMagic, 4);
+    put(o, kCacheVersion);
+    put(o, time);
+    put(o, step);
+    put(o, static_cast<std::uint64_t>(cache.size()));
+    for (const auto& e : cache) {
+      const double p[3] = {e.percussionOnHi.x(), e.percussionOnHi.y(), e.percussionOnHi.z()};
+      put(o, e.lo);
+      put(o, e.hi);
+      put(o, e.ordinal);
+      put(o, p);
+    }
+    errno = 0;
+    o.flush();
+    if (!o) {
+      throw Error(part.string() + ": cannot write the warm-start data" + errnoText());
+    }
   }
-  if (!o) {
-    throw Error(file.string() + ": cannot write");
+  std::error_code ec;
+  fs::rename(part, current, ec);
+  if (ec) {
+    throw Error(part.string() + ": cannot rename to " + kRestartCacheFile + ": " + ec.message());
   }
+  stored_ = step;
 }
 
 }  // namespace grain::io

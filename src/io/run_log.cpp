@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 
 #include <grain/core/common/error.hpp>
@@ -237,6 +239,7 @@ void RunLogWriter::write(const StepStats& stats) {
   }
   const auto now = std::chrono::steady_clock::now();
   const double wall = std::chrono::duration<double>(now - start_).count();
+  errno = 0;
   out_ << formatLine(stats, wall) << '\n';
   ++linesSinceFlush_;
   if (linesSinceFlush_ >= flushEveryLines ||
@@ -244,7 +247,9 @@ void RunLogWriter::write(const StepStats& stats) {
     flush();
   }
   if (!out_) {
-    throw Error(path_.string() + ": write failed");
+    throw Error(path_.string() + ": cannot write the line of step " + std::to_string(stats.step) +
+                (errno != 0 ? std::string(": ") + std::strerror(errno) : std::string()) +
+                " (disk full or file-size limit?)");
   }
 }
 

@@ -4,10 +4,13 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <set>
 #include <sstream>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <unordered_map>
 #include <utility>
 
@@ -1215,12 +1218,100 @@ std::string readSceneText(const std::filesystem::path& file) {
   return text;
 }
 
+std::uint64_t machineMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long pageSize = sysconf(_SC_PAGE_SIZE);
+  std::uint64_t bytes = pages > 0 && pageSize > 0 ? static_cast<std::uint64_t>(pages) *
+                                                        static_cast<std::uint64_t>(pageSize)
+                                                  : std::numeric_limits<std::uint64_t>::max();
+  for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit limit{};
+    if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+      bytes = std::min<std::uint64_t>(bytes, limit.rlim_cur);
+    }
+  }
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+  std::uint64_t limit = 0;
+  if (cgroup >> limit && limit > 0) {  // "max" (no limit) does not read as a number
+    bytes = std::min(bytes, limit);
+  }
+  return bytes;
+}
+
+std::string formatBytes(double bytes) {
+  static const char* const units[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+  std::size_t u = 0;
+  while (bytes >= 1000.0 && u + 1 < std::size(units)) {
+    bytes /= 1000.0;
+    ++u;
+  }
+  std::ostringstream s;
+  s.precision(3);
+  s << bytes << " " << units[u];
+  return s.str();
+}
+
+namespace {
+
+/// Refuses a scene whose bodies cannot fit into `budget` bytes, before anything is built: the
+/// `instances` of every RigidBodies element (also a value such as "1e9" that the format check
+/// would reject later) times kEstimatedBytesPerBody.
+void checkMemory(const XmlDocument& doc, std::uint64_t budget) {
+  const pugi::xml_node objects = doc.root().child("SceneObjects");
+  double bodies = 0.0;
+  std::size_t index = 0;
+  const std::size_t groups = static_cast<std::size_t>(std::distance(
+      objects.children("RigidBodies").begin(), objects.children("RigidBodies").end()));
+  for (const pugi::xml_node rb : objects.children("RigidBodies")) {
+    ++index;
+    const pugi::xml_attribute a = rb.attribute("instances");
+    std::optional<Real> n;
+    if (const auto u = detail::parseUnsigned(a.value())) {
+      n = static_cast<Real>(*u);
+    } else {
+      n = detail::parseReal(a.value());
+    }
+    if (!a || !n || *n < 0.0) {
+      continue;  // the format check reports it
+    }
+    bodies += *n;
+    const double bytes = bodies * static_cast<double>(kEstimatedBytesPerBody);
+    if (bytes <= static_cast<double>(budget)) {
+      continue;
+    }
+    std::string path = "SceneObjects/RigidBodies";
+    if (rb.attribute("name")) {
+      path += "[name=\"" + std::string(rb.attribute("name").value()) + "\"]";
+    } else if (groups > 1) {
+      path += "[" + std::to_string(index) + "]";
+    }
+    std::ostringstream count;
+    count.precision(6);
+    count << bodies;
+    doc.fail(doc.lineOf(a, rb), path,
+             "attribute 'instances' (\"" + std::string(a.value()) + "\"): the scene's " +
+                 count.str() + " bodies need an estimated " + formatBytes(bytes) + " of memory (" +
+                 std::to_string(kEstimatedBytesPerBody) +
+                 " bytes per body at least), more than the " +
+                 formatBytes(static_cast<double>(budget)) +
+                 " this machine has for the run; lower 'instances' or run on more memory "
+                 "(grain-sim-mpi on several nodes)");
+  }
+}
+
+}  // namespace
+
 SceneDescription loadSceneFromString(std::string text, const std::filesystem::path& file,
                                      const SceneLoadOptions& options) {
   SceneDescription out;
   out.file = file;
   out.text = text;
   const XmlDocument doc(std::move(text), file.string());
+  // Refused up front, before any body is built: a scene that cannot fit into memory.
+  if (const std::uint64_t budget = options.memoryBudget.value_or(machineMemoryBytes());
+      budget > 0) {
+    checkMemory(doc, budget);
+  }
   Diagnostics diag;
   const std::filesystem::path media =
       options.mediaDirectory.empty() ? file.parent_path() : options.mediaDirectory;

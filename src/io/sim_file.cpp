@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstring>
 #include <numeric>
 
@@ -213,6 +214,16 @@ SimFileWriter::~SimFileWriter() {
   }
 }
 
+std::string SimFileWriter::writeFailure(double time) const {
+  std::string m = "cannot write the state at t = " + std::to_string(time) + " s";
+  if (errno != 0) {
+    m += std::string(": ") + std::strerror(errno);
+  }
+  m += " (disk full or file-size limit?); the " + std::to_string(states_) +
+       " states before it are complete";
+  return m;
+}
+
 void SimFileWriter::fail(const std::string& message) const {
   throw SimFileError(path_.string() + ": " + message);
 }
@@ -324,10 +335,11 @@ void SimFileWriter::writeState(double time, const BodyStorage& bodies,
       putAdditional(p, header_.additionalType, a);
     }
   }
+  errno = 0;
   out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
   out_.flush();
   if (!out_) {
-    fail("write failed");
+    fail(writeFailure(time));
   }
   ++states_;
 }
@@ -346,10 +358,11 @@ void SimFileWriter::writeState(double time, std::span<const SimBodyState> bodies
   for (const SimBodyState& b : bodies) {
     encodeBody(p, header_.additionalType, b);
   }
+  errno = 0;
   out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
   out_.flush();
   if (!out_) {
-    fail("write failed");
+    fail(writeFailure(time));
   }
   ++states_;
 }

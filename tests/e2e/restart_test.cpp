@@ -158,14 +158,30 @@ TEST(Restart, ContinuedRunIsBitIdentical) {
 
 TEST(Restart, PartialLastStateIsCutAndRedone) {
   // A run killed while writing: the last state (step 20) is incomplete, the restart continues
-  // from step 15, and the warm-start file (for step 20) does not belong to it.
+  // from step 15 with the warm-start data of step 15 (RestartCache.prev.bin).
   expectRestartIsBitIdentical(
       "restart_truncated",
       [](const fs::path& record) {
         const fs::path f = record / "SimState.sim";
         fs::resize_file(f, fs::file_size(f) - 100);
       },
-      false);
+      true);
+}
+
+TEST(Restart, WithoutWarmStartDataTheRestartSaysSo) {
+  // Both warm-start files gone: the restart warns and continues (the first step then starts
+  // from zero percussions and may differ in the last bits, so only the warning is checked).
+  const fs::path dir = makeTempDir("restart_no_cache");
+  writeText(dir / "part.xml", scene(0.23));
+  ASSERT_EQ(runCommand(sim(dir / "part.xml", dir / "part")).exitCode, 0);
+  const fs::path part = dir / "part" / "SimFiles" / "SimDataRECORD_0";
+  ASSERT_TRUE(fs::exists(part / io::kRestartCachePreviousFile));
+  fs::remove(part / io::kRestartCacheFile);
+  fs::remove(part / io::kRestartCachePreviousFile);
+  const CommandResult r = runCommand(std::string(GRAIN_SIM_EXE) + " --restart " + part.string() +
+                                     " --set 'SceneSettings/TimeStepperSettings/@endTime=0.3'");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("no warm-start data"), std::string::npos) << r.output;
 }
 
 TEST(Restart, StopMessageSaysHowToRestartAndRestartContinues) {

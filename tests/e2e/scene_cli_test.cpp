@@ -153,7 +153,7 @@ void runShort(const fs::path& scene, const std::string& name,
   ASSERT_EQ(r.exitCode, 0) << scene << "\n" << r.errors;
   EXPECT_EQ(r.errors, "") << scene;
   const io::SceneDescription d = io::loadScene(recordDir(dir / "out") / "EffectiveScene.xml",
-                                               io::SceneLoadOptions{scene.parent_path(), {}});
+                                               io::SceneLoadOptions{scene.parent_path(), {}, {}});
   io::SimFileReader sim;
   sim.open(recordDir(dir / "out") / "SimState.sim");
   EXPECT_EQ(sim.header().nSimBodies, d.system.bodies.simulatedCount()) << scene;

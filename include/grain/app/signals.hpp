@@ -7,6 +7,9 @@ namespace grain::app {
 /// record the signal; the run loop polls stopRequested() between steps, finishes the current
 /// state, flushes and closes its files.
 void installStopHandlers();
+/// Ignores SIGXFSZ, so that writing past a file-size limit (ulimit -f) fails with EFBIG and the
+/// program reports which file it could not write, instead of being killed without a message.
+void ignoreFileSizeLimitSignal();
 /// True once one of the signals arrived.
 bool stopRequested();
 /// The signal that arrived (0 if none).

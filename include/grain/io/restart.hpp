@@ -17,14 +17,16 @@
 ///
 /// A run's state is fully described by the body states in its .sim file (written bit-exactly)
 /// and, if the solver warm-starts (usePercussionCache), by the percussion cache of the step
-/// that produced the last written state. The cache is kept in memory at every written state and
-/// stored in RECORD_DIR/RestartCache.bin when the run ends; a restart uses it if it belongs to
-/// the state it continues from. A serial run stopped and restarted then produces the same
+/// that produced the last written state. The cache of each written state is stored in
+/// RECORD_DIR/RestartCache.bin just before the state is written, the one of the state before in
+/// RestartCache.prev.bin; a restart uses whichever belongs to the state it continues from. A run
+/// stopped, or killed at any moment (SIGKILL, a full disk), and restarted then produces the same
 /// bytes as an uninterrupted run.
 namespace grain::io {
 
 /// Files of a record folder used by restarts.
 inline constexpr const char* kRestartCacheFile = "RestartCache.bin";
+inline constexpr const char* kRestartCachePreviousFile = "RestartCache.prev.bin";
 inline constexpr const char* kRunInfoFile = "RunInfo.txt";
 
 /// Writes RECORD_DIR/RunInfo.txt, lines "key<TAB>value": `version` (grain's version that started
@@ -52,7 +54,8 @@ struct ResumePoint {
 /// The read-only part of resumeRun(): loads the last complete state of record/SimState.sim into
 /// `system`, sets the time, the stepper's step count and (if RestartCache.bin belongs to that
 /// state) the warm-start cache. Touches no file, so every process of a distributed run can call
-/// it. `simulatedInScene` as for applyState. Throws grain::Error.
+/// it. The cache is looked for in RestartCache.bin, then in RestartCache.prev.bin.
+/// `simulatedInScene` as for applyState. Throws grain::Error.
 ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem& system,
                             MoreauStepper& stepper,
                             std::optional<std::size_t> simulatedInScene = std::nullopt);
@@ -78,21 +81,22 @@ void applyState(const SimState& state, BodyStorage& bodies,
 double applyState(SimFileReader& reader, std::size_t k, BodyStorage& bodies,
                   std::optional<std::size_t> simulatedInScene = std::nullopt);
 
-/// Keeps the warm-start cache that belongs to the last written state and stores it when the
-/// run ends.
+/// Stores the warm-start cache of every written state, so that a run killed at any moment can
+/// be continued bit-identically.
 class WarmStartCheckpoint {
  public:
-  /// Call after every state written to the .sim file (copies the cache if warm start is on).
-  void stateWritten(MoreauStepper& stepper, double time, std::uint64_t step);
-  /// Writes record/RestartCache.bin if warm start is on and a state was written (else removes
-  /// a stale file). Throws grain::Error.
-  void save(const std::filesystem::path& record, const MoreauStepper& stepper) const;
+  /// Call just before writing the state at `time` (s) after `step` steps to the .sim file: moves
+  /// record/RestartCache.bin (the cache of the state before) to RestartCache.prev.bin and writes
+  /// the solver's current cache as that of the new state to RestartCache.bin (through a
+  /// temporary file and a rename, so the file is always whole). Whenever the process dies, one of
+  /// the two files belongs to the last complete state of the .sim file. A RestartCache.bin of
+  /// this step or a later one (left by a killed run for a state it did not complete) is replaced,
+  /// not moved. Does nothing if warm start is off. Throws grain::Error naming the file.
+  void store(const std::filesystem::path& record, MoreauStepper& stepper, double time,
+             std::uint64_t step);
 
  private:
-  bool valid_ = false;
-  double time_ = 0.0;
-  std::uint64_t step_ = 0;
-  std::vector<detail::PercussionCacheEntry> cache_;
+  std::optional<std::uint64_t> stored_;  // step of RestartCache.bin, once known
 };
 
 }  // namespace grain::io

@@ -25,7 +25,9 @@ namespace grain::io {
 /// (StepStats::naturalMapError, koziaraError; dimensionless).
 /// WallTime is the wall-clock time since open(). Numbers are written in the shortest form that
 /// reads back to the same double; flags as 0/1. The stream is flushed every `flushEveryLines`
-/// lines and at least every `flushEverySeconds` of wall time, and on close.
+/// lines (by default every line, so that a run killed with SIGKILL leaves the lines of every
+/// step it finished, which a restart keeps up to its state) and at least every
+/// `flushEverySeconds` of wall time, and on close.
 class RunLogWriter {
  public:
   RunLogWriter() = default;
@@ -56,7 +58,7 @@ class RunLogWriter {
   /// The line of one step (without newline) for the given wall time since the start (s).
   static std::string formatLine(const StepStats& stats, double wallSeconds);
 
-  std::uint32_t flushEveryLines = 100;
+  std::uint32_t flushEveryLines = 1;
   double flushEverySeconds = 2.0;
 
  private:

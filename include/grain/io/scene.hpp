@@ -195,7 +195,25 @@ struct SceneLoadOptions {
   /// built; the scene is checked as a whole either way, and BodyGroup::loaded still counts every
   /// selected body of the group.
   std::function<bool(BodyId)> keepSimulatedBody;
+  /// Memory the run may use (bytes). Before anything is built, the bodies of all RigidBodies
+  /// elements (their `instances`) times kEstimatedBytesPerBody is compared with it, and a scene
+  /// that needs more is refused (SceneError at the `instances` attribute that goes beyond it,
+  /// with the estimate). Unset: machineMemoryBytes(); 0: no check. A distributed run passes the
+  /// memory of all its processes.
+  std::optional<std::uint64_t> memoryBudget;
 };
+
+/// A lower bound of the memory a run needs per body (bytes): body storage, collision detection,
+/// solver and output buffers without contacts (grain-sim measured 786 bytes per body in free
+/// flight and 3.2 kB in a dense packing; docs/reliability.md).
+inline constexpr std::uint64_t kEstimatedBytesPerBody = 768;
+
+/// The memory this process can use (bytes): the physical memory, or less if a cgroup limit
+/// (/sys/fs/cgroup/memory.max) or RLIMIT_AS / RLIMIT_DATA is lower.
+std::uint64_t machineMemoryBytes();
+
+/// A byte count for messages: "512 B", "1.5 kB", "3.2 GB", "1 TB" (decimal units).
+std::string formatBytes(double bytes);
 
 /// Reads a scene file and builds the system. Throws SceneError ("file:line: path: message")
 /// for malformed XML, unknown elements or attributes (with the closest valid name), missing

@@ -152,6 +152,8 @@ class SimFileWriter {
 
  private:
   void updateOrder(const BodyStorage& bodies);
+  /// The message of a failed state write (errno, the states that are complete).
+  std::string writeFailure(double time) const;
   [[noreturn]] void fail(const std::string& message) const;
 
   std::filesystem::path path_;

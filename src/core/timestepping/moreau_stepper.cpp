@@ -8,6 +8,7 @@
 #include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/core/solvers/local_problem_assembly.hpp>
 #include <grain/core/solvers/percussion_cache.hpp>
+#include <grain/core/timestepping/invariants.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/core/timestepping/stage_kernels.hpp>
 
@@ -32,6 +33,14 @@ class StageTimer {
   Clock::time_point start_;
 };
 }  // namespace
+
+bool stepInvariantsChecked() {
+#ifdef GRAIN_CHECK_INVARIANTS
+  return true;
+#else
+  return false;
+#endif
+}
 
 void validate(const StepperSettings& s) {
   GRAIN_REQUIRE(std::isfinite(s.deltaT) && s.deltaT > 0.0, "deltaT must be > 0");
@@ -96,6 +105,14 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   StageTimer timer(stats);
   const Real dt = settings_.deltaT;
   BodyStorage& bodies = system.bodies;
+#ifdef GRAIN_CHECK_INVARIANTS
+  // A state made non-finite between steps is named here, before collision detection refuses it.
+  if (const std::size_t bad = findNonFiniteBody(bodies); bad < bodies.size()) {
+    throw InvariantError(
+        nonFiniteBodyMessage(bodies, bad, stepCount_ + 1) + " at the start of the step",
+        stepCount_ + 1, true, bodies.ids()[bad]);
+  }
+#endif
 
   // 1. First half step: q^M = q^S + dt/2 F(q^S) u^S (eq. 8.6); p^S is kept with the bodies.
   stage::firstHalfStep(bodies, stage::all(bodies), dt);
@@ -182,6 +199,10 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   system.time += dt;
   ++stepCount_;
   stats.step = stepCount_;
+#ifdef GRAIN_CHECK_INVARIANTS
+  // Finite state, unit quaternions, no body twice, contacts in order (GRAIN_CHECK_INVARIANTS).
+  checkStepInvariants(bodies, contacts_, stepCount_, invariantScratch_);
+#endif
   stats.time = system.time;
   const SystemEnergy e = computeEnergy(system);
   stats.kineticEnergy = e.kinetic();

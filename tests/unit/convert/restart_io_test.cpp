@@ -222,10 +222,10 @@ TEST(RestartIo, WarmStartCacheRoundTripAndStaleCache) {
   MoreauStepper before(settings);
   before.solver().setPercussionCache(cache);
   WarmStartCheckpoint checkpoint;
-  checkpoint.stateWritten(before, 0.05, 5);
+  checkpoint.store(record, before, 0.05, 5);
   before.solver().setPercussionCache({});  // later steps change the solver's cache
-  checkpoint.save(record, before);
   ASSERT_TRUE(std::filesystem::exists(record / kRestartCacheFile));
+  EXPECT_FALSE(std::filesystem::exists(record / kRestartCachePreviousFile));
 
   DynamicsSystem again = threeBodies();
   MoreauStepper after(settings);
@@ -252,8 +252,7 @@ TEST(RestartIo, WarmStartCacheRoundTripAndStaleCache) {
 
   // A cache of another state is not used.
   WarmStartCheckpoint other;
-  other.stateWritten(before, 0.04, 4);
-  other.save(record, before);
+  other.store(record, before, 0.04, 4);  // replaces the file (a later step's): nothing kept
   DynamicsSystem third = threeBodies();
   MoreauStepper stale(settings);
   const ResumePoint rp2 = resumeRun(record, third, stale, nullptr, log);
@@ -263,9 +262,76 @@ TEST(RestartIo, WarmStartCacheRoundTripAndStaleCache) {
   EXPECT_NE(rp2.messages[0].find("no warm-start data"), std::string::npos);
   EXPECT_TRUE(stale.solver().percussionCache().empty());
 
+  EXPECT_FALSE(std::filesystem::exists(record / kRestartCachePreviousFile));
+
   // Without a recorded .sim there is nothing to continue.
   TempDir empty;
   EXPECT_THROW(resumeRun(empty.path(), third, stale, nullptr, log), grain::Error);
+}
+
+TEST(RestartIo, WarmStartCacheOfTheStateBeforeIsKept) {
+  // A run killed after storing the cache of its next state (step 10) but before that state was
+  // complete: the restart continues from step 5 with the cache of step 5, RestartCache.prev.bin.
+  TempDir dir;
+  const std::filesystem::path record = dir.path();
+  StepperSettings settings;
+  settings.deltaT = 0.01;
+  settings.solver.usePercussionCache = true;
+  DynamicsSystem s = threeBodies();
+  {
+    SimFileWriter w;
+    w.open(record / "SimState.sim");
+    w.writeHeader(s.bodies);
+    w.writeState(0.0, s.bodies);
+    w.writeState(0.05, s.bodies);
+  }
+  const std::vector<detail::PercussionCacheEntry> at5 = {
+      {makeBodyId(0, 0), makeBodyId(0, 1), 0, Vec3(1, 2, 3)}};
+  const std::vector<detail::PercussionCacheEntry> at10 = {
+      {makeBodyId(0, 0), makeBodyId(0, 1), 0, Vec3(4, 5, 6)},
+      {makeBodyId(0, 1), makeBodyId(9, 0), 0, Vec3(7, 8, 9)}};
+  MoreauStepper run(settings);
+  WarmStartCheckpoint checkpoint;
+  run.solver().setPercussionCache(at5);
+  checkpoint.store(record, run, 0.05, 5);
+  run.solver().setPercussionCache(at10);
+  checkpoint.store(record, run, 0.1, 10);
+  ASSERT_TRUE(std::filesystem::exists(record / kRestartCachePreviousFile));
+
+  DynamicsSystem again = threeBodies();
+  MoreauStepper resumed(settings);
+  SimFileWriter sim;
+  RunLogWriter log;
+  const ResumePoint rp = resumeRun(record, again, resumed, &sim, log);
+  EXPECT_EQ(rp.step, 5u);
+  EXPECT_TRUE(rp.warmStartRestored);
+  ASSERT_EQ(resumed.solver().percussionCache().size(), 1u);
+  EXPECT_EQ(resumed.solver().percussionCache()[0].percussionOnHi, Vec3(1, 2, 3));
+
+  // The continued run stores the cache of step 10 again: RestartCache.bin (the killed run's, of
+  // step 10) is replaced, and the previous file still holds step 5 until then.
+  WarmStartCheckpoint next;
+  resumed.solver().setPercussionCache(at10);
+  next.store(record, resumed, 0.1, 10);
+  DynamicsSystem third = threeBodies();
+  MoreauStepper again5(settings);
+  const ResumePoint rp2 = loadResumeState(record, third, again5);
+  EXPECT_TRUE(rp2.warmStartRestored);
+  ASSERT_EQ(again5.solver().percussionCache().size(), 1u);
+  EXPECT_EQ(again5.solver().percussionCache()[0].percussionOnHi, Vec3(1, 2, 3));
+  // A damaged cache file (an entry count beyond its size) is not used, and not allocated for.
+  {
+    std::ofstream bad(record / kRestartCachePreviousFile, std::ios::binary | std::ios::in);
+    bad.seekp(24);
+    const std::uint64_t huge = 1ull << 40;
+    bad.write(reinterpret_cast<const char*>(&huge), sizeof huge);
+  }
+  DynamicsSystem fourth = threeBodies();
+  MoreauStepper stepper4(settings);
+  EXPECT_FALSE(loadResumeState(record, fourth, stepper4).warmStartRestored);
+  EXPECT_TRUE(stepper4.solver().percussionCache().empty());
+  sim.close();
+  log.close();
 }
 
 }  // namespace

@@ -724,5 +724,53 @@ TEST(ContactForceOutput, RelativeStiffnessPerMaterialPair) {
             std::string::npos);
 }
 
+// An instance count beyond memory is refused before anything is built, at the attribute, with the
+// estimated memory; also written as "1e9", which the format check would reject afterwards.
+TEST(SceneMemory, InstanceCountBeyondMemoryIsRefusedWithTheEstimate) {
+  const std::string sphere = R"(<Sphere distribute="uniform" radius="0.1"/>)";
+  const std::string base =
+      scene("", bodies("floor", 2, 1, sphere) + "\n" + bodies("beads", 7, 2, sphere));
+  for (const std::string count : {"1e9", "1000000000"}) {
+    const std::string text =
+        test::replaceOnce(base, "instances=\"7\"", "instances=\"" + count + "\"");
+    try {
+      load(text);
+      FAIL() << "instances=" << count << " loaded";
+    } catch (const SceneError& e) {
+      EXPECT_EQ(e.file(), "features.xml");
+      EXPECT_EQ(e.line(), test::lineOf(text, "instances=\"" + count + "\""));
+      EXPECT_EQ(e.path(), "SceneObjects/RigidBodies[name=\"beads\"]");
+      EXPECT_NE(
+          e.message().find("attribute 'instances' (\"" + count +
+                           "\"): the scene's 1e+09 bodies need an estimated 768 GB of memory"),
+          std::string::npos)
+          << e.message();
+      EXPECT_NE(e.message().find("more than the"), std::string::npos) << e.message();
+    }
+  }
+  // The budget decides: 3000 bodies need 2.3 MB, refused with 2 MB, loaded with 4 MB.
+  const std::string text = test::replaceOnce(base, "instances=\"7\"", "instances=\"2998\"");
+  SceneLoadOptions small;
+  small.memoryBudget = 2'000'000;
+  try {
+    loadSceneFromString(text, "features.xml", small);
+    FAIL() << "3000 bodies loaded with 2 MB";
+  } catch (const SceneError& e) {
+    EXPECT_NE(e.message().find("3000 bodies need an estimated 2.3 MB of memory (768 bytes per "
+                               "body at least), more than the 2 MB this machine has"),
+              std::string::npos)
+        << e.message();
+  }
+  SceneLoadOptions enough;
+  enough.memoryBudget = 4'000'000;
+  EXPECT_EQ(loadSceneFromString(text, "features.xml", enough).system.bodies.size(), 3000u);
+  SceneLoadOptions unchecked;
+  unchecked.memoryBudget = 0;
+  EXPECT_EQ(loadSceneFromString(text, "features.xml", unchecked).system.bodies.size(), 3000u);
+  EXPECT_GT(machineMemoryBytes(), 0u);
+  EXPECT_EQ(formatBytes(512), "512 B");
+  EXPECT_EQ(formatBytes(1.5e9), "1.5 GB");
+}
+
 }  // namespace
 }  // namespace grain::io

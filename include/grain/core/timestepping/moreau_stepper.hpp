@@ -47,6 +47,10 @@ void validate(const StepperSettings& s);
 /// the step's statistics (contacts, energies, penetration, errors) are reduced over all
 /// processes with exchanges.reducer. Every call is made on every step, so that all processes
 /// stay in step. The per-body stages are the kernels of stage_kernels.hpp.
+///
+/// Built with GRAIN_CHECK_INVARIANTS (stepInvariantsChecked()), every step ends with
+/// checkStepInvariants() (invariants.hpp), which throws InvariantError on a non-finite state,
+/// a non-unit quaternion, a body stored twice or contacts out of order.
 class MoreauStepper {
  public:
   explicit MoreauStepper(const StepperSettings& settings);
@@ -95,6 +99,7 @@ class MoreauStepper {
   std::vector<bool> simulatedMask_;
   std::uint64_t stepCount_ = 0;
   ContactProblemObserver problemObserver_;
+  std::vector<BodyId> invariantScratch_;  // checkStepInvariants() (GRAIN_CHECK_INVARIANTS)
   // Local-solver path (settings_.solver.localMethod).
   std::vector<Vec3> localPercussions_;
   std::vector<detail::PercussionCacheKey> localCacheKeys_;
