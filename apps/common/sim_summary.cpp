@@ -56,4 +56,14 @@ void printSummary(const grain::io::SceneDescription& scene) {
   }
 }
 
+std::string groupElementOf(const io::SceneDescription& scene, BodyId id) {
+  for (const io::BodyGroup& g : scene.groups) {
+    const std::uint32_t number = bodyNumber(id);
+    if (g.groupId == bodyGroup(id) && number >= g.firstNumber && number - g.firstNumber < g.count) {
+      return g.name.empty() ? std::string() : " (RigidBodies \"" + g.name + "\")";
+    }
+  }
+  return {};
+}
+
 }  // namespace grain::app

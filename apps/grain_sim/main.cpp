@@ -76,18 +76,6 @@ void writeText(const fs::path& file, const std::string& text) {
   }
 }
 
-/// " (RigidBodies "NAME")" for the group element that made body `id`, "" if it has no name.
-std::string groupElementOf(const grain::io::SceneDescription& scene, grain::BodyId id) {
-  for (const grain::io::BodyGroup& g : scene.groups) {
-    const std::uint32_t number = grain::bodyNumber(id);
-    if (g.groupId == grain::bodyGroup(id) && number >= g.firstNumber &&
-        number - g.firstNumber < g.count) {
-      return g.name.empty() ? std::string() : " (RigidBodies \"" + g.name + "\")";
-    }
-  }
-  return {};
-}
-
 int run(const Options& opt) {
   // Everything that can fail on bad input happens before the output folder is created.
   grain::io::SceneLoadOptions loadOptions;
@@ -216,8 +204,9 @@ int run(const Options& opt) {
           return stepper.step(system);
         } catch (const grain::InvariantError& e) {
           // GRAIN_CHECK_INVARIANTS builds: name the body's group element too.
-          throw grain::Error(std::string(e.what()) +
-                             (e.hasBody() ? groupElementOf(scene, e.body()) : std::string()));
+          throw grain::Error(
+              std::string(e.what()) +
+              (e.hasBody() ? grain::app::groupElementOf(scene, e.body()) : std::string()));
         }
       },
       [&](const grain::StepStats& stats, std::uint64_t step) {
@@ -249,7 +238,7 @@ int run(const Options& opt) {
     if (bad < system.bodies.size()) {
       std::fprintf(stderr, "grain-sim: %s%s\n",
                    grain::nonFiniteBodyMessage(system.bodies, bad, step).c_str(),
-                   groupElementOf(scene, system.bodies.ids()[bad]).c_str());
+                   grain::app::groupElementOf(scene, system.bodies.ids()[bad]).c_str());
     }
     return kExitFailure;
   }

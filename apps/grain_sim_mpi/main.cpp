@@ -32,6 +32,7 @@
 #include <grain/app/run_directory.hpp>
 #include <grain/app/run_driver.hpp>
 #include <grain/app/signals.hpp>
+#include <grain/core/timestepping/invariants.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/restart.hpp>
 #include <grain/io/run_log.hpp>
@@ -673,8 +674,15 @@ int run(const app::SimOptions& opt) {
     result =
         app::runSteps(hooks, firstStep, lastStep, system.time, progress ? &*progress : nullptr);
   } catch (const std::exception& e) {
-    // The other processes wait in a collective call: stop them all with this message.
-    std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s\n", gRank, e.what());
+    // The other processes wait in a collective call: stop them all with this message, naming
+    // a body of this process whose state is not finite if there is one (the usual cause).
+    std::string body;
+    if (const std::size_t bad = findNonFiniteBody(system.bodies); bad < system.bodies.size()) {
+      body = "\ngrain-sim-mpi: process " + std::to_string(gRank) + ": " +
+             nonFiniteBodyMessage(system.bodies, bad, stepper.stepCount()) +
+             app::groupElementOf(scene, system.bodies.ids()[bad]);
+    }
+    std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s%s\n", gRank, e.what(), body.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
@@ -685,8 +693,20 @@ int run(const app::SimOptions& opt) {
     log->close();
   }
   if (result.nonFinite) {
+    // Every process agrees (the flag is reduced); the lowest process with such a body names it.
+    const std::size_t bad = findNonFiniteBody(system.bodies);
+    int speaker = bad < system.bodies.size() ? gRank : gSize;
+    MPI_Allreduce(MPI_IN_PLACE, &speaker, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     say("\ngrain-sim-mpi: non-finite velocities at t = " + std::to_string(result.time) +
         " s (step " + std::to_string(result.step) + "); stopped\n");
+    std::fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (gRank == speaker) {
+      std::fprintf(stderr, "grain-sim-mpi: process %d: %s%s\n", gRank,
+                   nonFiniteBodyMessage(system.bodies, bad, result.step).c_str(),
+                   app::groupElementOf(scene, system.bodies.ids()[bad]).c_str());
+      std::fflush(stderr);
+    }
     return kExitFailure;
   }
   if (progress) {

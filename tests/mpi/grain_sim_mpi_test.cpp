@@ -457,6 +457,33 @@ TEST_F(GrainSimMpi, AnErrorOnOneProcessStopsAllWithItsMessage) {
   EXPECT_NE(r.output.find("process "), std::string::npos) << r.output;
 }
 
+TEST_F(GrainSimMpi, ANonFiniteStateOnOneProcessStopsAllNamingTheBody) {
+  // A box spinning at 1e200 rad/s about a tilted axis: its gyroscopic term overflows in the
+  // first step, and the next one cannot go on. It starts 0.3 m high, in the upper domain of the
+  // grid the 2 processes split along z.
+  const std::string spinner = R"(    <RigidBodies name="spinner" instances="1" groupId="30">
+      <Geometry><Box distribute="uniform" extent="0.01 0.02 0.03"/></Geometry>
+      <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.001"/>
+        <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="transforms"><Pos><Trafo trans="0.09 0.05 0.3" axis="1 0 0" deg="0"/></Pos></InitialPosition>
+          <InitialVelocity distribute="transrot"><Vel transDir="0 0 -1" absTransVel="0" rotDir="1 2 3" absRotVel="1e200"/></InitialVelocity>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+)";
+  const fs::path dir = makeTempDir("mpi_nonfinite");
+  writeText(dir / "pile.xml", pileScene(0.1, 4, spinner));
+  const CommandResult r = runCommand(mpirun(2) + " -s " + (dir / "pile.xml").string() + " -g " +
+                                     (dir / "out").string());
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("process 1: step 1: body (30,0)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("has a non-finite"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(RigidBodies \"spinner\")"), std::string::npos) << r.output;
+  // The states written before the step that failed stay readable.
+  checkStates(record(dir / "out") / "SimState.sim", 65, 1);
+}
+
 TEST_F(GrainSimMpi, SigtermToOneProcessStopsAllAfterTheStep) {
   const fs::path dir = makeTempDir("mpi_sigterm");
   writeText(dir / "pile.xml", pileScene(100.0, 6));
