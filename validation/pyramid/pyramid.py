@@ -64,7 +64,7 @@ G = 9.81
 EPS = 1e-4
 DROP_GAP = 0.05 * 0.5 * D  # vertical gap between layers at the start: 5 % of a radius
 
-FULL = dict(base=20, dt=1e-3, end_time=0.06, force_every=10)
+FULL = dict(base=20, dt=1e-3, end_time=0.06, force_every=20)
 SMALL = dict(base=8, dt=1e-3, end_time=0.04, force_every=10)
 
 # --check: relative floor-load error of the compatible forces (the paper: 1.9e-5), and how
@@ -72,6 +72,9 @@ SMALL = dict(base=8, dt=1e-3, end_time=0.04, force_every=10)
 BOUND = 1e-8
 SOR_FACTOR = 100.0
 PLATE_TOL = 1e-6  # relative, of the plate's closed-form reactions
+# The reference solves K u = f densely (numpy.linalg.solve) up to this many unknowns (the small
+# version), by preconditioned conjugate gradients above (the full one).
+DENSE_LIMIT = 3000
 REUSE = False
 
 
@@ -181,11 +184,12 @@ def find_contacts(pos, radius):
     return sorted(pairs)
 
 
-def elastic_network(pos, pairs, load):
+def elastic_network(pos, pairs, load, active=None):
     """No-tension linear springs (stiffness 1) on the contacts `pairs` between spheres at `pos`;
     group 0 is fixed. `load` maps every free sphere to the external force it carries. Returns
-    (force per pair (compression > 0), unit normals from the first to the second sphere, solver
-    sweeps of the active set, largest relative equilibrium residual)."""
+    (force per pair (compression > 0), unit normals from the first to the second sphere, solves
+    until the active set settled, largest relative equilibrium residual). `active`: the contacts
+    to start from (default all)."""
     free = sorted({b for pr in pairs for b in pr if b[0] != 0})
     index = {b: i for i, b in enumerate(free)}
     m = len(pairs)
@@ -212,16 +216,52 @@ def elastic_network(pos, pairs, load):
             np.add.at(out, idx[ok], sign * f[ok, None] * normals[ok])
         return out.ravel()
 
-    active = np.ones(m, dtype=bool)
-    for sweep in range(1, 101):
+    def dense_solve(act):
         k = np.zeros((3 * len(free), 3 * len(free)))
-        for c in np.nonzero(active)[0]:
+        for c in np.nonzero(act)[0]:
             nn = np.outer(normals[c], normals[c])
             for p, sp in ((ia[c], -1.0), (ib[c], 1.0)):
                 for q, sq in ((ia[c], -1.0), (ib[c], 1.0)):
                     if p >= 0 and q >= 0:
                         k[3 * p:3 * p + 3, 3 * q:3 * q + 3] += sp * sq * nn
-        u = np.linalg.solve(k, f_ext)
+        return np.linalg.solve(k, f_ext)
+
+    def cg_solve(act, u):
+        """Conjugate gradients with the 3 x 3 diagonal blocks of K as preconditioner, to a
+        relative residual of 1e-14 (the residual K u - f recomputed from u then stays near
+        1e-13: round-off)."""
+        def k_times(v):
+            return jac_t_times(np.where(act, jac_times(v), 0.0))
+        blocks = np.zeros((len(free), 3, 3))
+        for idx in (ia, ib):
+            ok = (idx >= 0) & act
+            np.add.at(blocks, idx[ok], normals[ok, :, None] * normals[ok, None, :])
+        pinv = np.linalg.inv(blocks)
+
+        def precondition(v):
+            return np.einsum("bij,bj->bi", pinv, v.reshape(-1, 3)).ravel()
+        goal = 1e-14 * np.linalg.norm(f_ext)
+        r = f_ext - k_times(u)
+        z = precondition(r)
+        p = z.copy()
+        rz = r @ z
+        for _ in range(len(f_ext)):
+            kp = k_times(p)
+            alpha = rz / (p @ kp)
+            u = u + alpha * p
+            r = r - alpha * kp
+            if np.linalg.norm(r) <= goal:
+                return u
+            z = precondition(r)
+            rz_new = r @ z
+            p = z + (rz_new / rz) * p
+            rz = rz_new
+        sys.exit("elastic reference: conjugate gradients did not converge")
+
+    active = np.ones(m, dtype=bool) if active is None else active.copy()
+    u = np.zeros(len(f_ext))
+    for sweep in range(1, 101):
+        u = dense_solve(active) if len(f_ext) <= DENSE_LIMIT else cg_solve(active, u)
         gap = jac_times(u)
         force = np.where(active, -gap, 0.0)
         scale = np.abs(force).max()
@@ -273,6 +313,8 @@ def run_pyramid(cfg, outdir, sets):
     cs, _ = vlib.analyze("contacts", [os.path.join(rec, "SimData.dat")],
                          os.path.join(run_dir, "contacts.csv"))
     head, rows = read_contact_forces(os.path.join(rec, "ContactForces.dat"))[-1]
+    with open(os.path.join(rec, "SceneFile.xml")) as f:
+        warm = 'usePercussionCache="true"' in f.read()
     pos = sim_positions(sim)
     pos.update(base_positions(n, cfg["eps"]))
     free = [b for b in pos if b[0] != 0]
@@ -294,7 +336,7 @@ def run_pyramid(cfg, outdir, sets):
         if a[0] != 0:
             solver_load[a] += f * nrm
         solver_load[b] -= f * nrm
-    ref_same, _, _, _ = elastic_network(pos, pairs, solver_load)
+    ref_same, _, _, _ = elastic_network(pos, pairs, solver_load, ref > 0)
     sor_eq = max(np.linalg.norm(solver_load[b] - gravity[b]) for b in free) / weight
 
     floor = {k: floor_load(pairs, normals, v, n) for k, v in
@@ -316,7 +358,7 @@ def run_pyramid(cfg, outdir, sets):
         floor_err_compat_same=rel(floor["compat"], floor["ref_same"]),
         force_err_compat=rel(compat, ref), force_err_sor=rel(sor, ref),
         max_ref=ref.max() / weight, max_compat=compat.max() / weight, max_sor=sor.max() / weight,
-        weight=weight)
+        weight=weight, warm_start=warm)
     res["max_over_sor"] = res["max_sor"] / res["max_ref"] - 1.0
     res["max_over_compat"] = res["max_compat"] / res["max_ref"] - 1.0
     with open(os.path.join(outdir, "pyramid_forces.csv"), "w") as f:
@@ -364,13 +406,14 @@ def plot(path, res, floor, forces):
     fig, axes = plt.subplots(2, 2, figsize=(10, 8.4))
     vmax = max(floor[k].max() for k in ("ref", "sor")) / w
     extent = (-0.5, n - 0.5, -0.5, n - 0.5)
+    sor = "SOR, warm start" if res["warm_start"] else "SOR, no warm start"
     for ax, key, title in ((axes[0, 0], "ref", "elastic reference (= compatible)"),
-                           (axes[0, 1], "sor", "SOR")):
+                           (axes[0, 1], "sor", sor)):
         im = ax.imshow(floor[key] / w, origin="lower", vmin=0, vmax=vmax, cmap="viridis",
                        extent=extent)
         ax.set_title(f"floor load per base sphere, {title}", fontsize=10)
         ax.set_xlabel("base sphere x index")
-        ax.set_ylabel("base sphere y index")
+    axes[0, 0].set_ylabel("base sphere y index")
     fig.colorbar(im, ax=axes[0, :], label="vertical force / m g", shrink=0.9)
     ax = axes[1, 0]
     row = n // 2
@@ -379,7 +422,7 @@ def plot(path, res, floor, forces):
     ax.plot(ix, floor["compat"][row] / w, "o", ms=5, mfc="none", color="tab:blue",
             label=f"grain compatible (error {res['floor_err_compat']:.1e})")
     ax.plot(ix, floor["sor"][row] / w, "s-", ms=4, lw=0.8, color="tab:red",
-            label=f"grain SOR (error {res['floor_err_sor']:.2f})")
+            label=f"grain {sor} (error {res['floor_err_sor']:.2f})")
     ax.set_xlabel(f"base sphere x index (row y = {row})")
     ax.set_ylabel("vertical force / m g")
     ax.set_title("floor load along one row of the base", fontsize=10)
@@ -391,7 +434,7 @@ def plot(path, res, floor, forces):
     for key, colour, label, style in (
             ("ref", "k", "elastic reference", dict(histtype="stepfilled", alpha=0.25)),
             ("compat", "tab:blue", "grain compatible", dict(histtype="step", lw=2, ls="--")),
-            ("sor", "tab:red", "grain SOR", dict(histtype="step", lw=1.5))):
+            ("sor", "tab:red", f"grain {sor}", dict(histtype="step", lw=1.5))):
         f = forces[key] / w
         ax.hist(f[f > 1e-9 * top], bins=bins, color=colour, label=label, **style)
     ax.axvline(res["max_ref"], color="k", lw=0.8, ls=":")
@@ -444,7 +487,8 @@ def main():
           f"{res['ref_sweeps']} solves, equilibrium residual {res['ref_residual']:.1e}")
     print(f"  compatible forces: Newton {res['newton_iterations']} iterations, converged "
           f"{res['newton_converged']}, residual {res['newton_residual']:.1e}")
-    print(f"  SOR forces against the weights: largest imbalance {res['sor_equilibrium']:.1e} m g")
+    print(f"  SOR forces ({'warm' if res['warm_start'] else 'no warm'} start) against the weights: "
+          f"largest imbalance {res['sor_equilibrium']:.1e} m g")
     print(f"  floor load error   compatible {res['floor_err_compat']:.2e}   SOR "
           f"{res['floor_err_sor']:.3f}   (compatible against the reference for the solver's "
           f"load: {res['floor_err_compat_same']:.2e})")
