@@ -407,11 +407,11 @@ def plot(path, res, floor, forces):
     vmax = max(floor[k].max() for k in ("ref", "sor")) / w
     extent = (-0.5, n - 0.5, -0.5, n - 0.5)
     sor = "SOR, warm start" if res["warm_start"] else "SOR, no warm start"
-    for ax, key, title in ((axes[0, 0], "ref", "elastic reference (= compatible)"),
+    for ax, key, title in ((axes[0, 0], "ref", "elastic reference (= grain compatible)"),
                            (axes[0, 1], "sor", sor)):
         im = ax.imshow(floor[key] / w, origin="lower", vmin=0, vmax=vmax, cmap="viridis",
                        extent=extent)
-        ax.set_title(f"floor load per base sphere, {title}", fontsize=10)
+        ax.set_title(f"floor load: {title}", fontsize=10)
         ax.set_xlabel("base sphere x index")
     axes[0, 0].set_ylabel("base sphere y index")
     fig.colorbar(im, ax=axes[0, :], label="vertical force / m g", shrink=0.9)
