@@ -13,8 +13,9 @@ the set, and <ContactForceOutput compatibleForces="true"> the compatible forces
 The reference is computed here, independently of grain: the contact network is detected from
 the last state of the .sim file (sphere pairs with centre distance <= 2 r), every contact a
 linear spring of the same stiffness, the base layer fixed, the weights m g as load; K u = f is
-solved densely with numpy (three translations per sphere; rotations do not load a sphere's
-central contacts), and contacts that would pull are taken out and put back while they would
+solved with numpy (three translations per sphere; rotations do not load a sphere's central
+contacts; dense up to DENSE_LIMIT unknowns, preconditioned conjugate gradients above), and
+contacts that would pull are taken out and put back while they would
 overlap (no-tension network). This is the uniform Hookean elastic equilibrium in the limit of
 stiff contacts, the solution the compatibility conditions stand for.
 
