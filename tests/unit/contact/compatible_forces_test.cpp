@@ -220,8 +220,9 @@ TEST(CompatibleForces, SpherePyramidWithRoundOffLeverArmsGetsTheElasticForces) {
   // sphere's push, and its pocket contacts get (5 + e) sqrt(2) w / 16 with e = 2 from the
   // base sphere diagonally away from the top, -2 from the one under it, 0 from the other two.
   // The lever arms are computed as the collision detector does (contact point minus centre),
-  // so they are central only up to round-off: the rotations of the spheres must stay out of
-  // the problem instead of making the round-off torques equations that fix every force.
+  // so they are central only up to round-off, plus a perpendicular 1e-16 r so that every arm is
+  // off-centre by round-off on any platform: the rotations of the spheres must stay out of the
+  // problem instead of making the round-off torques equations that fix every force.
   const Real w = 0.7, r = 0.5, b = 1.0 / std::sqrt(2.0);
   const Vec3 origin(0.123, 0.456, 0.789);
   test::SolverScene scene;
@@ -247,8 +248,9 @@ TEST(CompatibleForces, SpherePyramidWithRoundOffLeverArmsGetsTheElasticForces) {
   auto addContact = [&](std::size_t ia, const Vec3& cA, std::size_t ib, const Vec3& cB) {
     const Vec3 d = cB - cA;
     const Vec3 n = d / d.norm();
-    const Vec3 rA = (cA + r * n) - cA;
-    const Vec3 rB = (cB - r * n) - cB;
+    const Vec3 offCentre = n.cross(Vec3(0.6, 0.8, 0.0)).normalized() * (1e-16 * r);
+    const Vec3 rA = (cA + r * n) - cA + offCentre;
+    const Vec3 rB = (cB - r * n) - cB - offCentre;
     largestRoundOffArm = std::max({largestRoundOffArm, rA.cross(n).norm(), rB.cross(n).norm()});
     scene.contacts.add(static_cast<std::uint32_t>(ia), static_cast<std::uint32_t>(ib), n,
                        d.norm() - 2 * r, rA, rB);
