@@ -164,6 +164,12 @@ CompatibleForceSolver::Phase CompatibleForceSolver::newton(Real exponent,
     for (Eigen::Index d = 0; d < dofs; ++d) {
       maxDiag[(d % 6) / 3] = std::max(maxDiag[(d % 6) / 3], h_.coeff(d, d));
     }
+    // The rotational scale is at least the translational one times the largest lever arm
+    // squared. A rotation whose contacts are central up to round-off (spheres: r x n ~ 1e-16 r)
+    // has a diagonal of order 1e-32 k r^2; a shift relative to that alone would leave it free,
+    // Newton would solve the round-off torques of the load exactly with huge rotations, and
+    // those would fix every force (the solver's values came back unchanged).
+    maxDiag[1] = std::max(maxDiag[1], maxDiag[0] * leverArmSq_);
     for (int kind = 0; kind < 2; ++kind) {
       if (maxDiag[kind] <= 0.0) {
         maxDiag[kind] = std::max(maxDiag[0], maxDiag[1]);
@@ -238,6 +244,16 @@ CompatibleForceStats CompatibleForceSolver::solve(const BodyStorage& bodies,
     if (d == 0) {
       d = dofs;
       dofs += 6;
+    }
+  }
+
+  leverArmSq_ = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (bodies.isSimulated(contacts.bodyA()[i])) {
+      leverArmSq_ = std::max(leverArmSq_, contacts.rA()[i].squaredNorm());
+    }
+    if (bodies.isSimulated(contacts.bodyB()[i])) {
+      leverArmSq_ = std::max(leverArmSq_, contacts.rB()[i].squaredNorm());
     }
   }
 

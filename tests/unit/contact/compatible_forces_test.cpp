@@ -212,6 +212,98 @@ TEST(CompatibleForces, FrictionOnAnInclineStaysUntouched) {
   }
 }
 
+TEST(CompatibleForces, SpherePyramidWithRoundOffLeverArmsGetsTheElasticForces) {
+  // A pyramid of unit-diameter spheres of weight w: four spheres in the pockets of a fixed
+  // 3 x 3 base, one on top of them. Contact normals (from the lower sphere up) are
+  // (+-1/2, +-1/2, b), b = 1/sqrt(2). Equal springs: the top sphere's four contacts carry
+  // w / (4 b) = sqrt(2) w / 4 each; a sphere of the second layer carries w plus the top
+  // sphere's push, and its pocket contacts get (5 + e) sqrt(2) w / 16 with e = 2 from the
+  // base sphere diagonally away from the top, -2 from the one under it, 0 from the other two.
+  // The lever arms are computed as the collision detector does (contact point minus centre),
+  // so they are central only up to round-off, plus a perpendicular 1e-16 r so that every arm is
+  // off-centre by round-off on any platform: the rotations of the spheres must stay out of the
+  // problem instead of making the round-off torques equations that fix every force.
+  const Real w = 0.7, r = 0.5, b = 1.0 / std::sqrt(2.0);
+  const Vec3 origin(0.123, 0.456, 0.789);
+  test::SolverScene scene;
+  std::vector<std::size_t> base, middle;
+  std::vector<Vec3> basePos, middlePos;
+  for (int j = 0; j < 3; ++j) {
+    for (int i = 0; i < 3; ++i) {
+      base.push_back(scene.addFixed());
+      basePos.push_back(origin + Vec3(i, j, 0));
+    }
+  }
+  const Real m = w / 9.81;
+  for (int j = 0; j < 2; ++j) {
+    for (int i = 0; i < 2; ++i) {
+      middlePos.push_back(origin + Vec3(i + 0.5, j + 0.5, b));
+      middle.push_back(scene.addSphere(m, r, middlePos.back()));
+    }
+  }
+  const Vec3 topPos = origin + Vec3(1, 1, 2 * b);
+  const std::size_t top = scene.addSphere(m, r, topPos);
+  std::vector<Real> want, solver;
+  Real largestRoundOffArm = 0.0;
+  auto addContact = [&](std::size_t ia, const Vec3& cA, std::size_t ib, const Vec3& cB) {
+    const Vec3 d = cB - cA;
+    const Vec3 n = d / d.norm();
+    const Vec3 offCentre = n.cross(Vec3(0.6, 0.8, 0.0)).normalized() * (1e-16 * r);
+    const Vec3 rA = (cA + r * n) - cA + offCentre;
+    const Vec3 rB = (cB - r * n) - cB - offCentre;
+    largestRoundOffArm = std::max({largestRoundOffArm, rA.cross(n).norm(), rB.cross(n).norm()});
+    scene.contacts.add(static_cast<std::uint32_t>(ia), static_cast<std::uint32_t>(ib), n,
+                       d.norm() - 2 * r, rA, rB);
+  };
+  // The solver's answer: a self-stressed one. The top sphere rests on two diagonal contacts
+  // only (w / (2 b) each); every second-layer sphere splits its load over its pocket by least
+  // squares (non-negative here).
+  for (std::size_t k = 0; k < middle.size(); ++k) {
+    const bool loaded = k == 0 || k == 3;  // the top's diagonal pair (-,-) and (+,+)
+    const Vec3 out = (middlePos[k] - topPos).cwiseProduct(Vec3(1, 1, 0)).normalized();
+    const Vec3 push =
+        loaded ? Vec3(w / (2 * b) * (middlePos[k] - topPos).normalized()) : Vec3(0, 0, 0);
+    const Vec3 load = Vec3(0, 0, w) - push;  // the pocket contacts' resultant on the sphere
+    Mat3 ntn = Mat3::Zero();
+    std::vector<std::size_t> pocket;
+    for (std::size_t i = 0; i < base.size(); ++i) {
+      if ((basePos[i] - middlePos[k]).cwiseAbs().head<2>().maxCoeff() < 0.6) {
+        pocket.push_back(i);
+        const Vec3 n = (middlePos[k] - basePos[i]).normalized();
+        ntn += n * n.transpose();
+      }
+    }
+    ASSERT_EQ(pocket.size(), 4u);
+    const Vec3 y = ntn.inverse() * load;
+    for (const std::size_t i : pocket) {
+      addContact(base[i], basePos[i], middle[k], middlePos[k]);
+      const Vec3 n = (middlePos[k] - basePos[i]).normalized();
+      solver.push_back(n.dot(y));
+      const Real e =
+          2.0 * out.dot((basePos[i] - middlePos[k]).cwiseProduct(Vec3(1, 1, 0)).normalized());
+      want.push_back((5.0 + std::round(e)) * std::sqrt(2.0) * w / 16.0);
+    }
+  }
+  for (std::size_t k = 0; k < middle.size(); ++k) {
+    addContact(middle[k], middlePos[k], top, topPos);
+    solver.push_back(k == 0 || k == 3 ? w / (2 * b) : 0.0);
+    want.push_back(std::sqrt(2.0) * w / 4.0);
+  }
+  ASSERT_GT(largestRoundOffArm, 0.0);  // the case this test is about
+  ASSERT_LT(largestRoundOffArm, 1e-14);
+  for (const Real f : solver) {
+    ASSERT_GE(f, 0.0);
+  }
+  CompatibleForceSolver s;
+  CompatibleForceSettings settings;
+  settings.tolerance = 1e-13;
+  std::vector<Real> out;
+  const CompatibleForceStats stats = s.solve(scene.bodies, scene.contacts, solver,
+                                             std::vector<Real>(solver.size(), 1.0), settings, out);
+  EXPECT_TRUE(stats.converged);
+  expectForces(out, want, 1e-12);
+}
+
 TEST(CompatibleForces, StiffnessFromMaterialPairsAndValidation) {
   SupportedBody beam(beamSupports());
   ContactParameterMap map;

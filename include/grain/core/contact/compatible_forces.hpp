@@ -62,7 +62,9 @@ struct CompatibleForceStats {
 /// Newton's method on x with the matrix H = sum_{c_i > 0} J_i^T (e k~_i c_i^(e-1)) J_i
 /// (for e = 1 contacts with c_i >= 0 count as active, so the first step from x = 0 is the
 /// all-contacts linear solution), plus a diagonal shift `shift` (H_jj + max diagonal of the
-/// coordinate's kind, translation or rotation), factorised by Eigen's SimplicialLDLT (the
+/// coordinate's kind, translation or rotation; for rotations at least the translational one
+/// times the largest lever arm squared, so that sphere rotations, whose lever arms are
+/// central up to round-off, stay out of the problem), factorised by Eigen's SimplicialLDLT (the
 /// pattern is analysed once per call). A contact that would go into tension (c_i < 0) leaves
 /// the active set. Steps are damped by backtracking: a step length is accepted when it
 /// decreases Pi (Armijo) or the residual norm (sufficient decrease, which decides near
@@ -111,6 +113,7 @@ class CompatibleForceSolver {
   std::vector<std::int64_t> dofA_, dofB_;
   std::vector<Vec3> jA_, jRotA_, jB_, jRotB_;
   std::vector<Real> k_;
+  Real leverArmSq_ = 0.0;  // largest |r|^2 of a simulated partner (rotational shift scale)
   std::vector<std::int64_t> bodyDof_;  // per body index, -1 if no coordinates
   Eigen::VectorXd load_, x_, xBest_, c_, r_, dx_, xTrial_, cTrial_, rTrial_;
   std::vector<Eigen::Triplet<Real>> triplets_;
