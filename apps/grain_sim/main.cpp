@@ -207,6 +207,17 @@ int run(const Options& opt) {
           throw grain::Error(
               std::string(e.what()) +
               (e.hasBody() ? grain::app::groupElementOf(scene, e.body()) : std::string()));
+        } catch (const grain::Error& e) {
+          // A step that fails on a non-finite state (e.g. in collision detection) names the
+          // first non-finite body.
+          const std::size_t bad = grain::findNonFiniteBody(system.bodies);
+          if (bad == system.bodies.size()) {
+            throw;
+          }
+          throw grain::Error(
+              std::string(e.what()) + "; " +
+              grain::nonFiniteBodyMessage(system.bodies, bad, stepper.stepCount() + 1) +
+              grain::app::groupElementOf(scene, system.bodies.ids()[bad]));
         }
       },
       [&](const grain::StepStats& stats, std::uint64_t step) {

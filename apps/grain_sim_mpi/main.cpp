@@ -679,7 +679,7 @@ int run(const app::SimOptions& opt) {
     std::string body;
     if (const std::size_t bad = findNonFiniteBody(system.bodies); bad < system.bodies.size()) {
       body = "\ngrain-sim-mpi: process " + std::to_string(gRank) + ": " +
-             nonFiniteBodyMessage(system.bodies, bad, stepper.stepCount()) +
+             nonFiniteBodyMessage(system.bodies, bad, stepper.stepCount() + 1) +
              app::groupElementOf(scene, system.bodies.ids()[bad]);
     }
     std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s%s\n", gRank, e.what(), body.c_str());

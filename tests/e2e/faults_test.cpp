@@ -269,6 +269,25 @@ TEST(Faults, KillNineAtRandomMomentsThenRestartIsBitIdentical) {
       runSeconds, finished, maxCount, static_cast<unsigned long long>(kSteps + 1));
 }
 
+TEST(Faults, NonFiniteStateNamesTheBodyItsGroupAndTheStep) {
+  // Velocities beyond the largest double: the positions become infinite and the run stops on
+  // the next step with a message naming the first such body, its group and the step.
+  const fs::path dir = makeTempDir("faults_non_finite");
+  std::string text = scene(2.0, 1);
+  const auto replace = [&text](const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+  };
+  replace("absTransVel=\"0.7\"", "absTransVel=\"1e308\"");
+  replace("value=\"9.81\" direction=\"0 0.2 -1\"", "value=\"1e308\" direction=\"0 0 1\"");
+  writeText(dir / "scene.xml", text);
+  const CommandResult r = runCommand(sim(dir / "scene.xml", dir / "out"), dir / "stderr.txt");
+  EXPECT_EQ(r.exitCode, 1) << r.output << r.errors;
+  EXPECT_NE(r.errors.find(": body (2,0) of group 2 has a non-finite "), std::string::npos)
+      << r.errors;
+  EXPECT_NE(r.errors.find("(RigidBodies \"bricks\")"), std::string::npos) << r.errors;
+  EXPECT_NE(r.errors.find("step "), std::string::npos) << r.errors;
+}
+
 TEST(Faults, InstanceCountBeyondMemoryIsRefusedUpFront) {
   const fs::path dir = makeTempDir("faults_instances");
   std::string text = scene(1.0, 1);

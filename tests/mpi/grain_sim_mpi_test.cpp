@@ -459,7 +459,7 @@ TEST_F(GrainSimMpi, AnErrorOnOneProcessStopsAllWithItsMessage) {
 
 TEST_F(GrainSimMpi, ANonFiniteStateOnOneProcessStopsAllNamingTheBody) {
   // A box spinning at 1e200 rad/s about a tilted axis: its gyroscopic term overflows in the
-  // first step, and the next one cannot go on. It starts 0.3 m high, in the upper domain of the
+  // first step, and the second one fails on it. It starts 0.3 m high, in the upper domain of the
   // grid the 2 processes split along z.
   const std::string spinner = R"(    <RigidBodies name="spinner" instances="1" groupId="30">
       <Geometry><Box distribute="uniform" extent="0.01 0.02 0.03"/></Geometry>
@@ -477,7 +477,7 @@ TEST_F(GrainSimMpi, ANonFiniteStateOnOneProcessStopsAllNamingTheBody) {
   const CommandResult r = runCommand(mpirun(2) + " -s " + (dir / "pile.xml").string() + " -g " +
                                      (dir / "out").string());
   EXPECT_EQ(r.exitCode, 1) << r.output;
-  EXPECT_NE(r.output.find("process 1: step 1: body (30,0)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("process 1: step 2: body (30,0)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("has a non-finite"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("(RigidBodies \"spinner\")"), std::string::npos) << r.output;
   // The states written before the step that failed stay readable.
