@@ -198,33 +198,50 @@ class GrainSimMpi : public ::testing::Test {
   }
 };
 
+// A converged pile (relTol 1e-12) on 1-4 processes, with the first grid and with the scene's
+// kd-tree (Zoltan RCB, built once from the bodies): the serial states, bit for bit on 1 process.
 TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
   const fs::path dir = makeTempDir("mpi_equivalence");
+  const std::string kdTree = R"(    <MPISettings>
+      <ProcessTopology mode="static">
+        <Topology type="kdTree" buildMode="AABB" minCellSize="0.001"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
+    </MPISettings>
+)";
   writeText(dir / "pile.xml", pileScene(0.1));
+  writeText(dir / "kd.xml", pileScene(0.1, 4, "", kdTree));
   const CommandResult serial =
       runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
                  (dir / "serial").string());
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
-  for (int np = 1; np <= 4; ++np) {
-    SCOPED_TRACE(std::to_string(np) + " processes");
-    const fs::path out = dir / ("np" + std::to_string(np));
-    const CommandResult r =
-        runCommand(mpirun(np) + " -s " + (dir / "pile.xml").string() + " -g " + out.string());
-    ASSERT_EQ(r.exitCode, 0) << r.output;
-    const io::SimState last = checkStates(record(out) / "SimState.sim", 64, 11);
-    const Difference d = compare(reference, last);
-    EXPECT_TRUE(d.sameIds);
-    if (np == 1) {
-      EXPECT_EQ(d.position, 0.0);
-      EXPECT_EQ(d.velocity, 0.0);
-    } else {
-      EXPECT_LT(d.position, 1e-9);
-      EXPECT_LT(d.velocity, 1e-7);
+  for (const char* scene : {"pile", "kd"}) {
+    for (int np = 1; np <= 4; ++np) {
+      SCOPED_TRACE(std::string(scene) + ", " + std::to_string(np) + " processes");
+      const fs::path out = dir / (std::string(scene) + std::to_string(np));
+      const CommandResult r =
+          runCommand(mpirun(np) + " -s " + (dir / (std::string(scene) + ".xml")).string() + " -g " +
+                     out.string());
+      ASSERT_EQ(r.exitCode, 0) << r.output;
+      if (std::string(scene) == "kd" && np > 1) {
+        EXPECT_NE(r.output.find("kd-tree (Zoltan RCB)"), std::string::npos) << r.output;
+      }
+      const io::SimState last = checkStates(record(out) / "SimState.sim", 64, 11);
+      const Difference d = compare(reference, last);
+      EXPECT_TRUE(d.sameIds);
+      if (np == 1) {
+        EXPECT_EQ(d.position, 0.0);
+        EXPECT_EQ(d.velocity, 0.0);
+      } else {
+        EXPECT_LT(d.position, 1e-9);
+        EXPECT_LT(d.velocity, 1e-7);
+      }
+      // The run log has the statistics of all processes: the serial contact count in every
+      // step.
+      EXPECT_EQ(contactsPerStep(record(out) / "SimData.dat"),
+                contactsPerStep(record(dir / "serial") / "SimData.dat"));
     }
-    // The run log has the statistics of all processes: the serial contact count in every step.
-    EXPECT_EQ(contactsPerStep(record(out) / "SimData.dat"),
-              contactsPerStep(record(dir / "serial") / "SimData.dat"));
   }
 }
 
