@@ -7,3 +7,6 @@ option(GRAIN_BUILD_TESTS "Build the GoogleTest suite" ON)
 option(GRAIN_BUILD_BENCHMARKS "Build the benchmark programs" ON)
 option(GRAIN_WARNINGS_AS_ERRORS "Treat compiler warnings as errors on grain targets" ON)
 set(GRAIN_SANITIZE "" CACHE STRING "Sanitizers for grain targets, e.g. address,undefined")
+# libFuzzer harnesses of the file readers (tests/fuzz, tools/fuzz.sh); needs clang. Every grain
+# library is then instrumented with fuzzer-no-link,address,undefined (the `fuzz` preset).
+option(GRAIN_FUZZ "Build the libFuzzer harnesses of tests/fuzz (clang only)" OFF)
