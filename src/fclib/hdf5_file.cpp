@@ -32,6 +32,26 @@ std::string parentOf(const std::string& object) {
   return pos == 0 || pos == std::string::npos ? std::string("/") : object.substr(0, pos);
 }
 
+/// deflate, HDF5's usual filter, compresses at most about 1032:1.
+constexpr double kMaxCompression = 1032.0;
+
+/// Refuses a dataset whose dataspace needs more bytes than its stored data can hold (an HDF5
+/// dataset may declare any size and leave it unwritten, read back as fill values), before
+/// anything is allocated for it.
+void checkStoredSize(const File& f, hid_t dset, const std::string& object, double elements) {
+  Handle type(H5Dget_type(dset), H5Tclose);
+  const double elementSize = type.valid() ? static_cast<double>(H5Tget_size(type.get())) : 0.0;
+  const double needed = elements * elementSize;
+  const auto stored = static_cast<double>(H5Dget_storage_size(dset));
+  if (needed > kMaxCompression * stored) {
+    f.fail(object, "declares " + std::to_string(static_cast<unsigned long long>(elements)) +
+                       " elements (" + std::to_string(static_cast<unsigned long long>(needed)) +
+                       " bytes) but the file holds only " +
+                       std::to_string(static_cast<unsigned long long>(stored)) +
+                       " bytes of its data (truncated or unwritten dataset)");
+  }
+}
+
 }  // namespace
 
 File File::openRead(const std::string& path) {
@@ -104,6 +124,7 @@ std::size_t File::elementCount(const Handle& dset, const std::string& object) co
   if (n < 0) {
     fail(object, "cannot read the dataspace");
   }
+  checkStoredSize(*this, dset.get(), object, static_cast<double>(n));
   return static_cast<std::size_t>(n);
 }
 
@@ -149,6 +170,10 @@ std::string File::readStringOr(const std::string& object, const std::string& fal
   Handle type(H5Dget_type(d.get()), H5Tclose);
   if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING) {
     return fallback;
+  }
+  // Read into one string: a dataset of several strings would overrun it.
+  if (const std::size_t n = elementCount(d, object); n != 1) {
+    fail(object, "must hold one string, holds " + std::to_string(n));
   }
   if (H5Tis_variable_str(type.get()) > 0) {
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
