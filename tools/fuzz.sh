@@ -8,7 +8,8 @@
 # harness fuzzes for SECONDS. Everything it writes is under GRAIN_FUZZ_OUT (default
 # build/fuzz/out): corpus/<h>/ (kept between runs), seeds/<h>/, artifacts/<h>/ (crash-*, oom-*,
 # timeout-*, leak-* inputs), logs/<h>.<n>.log; at the end a table of executions, corpus size and
-# artifacts per harness.
+# artifacts per harness. GRAIN_FUZZ_BIN=DIR runs the harnesses of DIR (e.g. a copy of
+# build/fuzz/tests/fuzz, to rebuild while they run) without building.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,20 +22,25 @@ if [ ${#harnesses[@]} -eq 0 ]; then
 fi
 out="${GRAIN_FUZZ_OUT:-$root/build/fuzz/out}"
 
-if ! command -v clang++ >/dev/null 2>&1; then
-  sudo=()
-  if [ "$(id -u)" != 0 ]; then sudo=(sudo); fi
-  "${sudo[@]}" apt-get install -y clang
-fi
+build() {
+  if ! command -v clang++ >/dev/null 2>&1; then
+    local sudo=()
+    if [ "$(id -u)" != 0 ]; then sudo=(sudo); fi
+    "${sudo[@]}" apt-get install -y clang
+  fi
+  local launcher=()
+  if command -v ccache >/dev/null 2>&1; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake --preset fuzz "${launcher[@]}" >/dev/null
+  nice -n 10 cmake --build --preset fuzz -j 2
+}
 
-launcher=()
-if command -v ccache >/dev/null 2>&1; then
-  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+bin="${GRAIN_FUZZ_BIN:-}"
+if [ -z "$bin" ]; then
+  build
+  bin="$root/build/fuzz/tests/fuzz"
 fi
-cmake --preset fuzz "${launcher[@]}" >/dev/null
-nice -n 10 cmake --build --preset fuzz -j 2
-
-bin="$root/build/fuzz/tests/fuzz"
 mkdir -p "$out"
 /usr/bin/python3 "$root/tests/fuzz/make_seeds.py" "$root" "$out/seeds" "$bin/fclib_fuzz_seed"
 
