@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // fclib_fuzz_seed IN.hdf5 OUT: writes the datasets of an FCLIB file that fuzz_fclib knows in
 // fuzz_fclib's input format (fclib_fuzz_format.hpp), as a seed of its corpus.
+// fclib_fuzz_seed --write IN OUT.hdf5: the other way, the HDF5 file fuzz_fclib reads for an
+// input (e.g. a crash input, as a regression file of tests/data/fuzz/fclib).
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -26,8 +28,21 @@ void put(std::vector<std::uint8_t>& out, std::size_t path, grain::fuzz::FclibFuz
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--write") {
+    std::FILE* in = std::fopen(argv[2], "rb");
+    if (in == nullptr) {
+      std::fprintf(stderr, "%s: cannot open\n", argv[2]);
+      return 1;
+    }
+    std::vector<std::uint8_t> data;
+    for (int c = std::fgetc(in); c != EOF; c = std::fgetc(in)) {
+      data.push_back(static_cast<std::uint8_t>(c));
+    }
+    std::fclose(in);
+    return grain::fuzz::writeFclibFuzzFile(argv[3], data.data(), data.size()) ? 0 : 1;
+  }
   if (argc != 3) {
-    std::fprintf(stderr, "usage: fclib_fuzz_seed IN.hdf5 OUT\n");
+    std::fprintf(stderr, "usage: fclib_fuzz_seed IN.hdf5 OUT | --write IN OUT.hdf5\n");
     return 2;
   }
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);

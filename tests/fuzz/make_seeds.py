@@ -9,7 +9,8 @@ Writes OUT_DIR/<harness>/ from the repository's files:
   fclib    the FCLIB HDF5 problems of tests/data/fclib in fuzz_fclib's input format (SEEDER is
            the fclib_fuzz_seed program)
   fclib_raw the FCLIB HDF5 files themselves
-and the regression inputs of tests/data/fuzz/<harness>/. Also writes OUT_DIR/scene.dict, a
+and the regression inputs of tests/data/fuzz/<harness>/ (for both FCLIB harnesses the HDF5
+files of tests/data/fuzz/fclib/). Also writes OUT_DIR/scene.dict, a
 libFuzzer dictionary of the scene schema's element and attribute names.
 """
 import pathlib
@@ -94,12 +95,12 @@ for f in sorted(src.glob("tests/data/fclib/*.dat")):
 copy_regressions("siconos", d)
 
 # FCLIB HDF5 problems: raw, and in fuzz_fclib's format.
+# (The regression files of both FCLIB harnesses are HDF5 files, in tests/data/fuzz/fclib.)
+hdf5 = sorted(src.glob("tests/data/fclib/*.hdf5")) + sorted(src.glob("tests/data/fuzz/fclib/*.hdf5"))
 d = fresh("fclib_raw")
-for f in sorted(src.glob("tests/data/fclib/*.hdf5")):
+for f in hdf5:
     shutil.copy(f, d / f.name)
-copy_regressions("fclib_raw", d)
 d = fresh("fclib")
 if seeder:
-    for f in sorted(src.glob("tests/data/fclib/*.hdf5")):
+    for f in hdf5:
         subprocess.run([seeder, str(f), str(d / (f.stem + ".fz"))], check=True)
-copy_regressions("fclib", d)
