@@ -55,10 +55,11 @@ run_harness() {
   if [ "$h" = scene ]; then extra=(-dict="$out/seeds/scene.dict"); fi
   # libhdf5 leaks its own buffers when it gives up closing a corrupt file (reported at exit):
   # leak checks only where the files are well-formed (fuzz_fclib).
-  if [ "$h" = fclib_raw ]; then extra=(-detect_leaks=0); fi
+  local asan="${ASAN_OPTIONS:-}"
+  if [ "$h" = fclib_raw ]; then extra=(-detect_leaks=0); asan="detect_leaks=0:$asan"; fi
   while left=$((end - SECONDS)); [ "$left" -gt 0 ] && [ "$n" -lt 100 ]; do
     n=$((n + 1))
-    nice -n 10 "$bin/fuzz_$h" -max_total_time="$left" -rss_limit_mb=2048 -timeout=30 \
+    ASAN_OPTIONS="$asan" nice -n 10 "$bin/fuzz_$h" -max_total_time="$left" -rss_limit_mb=2048 -timeout=30 \
       -max_len="${maxlen[$h]}" -print_final_stats=1 -artifact_prefix="$out/artifacts/$h/" \
       "${extra[@]}" "$out/corpus/$h" "$out/seeds/$h" >"$out/logs/$h.$n.log" 2>&1 || true
   done
