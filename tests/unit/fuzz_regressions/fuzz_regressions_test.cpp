@@ -53,6 +53,15 @@ TEST(FuzzRegressions, FclibMatrixLargerThanItsProblem) {
               {file, "/fclib_local/W", "is 2000000000 x 2000000000, expected 3 x 3"});
 }
 
+// Found by fuzz_fclib as its slowest input (17 s, 600 MB under ASan for 49 kB): M/m =
+// 33489346 rows for a problem whose f has 450 entries; Eigen's setFromTriplets allocated by the
+// row count before the sizes were compared.
+TEST(FuzzRegressions, FclibGlobalMatrixLargerThanItsProblem) {
+  const std::string file = fuzzData("fclib/global-matrix-rows-beyond-vectors.hdf5");
+  expectError([&] { grain::fclib::readProblem(file); },
+              {file, "/fclib_global/M", "is 33489346 x 450, expected 450 x 450"});
+}
+
 // A title stored as a dataset of two strings was read into a buffer for one.
 TEST(FuzzRegressions, FclibTitleOfSeveralStrings) {
   const std::string file = fuzzData("fclib/title-two-strings.hdf5");
