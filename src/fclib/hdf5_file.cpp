@@ -2,6 +2,7 @@
 #include "hdf5_file.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 
 #include <grain/core/common/error.hpp>
@@ -41,18 +42,25 @@ constexpr double kMaxCompression = 1032.0;
 /// as fill values). FCLIB files do leave datasets unwritten (the zero /solution of several
 /// problems of tests/data/fclib), so a dataset may need up to its stored bytes (times the
 /// largest compression ratio) plus the size of the whole file.
-void checkStoredSize(const File& f, hid_t dset, const std::string& object, double elements,
+/// A whole number held in a double, in digits (also beyond the range of integer types).
+std::string wholeNumber(double v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.0f", v);
+  return buffer;
+}
+
+void checkStoredSize(const File& f, hid_t dset, const std::string& object, hssize_t elements,
                      std::uintmax_t fileSize) {
   Handle type(H5Dget_type(dset), H5Tclose);
-  const double elementSize = type.valid() ? static_cast<double>(H5Tget_size(type.get())) : 0.0;
-  const double needed = elements * elementSize;
-  const auto stored = static_cast<double>(H5Dget_storage_size(dset));
-  if (needed > kMaxCompression * stored + static_cast<double>(fileSize)) {
-    f.fail(object,
-           "declares " + std::to_string(static_cast<unsigned long long>(elements)) + " elements (" +
-               std::to_string(static_cast<unsigned long long>(needed)) +
-               " bytes), more than the file of " + std::to_string(fileSize) + " bytes can hold (" +
-               std::to_string(static_cast<unsigned long long>(stored)) + " bytes of them stored)");
+  const std::size_t elementSize = type.valid() ? H5Tget_size(type.get()) : 0;
+  // In double: elements x element size may pass 2^64.
+  const double needed = static_cast<double>(elements) * static_cast<double>(elementSize);
+  const hsize_t stored = H5Dget_storage_size(dset);
+  if (needed > kMaxCompression * static_cast<double>(stored) + static_cast<double>(fileSize)) {
+    f.fail(object, "declares " + std::to_string(elements) + " elements of " +
+                       std::to_string(elementSize) + " bytes (" + wholeNumber(needed) +
+                       " bytes), more than the file of " + std::to_string(fileSize) +
+                       " bytes can hold (" + std::to_string(stored) + " bytes of them stored)");
   }
 }
 
@@ -129,7 +137,7 @@ std::size_t File::elementCount(const Handle& dset, const std::string& object) co
   if (n < 0) {
     fail(object, "cannot read the dataspace");
   }
-  checkStoredSize(*this, dset.get(), object, static_cast<double>(n), fileSize_);
+  checkStoredSize(*this, dset.get(), object, n, fileSize_);
   return static_cast<std::size_t>(n);
 }
 
