@@ -26,7 +26,8 @@ build() {
   if ! command -v clang++ >/dev/null 2>&1; then
     local sudo=()
     if [ "$(id -u)" != 0 ]; then sudo=(sudo); fi
-    "${sudo[@]}" apt-get install -y clang
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq clang
   fi
   local launcher=()
   if command -v ccache >/dev/null 2>&1; then

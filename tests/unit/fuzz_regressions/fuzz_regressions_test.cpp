@@ -62,6 +62,16 @@ TEST(FuzzRegressions, FclibGlobalMatrixLargerThanItsProblem) {
               {file, "/fclib_global/M", "is 33489346 x 450, expected 450 x 450"});
 }
 
+// Found by fuzz_fclib_raw in the check of fix 1 itself: /fclib_local/vectors/q declaring
+// 7811316954977559398 doubles, 6.2e19 bytes, which the message converted to a 64-bit integer
+// (undefined behaviour).
+TEST(FuzzRegressions, FclibDatasetSizeBeyond64Bits) {
+  const std::string file = fuzzData("fclib/dataset-size-beyond-2-64-bytes.hdf5");
+  expectError([&] { grain::fclib::readProblem(file); },
+              {file, "/fclib_local/vectors/q",
+               "declares 7811316954977559398 elements of 8 bytes (62490535639820476416 bytes)"});
+}
+
 // A title stored as a dataset of two strings was read into a buffer for one.
 TEST(FuzzRegressions, FclibTitleOfSeveralStrings) {
   const std::string file = fuzzData("fclib/title-two-strings.hdf5");
