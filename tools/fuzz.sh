@@ -66,6 +66,11 @@ run_harness() {
   done
 }
 
+# The harnesses' scratch files (one folder per process; a crashed process leaves its own).
+export GRAIN_FUZZ_TMP="$out/tmp"
+rm -rf "$GRAIN_FUZZ_TMP"
+mkdir -p "$GRAIN_FUZZ_TMP"
+
 pids=()
 for h in "${harnesses[@]}"; do
   [ -x "$bin/fuzz_$h" ] || { echo "no harness fuzz_$h (HDF5 off?)" >&2; exit 2; }
@@ -73,6 +78,7 @@ for h in "${harnesses[@]}"; do
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done
+rm -rf "$GRAIN_FUZZ_TMP"
 
 printf '%-10s %5s %14s %8s %10s\n' harness runs executions corpus artifacts
 for h in "${harnesses[@]}"; do
