@@ -10,3 +10,6 @@ option(GRAIN_WARNINGS_AS_ERRORS "Treat compiler warnings as errors on grain targ
 # no body twice, contacts in canonical order); costs O(N log N) per step. On in debug-asan.
 option(GRAIN_CHECK_INVARIANTS "Check expensive invariants after every step" OFF)
 set(GRAIN_SANITIZE "" CACHE STRING "Sanitizers for grain targets, e.g. address,undefined")
+# libFuzzer harnesses of the file readers (tests/fuzz, tools/fuzz.sh); needs clang. Every grain
+# library is then instrumented with fuzzer-no-link,address,undefined (the `fuzz` preset).
+option(GRAIN_FUZZ "Build the libFuzzer harnesses of tests/fuzz (clang only)" OFF)

@@ -9,6 +9,12 @@ function(grain_set_warnings target)
     # (GCC bug 105329).
     target_compile_options(${target} PRIVATE -Wno-restrict)
   endif()
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    # Branch-free '&' on bools is intended (e.g. the friction check of the local solvers).
+    # GCC-only warning names in pragmas (-Wmaybe-uninitialized) are not errors either.
+    target_compile_options(${target} PRIVATE -Wno-bitwise-instead-of-logical
+                                             -Wno-unknown-warning-option)
+  endif()
   if(GRAIN_WARNINGS_AS_ERRORS)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

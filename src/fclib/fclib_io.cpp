@@ -15,8 +15,11 @@ namespace grain::fclib {
 
 namespace {
 
-/// Reads an FCLIB matrix group (see readLocal for the layout).
-SparseMat readMatrix(const h5::File& f, const std::string& group) {
+/// Reads an FCLIB matrix group (see readLocal for the layout) that must be rows x cols, the
+/// size the problem's vectors give (`why`); checked before the matrix is allocated, as m and n
+/// are plain numbers in the file.
+SparseMat readMatrix(const h5::File& f, const std::string& group, Eigen::Index rows,
+                     Eigen::Index cols, const std::string& why) {
   if (!f.exists(group)) {
     f.fail(group, "missing");
   }
@@ -25,6 +28,10 @@ SparseMat readMatrix(const h5::File& f, const std::string& group) {
   const int nz = f.readInt(group + "/nz");
   if (m < 0 || n < 0) {
     f.fail(group, "negative size");
+  }
+  if (m != rows || n != cols) {
+    f.fail(group, "is " + std::to_string(m) + " x " + std::to_string(n) + ", expected " +
+                      std::to_string(rows) + " x " + std::to_string(cols) + " (" + why + ")");
   }
   const std::vector<int> p = f.readInts(group + "/p");
   const std::vector<int> idx = f.readInts(group + "/i");
@@ -50,7 +57,8 @@ SparseMat readMatrix(const h5::File& f, const std::string& group) {
   } else if (nz == -1 || nz == -2) {  // compressed columns / rows
     const int outer = nz == -1 ? n : m;
     if (p.size() < static_cast<std::size_t>(outer) + 1) {
-      f.fail(group, "pointer array p needs " + std::to_string(outer + 1) + " entries");
+      f.fail(group,
+             "pointer array p needs " + std::to_string(static_cast<long>(outer) + 1) + " entries");
     }
     const auto count = static_cast<std::size_t>(p[static_cast<std::size_t>(outer)]);
     if (p[0] != 0 || idx.size() < count || x.size() < count) {
@@ -152,8 +160,13 @@ LocalProblem readLocal(const std::string& path) {
     throw Error(path + ": mixed local problems (/fclib_local/V, R) are not supported");
   }
   const int dim = readSpaceDim(f, g);
-  LocalProblem p = makeLocal(readMatrix(f, g + "/W"), toVec(f.readDoubles(g + "/vectors/q")),
-                             toVec(f.readDoubles(g + "/vectors/mu")), dim, path);
+  VecX q = toVec(f.readDoubles(g + "/vectors/q"));
+  VecX mu = toVec(f.readDoubles(g + "/vectors/mu"));
+  const Eigen::Index m = dim * mu.size();
+  SparseMat w = readMatrix(f, g + "/W", m, m,
+                           "space dimension " + std::to_string(dim) + " times " +
+                               std::to_string(mu.size()) + " contacts, the size of mu");
+  LocalProblem p = makeLocal(std::move(w), std::move(q), std::move(mu), dim, path);
   p.title = f.readStringOr(g + "/info/title", "");
   p.description = f.readStringOr(g + "/info/description", "");
   checkValid(p, path);
@@ -173,11 +186,13 @@ GlobalProblem readGlobal(const std::string& path) {
   }
   GlobalProblem p;
   p.spaceDim = readSpaceDim(f, g);
-  p.M = readMatrix(f, g + "/M");
-  p.H = readMatrix(f, g + "/H");
   p.f = toVec(f.readDoubles(g + "/vectors/f"));
   p.w = toVec(f.readDoubles(g + "/vectors/w"));
   p.mu = toVec(f.readDoubles(g + "/vectors/mu"));
+  const std::string sizes = "the sizes of f (" + std::to_string(p.f.size()) + ") and w (" +
+                            std::to_string(p.w.size()) + ")";
+  p.M = readMatrix(f, g + "/M", p.f.size(), p.f.size(), sizes);
+  p.H = readMatrix(f, g + "/H", p.f.size(), p.w.size(), sizes);
   p.title = f.readStringOr(g + "/info/title", "");
   p.description = f.readStringOr(g + "/info/description", "");
   const Eigen::Index n = p.M.rows();

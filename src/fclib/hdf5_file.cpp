@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "hdf5_file.hpp"
 
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 
 #include <grain/core/common/error.hpp>
@@ -32,6 +34,36 @@ std::string parentOf(const std::string& object) {
   return pos == 0 || pos == std::string::npos ? std::string("/") : object.substr(0, pos);
 }
 
+/// deflate, HDF5's usual filter, compresses at most about 1032:1.
+constexpr double kMaxCompression = 1032.0;
+
+/// Refuses a dataset whose dataspace needs more bytes than the file can hold, before anything
+/// is allocated for it: an HDF5 dataset may declare any size and leave it unwritten (read back
+/// as fill values). FCLIB files do leave datasets unwritten (the zero /solution of several
+/// problems of tests/data/fclib), so a dataset may need up to its stored bytes (times the
+/// largest compression ratio) plus the size of the whole file.
+/// A whole number held in a double, in digits (also beyond the range of integer types).
+std::string wholeNumber(double v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.0f", v);
+  return buffer;
+}
+
+void checkStoredSize(const File& f, hid_t dset, const std::string& object, hssize_t elements,
+                     std::uintmax_t fileSize) {
+  Handle type(H5Dget_type(dset), H5Tclose);
+  const std::size_t elementSize = type.valid() ? H5Tget_size(type.get()) : 0;
+  // In double: elements x element size may pass 2^64.
+  const double needed = static_cast<double>(elements) * static_cast<double>(elementSize);
+  const hsize_t stored = H5Dget_storage_size(dset);
+  if (needed > kMaxCompression * static_cast<double>(stored) + static_cast<double>(fileSize)) {
+    f.fail(object, "declares " + std::to_string(elements) + " elements of " +
+                       std::to_string(elementSize) + " bytes (" + wholeNumber(needed) +
+                       " bytes), more than the file of " + std::to_string(fileSize) +
+                       " bytes can hold (" + std::to_string(stored) + " bytes of them stored)");
+  }
+}
+
 }  // namespace
 
 File File::openRead(const std::string& path) {
@@ -49,6 +81,7 @@ File File::openRead(const std::string& path) {
   if (!f.file_.valid()) {
     throw Error(path + ": cannot open the HDF5 file");
   }
+  f.fileSize_ = std::filesystem::file_size(path, ec);
   return f;
 }
 
@@ -104,6 +137,7 @@ std::size_t File::elementCount(const Handle& dset, const std::string& object) co
   if (n < 0) {
     fail(object, "cannot read the dataspace");
   }
+  checkStoredSize(*this, dset.get(), object, n, fileSize_);
   return static_cast<std::size_t>(n);
 }
 
@@ -149,6 +183,10 @@ std::string File::readStringOr(const std::string& object, const std::string& fal
   Handle type(H5Dget_type(d.get()), H5Tclose);
   if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING) {
     return fallback;
+  }
+  // Read into one string: a dataset of several strings would overrun it.
+  if (const std::size_t n = elementCount(d, object); n != 1) {
+    fail(object, "must hold one string, holds " + std::to_string(n));
   }
   if (H5Tis_variable_str(type.get()) > 0) {
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);

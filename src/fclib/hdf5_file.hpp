@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,7 @@ class File {
   std::size_t elementCount(const Handle& dset, const std::string& object) const;
   std::string path_;
   Handle file_;
+  std::uintmax_t fileSize_ = 0;  ///< bytes, of a file opened for reading
 };
 
 }  // namespace grain::fclib::h5

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Reader of Siconos' FrictionContactProblem text format (see fclib_io.hpp for the layout).
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -66,6 +67,16 @@ class Tokens {
     return v;
   }
 
+  /// Fails unless at least `count` tokens are left (checked before anything of that size is
+  /// allocated, so the file's own length bounds every allocation).
+  void need(long count, const std::string& what) const {
+    const std::size_t left = tokens_.size() - std::min(pos_, tokens_.size());
+    if (count < 0 || static_cast<unsigned long>(count) > left) {
+      fail("unexpected end of file: " + std::to_string(count) + " values of " + what +
+           " expected, " + std::to_string(left) + " left");
+    }
+  }
+
   [[noreturn]] void fail(const std::string& what) const {
     const std::size_t k = pos_ == 0 ? 0 : pos_ - 1;
     const std::string where = k < lines_.size() ? ":" + std::to_string(lines_[k]) : "";
@@ -116,6 +127,7 @@ LocalProblem readSiconosDat(const std::string& path) {
       in.fail("dense matrix header " + std::to_string(r2) + " x " + std::to_string(c2) +
               " does not match " + std::to_string(rows) + " x " + std::to_string(cols));
     }
+    in.need(rows * cols + m + nc, "the dense matrix, q and mu");
     for (long j = 0; j < cols; ++j) {
       for (long i = 0; i < rows; ++i) {
         const double v = in.real("dense matrix entry");
@@ -131,14 +143,24 @@ LocalProblem readSiconosDat(const std::string& path) {
     if (blocks < 0 || blockRows <= 0 || blockCols <= 0 || blockRows > m || blockCols > m) {
       in.fail("invalid sparse block header");
     }
-    std::vector<long> rowEnd(static_cast<std::size_t>(blockRows));
-    std::vector<long> colEnd(static_cast<std::size_t>(blockCols));
-    for (auto& v : rowEnd) {
-      v = in.integer("cumulative block row size");
-    }
-    for (auto& v : colEnd) {
-      v = in.integer("cumulative block column size");
-    }
+    in.need(blockRows + blockCols, "the cumulative block sizes");
+    // Cumulative sizes: increasing, the last one the matrix size (a block outside the matrix
+    // would be written past its end).
+    auto readEnds = [&](long count, long size, const char* what) {
+      std::vector<long> ends(static_cast<std::size_t>(count));
+      long previous = 0;
+      for (auto& v : ends) {
+        v = in.integer(what);
+        if (v <= previous || v > size) {
+          in.fail(std::string(what) + " " + std::to_string(v) + " after " +
+                  std::to_string(previous) + ": must increase up to " + std::to_string(size));
+        }
+        previous = v;
+      }
+      return ends;
+    };
+    const std::vector<long> rowEnd = readEnds(blockRows, rows, "cumulative block row size");
+    const std::vector<long> colEnd = readEnds(blockCols, cols, "cumulative block column size");
     if (rowEnd.back() != rows || colEnd.back() != cols) {
       in.fail("block sizes do not add up to the matrix size");
     }
@@ -148,6 +170,8 @@ LocalProblem readSiconosDat(const std::string& path) {
       in.fail("index sizes " + std::to_string(filled1) + ", " + std::to_string(filled2) +
               " do not match " + std::to_string(blockRows + 1) + ", " + std::to_string(blocks));
     }
+    in.need(filled1, "the block-row starts");
+    in.need(filled2, "the block columns");
     std::vector<long> rowStart(static_cast<std::size_t>(filled1));
     std::vector<long> blockCol(static_cast<std::size_t>(filled2));
     for (auto& v : rowStart) {
@@ -190,6 +214,7 @@ LocalProblem readSiconosDat(const std::string& path) {
     in.fail("matrix storage type " + std::to_string(storage) +
             " is not supported (0 dense, 1 sparse block)");
   }
+  in.need(m + nc, "q and mu");
   VecX q(m);
   for (long i = 0; i < m; ++i) {
     q[i] = in.real("q");
