@@ -275,6 +275,14 @@ mpi::BuildOutcome rebalance(const mpi::LoadBalanceSettings& settings, DynamicsSy
   return built.outcome;
 }
 
+/// "grain-sim-mpi: process K: step S: body (g,n) ... has a non-finite ... (RigidBodies "name")"
+/// for body i of this process.
+std::string nonFiniteText(const io::SceneDescription& scene, const BodyStorage& bodies,
+                          std::size_t i, std::uint64_t step) {
+  return "grain-sim-mpi: process " + std::to_string(gRank) + ": " +
+         nonFiniteBodyMessage(bodies, i, step) + app::groupElementOf(scene, bodies.ids()[i]);
+}
+
 /// The step and the records of a distributed run.
 class MpiHooks final : public app::RunHooks {
  public:
@@ -295,24 +303,23 @@ class MpiHooks final : public app::RunHooks {
   StepStats step() override {
     exchange_.resetTraffic();
     // Load balancing before the step (GRSF checkAndRebuild).
-    std::size_t local = 0;  // only the bodyLimit policy reads it
-    if (balance_.policy == mpi::LoadBalanceSettings::Policy::BodyLimit) {
+    const auto ownedBodies = [&] {
+      std::size_t n = 0;
       for (std::size_t i = 0; i < system_.bodies.size(); ++i) {
-        local +=
+        n +=
             system_.bodies.isSimulated(i) && system_.bodies.ownerships()[i] == BodyOwnership::Local;
       }
-    }
+      return n;
+    };
+    const bool bodyLimit = balance_.policy == mpi::LoadBalanceSettings::Policy::BodyLimit;
+    const std::size_t local = bodyLimit ? ownedBodies() : 0;  // only the bodyLimit policy reads it
     if (mpi::shouldRebuild(MPI_COMM_WORLD, balance_, stepper_.stepCount(), local)) {
       // bodyWeight="time": this process's compute time per owned body since the last rebuild
       // (microseconds), averaged with the previous estimate so that timing noise does not make
       // the bodies swing between processes. A slower process gets fewer bodies.
       Real weight = 1.0;
       if (balance_.weightByTime && computeSeconds_ > 0.0) {
-        std::size_t owned = 0;
-        for (std::size_t i = 0; i < system_.bodies.size(); ++i) {
-          owned += system_.bodies.isSimulated(i) &&
-                   system_.bodies.ownerships()[i] == BodyOwnership::Local;
-        }
+        const std::size_t owned = bodyLimit ? local : ownedBodies();
         const Real measured =
             1e6 * computeSeconds_ / static_cast<Real>(std::max<std::size_t>(owned, 1));
         costPerBody_ = costPerBody_ > 0.0 ? 0.5 * (costPerBody_ + measured) : measured;
@@ -678,9 +685,7 @@ int run(const app::SimOptions& opt) {
     // a body of this process whose state is not finite if there is one (the usual cause).
     std::string body;
     if (const std::size_t bad = findNonFiniteBody(system.bodies); bad < system.bodies.size()) {
-      body = "\ngrain-sim-mpi: process " + std::to_string(gRank) + ": " +
-             nonFiniteBodyMessage(system.bodies, bad, stepper.stepCount() + 1) +
-             app::groupElementOf(scene, system.bodies.ids()[bad]);
+      body = "\n" + nonFiniteText(scene, system.bodies, bad, stepper.stepCount() + 1);
     }
     std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s%s\n", gRank, e.what(), body.c_str());
     std::fflush(stderr);
@@ -702,9 +707,7 @@ int run(const app::SimOptions& opt) {
     std::fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
     if (gRank == speaker) {
-      std::fprintf(stderr, "grain-sim-mpi: process %d: %s%s\n", gRank,
-                   nonFiniteBodyMessage(system.bodies, bad, result.step).c_str(),
-                   app::groupElementOf(scene, system.bodies.ids()[bad]).c_str());
+      std::fprintf(stderr, "%s\n", nonFiniteText(scene, system.bodies, bad, result.step).c_str());
       std::fflush(stderr);
     }
     return kExitFailure;

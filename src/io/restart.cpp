@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <unordered_map>
 
@@ -121,79 +123,88 @@ std::filesystem::path recordedMediaDirectory(const std::filesystem::path& record
   return scene.empty() ? std::filesystem::path() : scene.parent_path();
 }
 
-namespace {
-
-/// Copies body states into the simulated local bodies of `bodies`, looked up by id.
-class StateApplier {
- public:
-  explicit StateApplier(BodyStorage& bodies) : bodies_(bodies) {
-    for (std::size_t i = 0; i < bodies.size(); ++i) {
-      if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {
-        slot_.emplace(bodies.ids()[i], slot_.size());
-        index_.push_back(i);
-      }
-    }
-    seen_.assign(index_.size(), 0);
-  }
-
-  void apply(const SimBodyState& b, double time) {
-    const auto it = slot_.find(b.id);
-    if (it == slot_.end()) {
-      return;
-    }
-    if (seen_[it->second] != 0) {
-      throw SimFileError("the state at t = " + std::to_string(time) + " s has body " +
-                         formatBodyId(b.id) + " twice");
-    }
-    seen_[it->second] = 1;
-    const std::size_t i = index_[it->second];
-    bodies_.positions()[i] = b.position;
-    bodies_.orientations()[i] = b.orientation;
-    bodies_.velocities()[i] = b.velocity;
-    bodies_.omegasBody()[i] = b.omegaBody;
-  }
-
-  /// Every local body was in the state, and the state has the scene's body count.
-  void finish(double time, std::size_t stateBodies,
-              std::optional<std::size_t> simulatedInScene) const {
-    for (std::size_t s = 0; s < index_.size(); ++s) {
-      if (seen_[s] == 0) {
-        throw SimFileError("the state at t = " + std::to_string(time) + " s has no body " +
-                           formatBodyId(bodies_.ids()[index_[s]]));
-      }
-    }
-    const std::size_t scene = simulatedInScene.value_or(index_.size());
-    if (scene != stateBodies) {
-      throw SimFileError("the state at t = " + std::to_string(time) + " s has " +
-                         std::to_string(stateBodies) + " bodies, the scene simulates " +
-                         std::to_string(scene));
-    }
-  }
-
- private:
-  BodyStorage& bodies_;
-  std::unordered_map<BodyId, std::size_t> slot_;  ///< id -> position in index_
-  std::vector<std::size_t> index_;                ///< storage index of each local body
-  std::vector<char> seen_;
-};
-
-}  // namespace
-
 void applyState(const SimState& state, BodyStorage& bodies,
                 std::optional<std::size_t> simulatedInScene) {
-  StateApplier applier(bodies);
-  for (const SimBodyState& b : state.bodies) {
-    applier.apply(b, state.time);
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (!bodies.isSimulated(i) || bodies.ownerships()[i] != BodyOwnership::Local) {
+      continue;
+    }
+    const SimBodyState* b = state.find(bodies.ids()[i]);
+    if (b == nullptr) {
+      throw SimFileError("the state at t = " + std::to_string(state.time) + " s has no body " +
+                         formatBodyId(bodies.ids()[i]));
+    }
+    bodies.positions()[i] = b->position;
+    bodies.orientations()[i] = b->orientation;
+    bodies.velocities()[i] = b->velocity;
+    bodies.omegasBody()[i] = b->omegaBody;
+    ++used;
   }
-  applier.finish(state.time, state.bodies.size(), simulatedInScene);
+  const std::size_t scene = simulatedInScene.value_or(used);
+  if (scene != state.bodies.size()) {
+    throw SimFileError("the state at t = " + std::to_string(state.time) + " s has " +
+                       std::to_string(state.bodies.size()) + " bodies, the scene simulates " +
+                       std::to_string(scene));
+  }
+}
+
+double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorage& bodies,
+                          const std::function<void(std::size_t, const SimBodyState&)>& copy,
+                          std::vector<std::size_t>& missing) {
+  std::unordered_map<BodyId, std::size_t> indexOfId;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {
+      indexOfId.emplace(bodies.ids()[i], i);
+    }
+  }
+  std::vector<char> found(bodies.size(), 0);
+  const double time = reader.forEachBody(k, [&](const SimBodyState& b) {
+    const auto it = indexOfId.find(b.id);
+    if (it == indexOfId.end()) {
+      return;
+    }
+    if (found[it->second] != 0) {
+      throw SimFileError("state " + std::to_string(k) + ": body " + formatBodyId(b.id) +
+                         " occurs twice");
+    }
+    found[it->second] = 1;
+    copy(it->second, b);
+  });
+  missing.clear();
+  for (const auto& [id, i] : indexOfId) {
+    if (found[i] == 0) {
+      missing.push_back(i);
+    }
+  }
+  std::sort(missing.begin(), missing.end());
+  return time;
 }
 
 double applyState(SimFileReader& reader, std::size_t k, BodyStorage& bodies,
                   std::optional<std::size_t> simulatedInScene) {
-  StateApplier applier(bodies);
-  double time = reader.readTime(k);
-  time = reader.forEachBody(k, [&](const SimBodyState& b) { applier.apply(b, time); });
-  applier.finish(time, reader.header().nSimBodies, simulatedInScene);
+  std::vector<std::size_t> missing;
+  std::size_t held = 0;
+  const double time = readIntoHeldBodies(
+      reader, k, bodies,
+      [&](std::size_t i, const SimBodyState& b) {
+        bodies.positions()[i] = b.position;
+        bodies.orientations()[i] = b.orientation;
+        bodies.velocities()[i] = b.velocity;
+        bodies.omegasBody()[i] = b.omegaBody;
+        ++held;
+      },
+      missing);
+  if (!missing.empty()) {
+    throw SimFileError("the state at t = " + std::to_string(time) + " s has no body " +
+                       formatBodyId(bodies.ids()[missing.front()]));
+  }
+  const std::size_t scene = simulatedInScene.value_or(held);
+  if (scene != reader.header().nSimBodies) {
+    throw SimFileError("the state at t = " + std::to_string(time) + " s has " +
+                       std::to_string(reader.header().nSimBodies) +
+                       " bodies, the scene simulates " + std::to_string(scene));
+  }
   return time;
 }
 

@@ -11,7 +11,6 @@
 #include <sstream>
 #include <sys/resource.h>
 #include <unistd.h>
-#include <unordered_map>
 #include <utility>
 
 #include <grain/core/common/error.hpp>
@@ -21,6 +20,7 @@
 #include <grain/io/body_random.hpp>
 #include <grain/io/mesh_loader.hpp>
 #include <grain/io/radius_distribution.hpp>
+#include <grain/io/restart.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/sim_file.hpp>
 
@@ -98,7 +98,8 @@ struct GroupInitialCondition {
   bool jitter = false;
   Real delta = 0;
   std::uint32_t seed = 0;
-  std::vector<std::pair<Vec3, Quat>> poses;       ///< Transforms: body k takes min(k, last)
+  std::vector<std::pair<Vec3, Quat>>
+      poses;  ///< Transforms (at least one): body k takes min(k, last)
   std::vector<std::pair<Vec3, Vec3>> velocities;  ///< transrot: (v, omega_K), min(k, last)
 
   InitialPose at(std::uint64_t k) const {
@@ -1006,9 +1007,6 @@ class SceneBuilder {
       }
       init.poses.emplace_back(r, q);
     }
-    if (init.poses.empty()) {
-      init.poses.emplace_back(Vec3::Zero(), Quat::Identity());
-    }
   }
 
   static void readVelocities(const Element& e, GroupInitialCondition& init) {
@@ -1066,41 +1064,26 @@ class SceneBuilder {
     // The state is read block by block into the bodies built here (on a process of a
     // distributed run, its share): no copy of the whole state is kept.
     BodyStorage& bodies = out_.system.bodies;
-    std::unordered_map<BodyId, std::size_t> indexOfId;
-    for (std::size_t i = 0; i < bodies.size(); ++i) {
-      if (bodies.isSimulated(i)) {
-        indexOfId.emplace(bodies.ids()[i], i);
-      }
-    }
-    std::vector<char> found(bodies.size(), 0);
+    std::vector<std::size_t> missingIndex;
     try {
-      src.stateTime = reader.forEachBody(src.stateIndex, [&](const SimBodyState& b) {
-        const auto it = indexOfId.find(b.id);
-        if (it == indexOfId.end()) {
-          return;
-        }
-        const std::size_t i = it->second;
-        if (found[i] != 0) {
-          throw SimFileError("state " + std::to_string(src.stateIndex) + ": body id " +
-                             formatBodyId(b.id) + " occurs twice");
-        }
-        found[i] = 1;
-        bodies.positions()[i] = b.position;
-        bodies.orientations()[i] = b.orientation.normalized();
-        if (src.readVelocities) {
-          bodies.velocities()[i] = b.velocity;
-          bodies.omegasBody()[i] = b.omegaBody;
-        }
-      });
+      src.stateTime = readIntoHeldBodies(
+          reader, src.stateIndex, bodies,
+          [&](std::size_t i, const SimBodyState& b) {
+            bodies.positions()[i] = b.position;
+            bodies.orientations()[i] = b.orientation.normalized();
+            if (src.readVelocities) {
+              bodies.velocities()[i] = b.velocity;
+              bodies.omegasBody()[i] = b.omegaBody;
+            }
+          },
+          missingIndex);
     } catch (const grain::Error& err) {
       e.failAt("file", err.what());
     }
     const double stateTime = src.stateTime;
     std::vector<BodyId> missing;
-    for (std::size_t i = 0; i < bodies.size(); ++i) {
-      if (bodies.isSimulated(i) && found[i] == 0) {
-        missing.push_back(bodies.ids()[i]);
-      }
+    for (const std::size_t i : missingIndex) {
+      missing.push_back(bodies.ids()[i]);
     }
     if (!missing.empty()) {
       std::string list;

@@ -36,42 +36,7 @@ constexpr std::size_t kStateBytes = 8 + 40 * 112;
 /// 40 spinning bricks dropped onto a floor (contacts and warm start from about step 20 on),
 /// every `every`-th step recorded.
 std::string scene(double endTime, int every) {
-  std::ostringstream s;
-  s << R"(<?xml version="1.0"?>
-<DynamicsSystem xmlns="SceneFile">
-  <SceneSettings>
-    <RecorderSettings mode="everyXTimeStep" everyXStep=")"
-    << every << R"("/>
-    <TimeStepperSettings deltaT="0.01" endTime=")"
-    << endTime << R"(">
-      <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
-          alphaSORProx="1.2" maxIter="100" absTol="1e-7" relTol="1e-7" usePercussionCache="true"/>
-    </TimeStepperSettings>
-    <ContactParameterMap>
-      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
-    </ContactParameterMap>
-    <ExternalForces><ForceField applyTo="all" type="gravity" value="9.81" direction="0 0.2 -1"/></ExternalForces>
-  </SceneSettings>
-  <SceneObjects>
-    <RigidBodies name="bricks" instances="40" groupId="2">
-      <Geometry><Box distribute="uniform" extent="0.3 0.2 0.1"/></Geometry>
-      <DynamicProperties>
-        <DynamicState type="simulated"/>
-        <Mass distribute="uniform" value="1.5"/>
-        <InertiaTensor type="homogen"/>
-        <Material distribute="uniform" id="0"/>
-        <InitialCondition type="posvel">
-          <InitialPosition distribute="grid" gridSizeX="5" gridSizeY="4" distance="0.5"
-              translation="0 0 0.4" jitter="true" delta="0.05" seed="11"/>
-          <InitialVelocity distribute="transrot"><Vel transDir="1 0.5 0" absTransVel="0.7" rotDir="1 2 3" absRotVel="4"/></InitialVelocity>
-        </InitialCondition>
-      </DynamicProperties>
-    </RigidBodies>
-)" << floorBodiesXml(3)
-    << R"(  </SceneObjects>
-</DynamicsSystem>
-)";
-  return s.str();
+  return bricksSceneXml(endTime, every, 40, 4);
 }
 
 fs::path recordOf(const fs::path& out) {

@@ -21,44 +21,9 @@ namespace fs = std::filesystem;
 
 using namespace testing;  // grain::testing helpers of e2e_util.hpp
 
-/// 30 spinning bricks dropped onto a floor (they land after about 0.2 s, so restarts happen
-/// with contacts and a non-empty warm-start cache), every 5th step recorded.
+/// 30 spinning bricks dropped onto a floor, every 5th step recorded.
 std::string scene(double endTime) {
-  std::ostringstream s;
-  s << R"(<?xml version="1.0"?>
-<DynamicsSystem xmlns="SceneFile">
-  <SceneSettings>
-    <RecorderSettings mode="everyXTimeStep" everyXStep="5"/>
-    <TimeStepperSettings deltaT="0.01" endTime=")"
-    << endTime << R"(">
-      <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
-          alphaSORProx="1.2" maxIter="100" absTol="1e-7" relTol="1e-7" usePercussionCache="true"/>
-    </TimeStepperSettings>
-    <ContactParameterMap>
-      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
-    </ContactParameterMap>
-    <ExternalForces><ForceField applyTo="all" type="gravity" value="9.81" direction="0 0.2 -1"/></ExternalForces>
-  </SceneSettings>
-  <SceneObjects>
-    <RigidBodies name="bricks" instances="30" groupId="2">
-      <Geometry><Box distribute="uniform" extent="0.3 0.2 0.1"/></Geometry>
-      <DynamicProperties>
-        <DynamicState type="simulated"/>
-        <Mass distribute="uniform" value="1.5"/>
-        <InertiaTensor type="homogen"/>
-        <Material distribute="uniform" id="0"/>
-        <InitialCondition type="posvel">
-          <InitialPosition distribute="grid" gridSizeX="5" gridSizeY="3" distance="0.5"
-              translation="0 0 0.4" jitter="true" delta="0.05" seed="11"/>
-          <InitialVelocity distribute="transrot"><Vel transDir="1 0.5 0" absTransVel="0.7" rotDir="1 2 3" absRotVel="4"/></InitialVelocity>
-        </InitialCondition>
-      </DynamicProperties>
-    </RigidBodies>
-)" << floorBodiesXml(3)
-    << R"(  </SceneObjects>
-</DynamicsSystem>
-)";
-  return s.str();
+  return bricksSceneXml(endTime, 5, 30, 3);
 }
 
 std::string sim(const fs::path& sceneFile, const fs::path& out) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,9 +76,16 @@ ResumePoint resumeRun(const std::filesystem::path& record, DynamicsSystem& syste
 /// them (a process of a distributed run); by default the simulated local bodies of `bodies`.
 void applyState(const SimState& state, BodyStorage& bodies,
                 std::optional<std::size_t> simulatedInScene = std::nullopt);
-/// The same for state k of `reader`, read block by block: memory grows with the local bodies,
-/// not with the state. Also throws if a local body occurs twice in the state. Returns the state's
-/// time (s).
+/// Reads state k of `reader` block by block (memory grows with the bodies held, not with the
+/// state) and calls `copy(i, body)` for every body of the state that is the simulated local body
+/// i of `bodies` (by id). Throws SimFileError if such a body occurs twice. Returns the state's
+/// time (s); `missing` gets the storage indices of the simulated local bodies the state lacks,
+/// increasing.
+double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorage& bodies,
+                          const std::function<void(std::size_t, const SimBodyState&)>& copy,
+                          std::vector<std::size_t>& missing);
+
+/// applyState for state k of `reader`, read with readIntoHeldBodies. Returns the state's time (s).
 double applyState(SimFileReader& reader, std::size_t k, BodyStorage& bodies,
                   std::optional<std::size_t> simulatedInScene = std::nullopt);
 
