@@ -47,6 +47,7 @@
 #include "../common/sim_options.hpp"
 #include "../common/sim_summary.hpp"
 #include "collective_sim_writer.hpp"
+#include "collective_warm_start.hpp"
 
 namespace {
 
@@ -250,8 +251,10 @@ mpi::LoadBalanceSettings balanceSettings(const io::SceneDescription& scene) {
 /// A new decomposition from the bodies each process owns now (collective), and the switch to it.
 /// Returns how it was reached (the same on every process).
 /// `weight` is the weight of each body this process owns.
+/// The stepper's warm-start cache moves with the bodies to their new owners.
 mpi::BuildOutcome rebalance(const mpi::LoadBalanceSettings& settings, DynamicsSystem& system,
-                            mpi::DistributedExchange& exchange, Real weight = 1.0) {
+                            MoreauStepper& stepper, mpi::DistributedExchange& exchange,
+                            Real weight = 1.0) {
   const BodyStorage& b = system.bodies;
   std::vector<mpi::BalancedBody> bodies;
   std::vector<mpi::StaticHalfspace> halfspaces;
@@ -270,7 +273,8 @@ mpi::BuildOutcome rebalance(const mpi::LoadBalanceSettings& settings, DynamicsSy
                                                 system.externalForces.gravityAcceleration(),
                                                 halfspaces, largest, exchange.sharedTopology());
   if (built.outcome != mpi::BuildOutcome::KeptPrevious) {
-    exchange.setTopology(std::move(built.topology), system);
+    std::vector<detail::PercussionCacheEntry> warmStart = stepper.solver().takePercussionCache();
+    exchange.setTopology(std::move(built.topology), system, warmStart);
   }
   return built.outcome;
 }
@@ -288,7 +292,8 @@ class MpiHooks final : public app::RunHooks {
  public:
   MpiHooks(DynamicsSystem& system, MoreauStepper& stepper, mpi::DistributedExchange& exchange,
            const mpi::LoadBalanceSettings& balance, const io::RecorderSettings& recorder,
-           app::CollectiveSimWriter* sim, io::RunLogWriter* log, std::ofstream* processLog,
+           app::CollectiveSimWriter* sim, app::CollectiveWarmStart* warmStart,
+           io::RunLogWriter* log, std::ofstream* processLog,
            const std::unordered_map<BodyId, std::uint32_t>& globalGeomId)
       : system_(system),
         stepper_(stepper),
@@ -296,6 +301,7 @@ class MpiHooks final : public app::RunHooks {
         balance_(balance),
         recorder_(recorder),
         sim_(sim),
+        warmStart_(warmStart),
         log_(log),
         processLog_(processLog),
         globalGeomId_(globalGeomId) {}
@@ -326,7 +332,7 @@ class MpiHooks final : public app::RunHooks {
         weight = costPerBody_;
       }
       computeSeconds_ = 0.0;
-      const mpi::BuildOutcome outcome = rebalance(balance_, system_, exchange_, weight);
+      const mpi::BuildOutcome outcome = rebalance(balance_, system_, stepper_, exchange_, weight);
       ++rebuilds_;
       fromCentres_ += outcome == mpi::BuildOutcome::FromCentres ? 1 : 0;
       keptPrevious_ += outcome == mpi::BuildOutcome::KeptPrevious ? 1 : 0;
@@ -364,6 +370,10 @@ class MpiHooks final : public app::RunHooks {
       *processLog_ << '\n';
     }
     if (sim_ != nullptr && recorder_.records(step)) {
+      // The warm-start cache of the state first, so that a restart from it continues exactly.
+      if (warmStart_ != nullptr) {
+        warmStart_->store(stepper_.solver().percussionCache(), system_.time, step);
+      }
       sim_->writeState(system_.time, system_.bodies, stepper_.totalOverlap(), globalGeomId_);
       if (log_ != nullptr) {
         log_->flush();
@@ -394,6 +404,7 @@ class MpiHooks final : public app::RunHooks {
   const mpi::LoadBalanceSettings& balance_;
   const io::RecorderSettings& recorder_;
   app::CollectiveSimWriter* sim_;
+  app::CollectiveWarmStart* warmStart_;  ///< null without usePercussionCache
   io::RunLogWriter* log_;
   std::ofstream* processLog_;
   const std::unordered_map<BodyId, std::uint32_t>& globalGeomId_;
@@ -535,7 +546,11 @@ int run(const app::SimOptions& opt) {
   // the box of all of them gives each body its owner, and one all-to-all moves it there.
   if (!checkedOnAll([&] {
         if (!opt.restart.empty()) {
-          resume = io::loadResumeState(opt.restart, system, stepper, setup->simulatedInScene);
+          // Each process keeps the warm-start entries of its share of the bodies.
+          resume = io::loadResumeState(opt.restart, system, stepper, setup->simulatedInScene,
+                                       [&](const detail::PercussionCacheEntry& e) {
+                                         return mpi::holdsWarmStartHome(system.bodies, e);
+                                       });
         }
         system.bodies.sortById();
       })) {
@@ -549,14 +564,18 @@ int run(const app::SimOptions& opt) {
   const unsigned splitRatio = scene.mpi ? scene.mpi->splitNodeUpdateRatio : 1;
   const unsigned checkRatio = scene.mpi ? scene.mpi->convergenceCheckRatio : 1;
   mpi::DistributedExchange exchange(MPI_COMM_WORLD, topology, splitRatio, checkRatio);
-  if (!checkedOnAll([&] { exchange.setTopology(topology, system); })) {
+  if (!checkedOnAll([&] {
+        std::vector<detail::PercussionCacheEntry> warmStart =
+            stepper.solver().takePercussionCache();
+        exchange.setTopology(topology, system, warmStart);
+      })) {
     return kExitBadInput;
   }
   // The scene's decomposition, built in parallel from the bodies the first grid gave each process.
   const mpi::LoadBalanceSettings balance = balanceSettings(scene);
   if (scene.mpi && gSize > 1) {
     const bool ok = checkedOnAll([&] {
-      const mpi::BuildOutcome outcome = rebalance(balance, system, exchange);
+      const mpi::BuildOutcome outcome = rebalance(balance, system, stepper, exchange);
       const bool kdTree = balance.type == mpi::LoadBalanceSettings::TopologyType::KdTree;
       topologyText = kdTree ? "kd-tree (Zoltan RCB)" : "grid over the bodies";
       if (outcome == mpi::BuildOutcome::FromCentres) {
@@ -593,6 +612,7 @@ int run(const app::SimOptions& opt) {
   const bool recording = scene.recorder.mode != io::RecorderMode::NoOutput;
   fs::path record = opt.restart;
   std::unique_ptr<app::CollectiveSimWriter> sim;
+  std::unique_ptr<app::CollectiveWarmStart> warmStart;
   std::unique_ptr<io::RunLogWriter> log;
   std::ofstream processLog;
   int code = kExitOk;
@@ -641,10 +661,16 @@ int run(const app::SimOptions& opt) {
       }
     }
     if (recording) {
+      if (scene.stepper.solver.usePercussionCache) {
+        warmStart = std::make_unique<app::CollectiveWarmStart>(MPI_COMM_WORLD, record);
+      }
       if (opt.restart.empty()) {
         sim = std::make_unique<app::CollectiveSimWriter>(
             MPI_COMM_WORLD, record / "SimState.sim",
             io::AdditionalBytesType::ProcessMaterialOverlapGeomId, simulated);
+        if (warmStart) {
+          warmStart->store(stepper.solver().percussionCache(), system.time, 0);
+        }
         sim->writeState(system.time, system.bodies, {}, setup->globalGeomId);
       } else {
         sim = std::make_unique<app::CollectiveSimWriter>(MPI_COMM_WORLD, record / "SimState.sim",
@@ -674,8 +700,8 @@ int run(const app::SimOptions& opt) {
   const std::uint64_t firstStep = resume.step;
   const std::uint64_t lastStep =
       firstStep + app::stepsUntil(system.time, endTime, scene.stepper.deltaT);
-  MpiHooks hooks(system, stepper, exchange, balance, scene.recorder, sim.get(), log.get(),
-                 processLog.is_open() ? &processLog : nullptr, setup->globalGeomId);
+  MpiHooks hooks(system, stepper, exchange, balance, scene.recorder, sim.get(), warmStart.get(),
+                 log.get(), processLog.is_open() ? &processLog : nullptr, setup->globalGeomId);
   app::LoopResult result;
   try {
     result =

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include <grain/core/common/error.hpp>
+#include <grain/core/solvers/percussion_cache.hpp>
 #include <grain/io/restart.hpp>
 #include <grain/io/version.hpp>
 
@@ -18,6 +20,8 @@ namespace {
 
 constexpr char kCacheMagic[4] = {'G', 'R', 'W', 'S'};
 constexpr std::uint32_t kCacheVersion = 1;
+static_assert(kWarmStartHeaderBytes == 4 + 4 + 8 + 8 + 8);
+static_assert(kWarmStartEntryBytes == 8 + 8 + 4 + 3 * 8);
 
 template <class T>
 void put(std::ostream& o, const T& v) {
@@ -50,33 +54,43 @@ std::optional<CacheHeader> readCacheHeader(std::istream& in) {
   return std::nullopt;
 }
 
-/// The cache stored in `file` if it belongs to the state at `time` after `step` steps.
+/// The cache stored in `file` if it belongs to the state at `time` after `step` steps: the entries
+/// `keep` accepts (all without it), sorted by key (a distributed run writes each process's part in
+/// turn).
 std::optional<std::vector<detail::PercussionCacheEntry>> readCache(
-    const std::filesystem::path& file, double time, std::uint64_t step) {
+    const std::filesystem::path& file, double time, std::uint64_t step,
+    const std::function<bool(const detail::PercussionCacheEntry&)>& keep) {
   std::ifstream in(file, std::ios::binary);
   const std::optional<CacheHeader> h = readCacheHeader(in);
   if (!h || !sameBits(h->time, time) || h->step != step) {
     return std::nullopt;
   }
   // A 32-byte header, then 44 bytes per entry: a count beyond the file's size is a damaged file.
-  constexpr std::uint64_t kHeaderBytes = 4 + 4 + 8 + 8 + 8;
-  constexpr std::uint64_t kEntryBytes = 8 + 8 + 4 + 3 * 8;
   in.seekg(0, std::ios::end);
   const auto size = static_cast<std::uint64_t>(in.tellg());
-  if (size < kHeaderBytes || h->count > (size - kHeaderBytes) / kEntryBytes) {
+  if (size < kWarmStartHeaderBytes ||
+      h->count > (size - kWarmStartHeaderBytes) / kWarmStartEntryBytes) {
     return std::nullopt;
   }
-  in.seekg(static_cast<std::streamoff>(kHeaderBytes));
-  std::vector<detail::PercussionCacheEntry> cache(h->count);
-  bool ok = true;
-  for (auto& e : cache) {
+  in.seekg(static_cast<std::streamoff>(kWarmStartHeaderBytes));
+  std::vector<detail::PercussionCacheEntry> cache;
+  if (!keep) {
+    cache.reserve(h->count);
+  }
+  for (std::uint64_t k = 0; k < h->count; ++k) {
+    detail::PercussionCacheEntry e;
     double p[3];
-    ok = ok && get(in, e.lo) && get(in, e.hi) && get(in, e.ordinal) && get(in, p);
+    if (!(get(in, e.lo) && get(in, e.hi) && get(in, e.ordinal) && get(in, p))) {
+      return std::nullopt;
+    }
     e.percussionOnHi = Vec3(p[0], p[1], p[2]);
+    if (!keep || keep(e)) {
+      cache.push_back(e);
+    }
   }
-  if (!ok) {
-    return std::nullopt;
-  }
+  std::sort(cache.begin(), cache.end(), [](const auto& a, const auto& b) {
+    return detail::compareCacheEntry(a.lo, a.hi, a.ordinal, b) < 0;
+  });
   return cache;
 }
 
@@ -208,8 +222,10 @@ double applyState(SimFileReader& reader, std::size_t k, BodyStorage& bodies,
   return time;
 }
 
-ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem& system,
-                            MoreauStepper& stepper, std::optional<std::size_t> simulatedInScene) {
+ResumePoint loadResumeState(
+    const std::filesystem::path& record, DynamicsSystem& system, MoreauStepper& stepper,
+    std::optional<std::size_t> simulatedInScene,
+    const std::function<bool(const detail::PercussionCacheEntry&)>& keepWarmStart) {
   namespace fs = std::filesystem;
   ResumePoint rp;
   const fs::path simFile = record / "SimState.sim";
@@ -241,7 +257,7 @@ ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem&
   // writing a state, RestartCache.prev.bin.
   if (stepper.settings().solver.usePercussionCache) {
     for (const char* name : {kRestartCacheFile, kRestartCachePreviousFile}) {
-      if (auto cache = readCache(record / name, lastTime, rp.step)) {
+      if (auto cache = readCache(record / name, lastTime, rp.step, keepWarmStart)) {
         stepper.solver().setPercussionCache(std::move(*cache));
         rp.warmStartRestored = true;
         break;
@@ -273,15 +289,34 @@ ResumePoint resumeRun(const std::filesystem::path& record, DynamicsSystem& syste
   return rp;
 }
 
-void WarmStartCheckpoint::store(const std::filesystem::path& record, MoreauStepper& stepper,
-                                double time, std::uint64_t step) {
+std::array<char, kWarmStartHeaderBytes> warmStartHeader(double time, std::uint64_t step,
+                                                        std::uint64_t count) {
+  std::array<char, kWarmStartHeaderBytes> h{};
+  std::memcpy(h.data(), kCacheMagic, 4);
+  std::memcpy(h.data() + 4, &kCacheVersion, 4);
+  std::memcpy(h.data() + 8, &time, 8);
+  std::memcpy(h.data() + 16, &step, 8);
+  std::memcpy(h.data() + 24, &count, 8);
+  return h;
+}
+
+void appendWarmStartEntry(std::vector<char>& out, const detail::PercussionCacheEntry& e) {
+  const std::size_t at = out.size();
+  out.resize(at + kWarmStartEntryBytes);
+  char* p = out.data() + at;
+  const double v[3] = {e.percussionOnHi.x(), e.percussionOnHi.y(), e.percussionOnHi.z()};
+  std::memcpy(p, &e.lo, 8);
+  std::memcpy(p + 8, &e.hi, 8);
+  std::memcpy(p + 16, &e.ordinal, 4);
+  std::memcpy(p + 20, v, 24);
+}
+
+std::filesystem::path WarmStartCheckpoint::begin(const std::filesystem::path& record,
+                                                 std::uint64_t step) {
   namespace fs = std::filesystem;
-  if (!stepper.settings().solver.usePercussionCache) {
-    return;
-  }
   const fs::path current = record / kRestartCacheFile;
   if (!stored_) {
-    // The first state of this process: RestartCache.bin may be that of the state continued from
+    // The first state of this run: RestartCache.bin may be that of the state continued from
     // (keep it as the previous one) or of a later state a killed run did not complete (replace).
     std::ifstream in(current, std::ios::binary);
     if (const auto h = readCacheHeader(in)) {
@@ -298,33 +333,46 @@ void WarmStartCheckpoint::store(const std::filesystem::path& record, MoreauStepp
   }
   fs::path part = current;
   part += ".part";
-  {
-    const auto& cache = stepper.solver().percussionCache();
-    std::ofstream o(part, std::ios::binary | std::ios::trunc);
-    o.write(kCacheMagic, 4);
-    put(o, kCacheVersion);
-    put(o, time);
-    put(o, step);
-    put(o, static_cast<std::uint64_t>(cache.size()));
-    for (const auto& e : cache) {
-      const double p[3] = {e.percussionOnHi.x(), e.percussionOnHi.y(), e.percussionOnHi.z()};
-      put(o, e.lo);
-      put(o, e.hi);
-      put(o, e.ordinal);
-      put(o, p);
-    }
-    errno = 0;
-    o.flush();
-    if (!o) {
-      throw Error(part.string() + ": cannot write the warm-start data" + errnoText());
-    }
-  }
+  return part;
+}
+
+void WarmStartCheckpoint::finish(const std::filesystem::path& record, std::uint64_t step) {
+  namespace fs = std::filesystem;
+  const fs::path current = record / kRestartCacheFile;
+  fs::path part = current;
+  part += ".part";
   std::error_code ec;
   fs::rename(part, current, ec);
   if (ec) {
     throw Error(part.string() + ": cannot rename to " + kRestartCacheFile + ": " + ec.message());
   }
   stored_ = step;
+}
+
+void WarmStartCheckpoint::store(const std::filesystem::path& record, MoreauStepper& stepper,
+                                double time, std::uint64_t step) {
+  if (!stepper.settings().solver.usePercussionCache) {
+    return;
+  }
+  const std::filesystem::path part = begin(record, step);
+  {
+    const auto& cache = stepper.solver().percussionCache();
+    std::vector<char> bytes;
+    bytes.reserve(cache.size() * kWarmStartEntryBytes);
+    for (const auto& e : cache) {
+      appendWarmStartEntry(bytes, e);
+    }
+    const auto header = warmStartHeader(time, step, cache.size());
+    std::ofstream o(part, std::ios::binary | std::ios::trunc);
+    o.write(header.data(), static_cast<std::streamsize>(header.size()));
+    o.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    errno = 0;
+    o.flush();
+    if (!o) {
+      throw Error(part.string() + ": cannot write the warm-start data" + errnoText());
+    }
+  }
+  finish(record, step);
 }
 
 }  // namespace grain::io

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include <grain/core/common/error.hpp>
+#include <grain/core/solvers/percussion_cache.hpp>
 #include <grain/mpi/distributed_exchange.hpp>
 #include <grain/mpi/messages.hpp>
 
@@ -143,7 +144,53 @@ bool contains(const std::vector<int>& sorted, int value) {
   return std::binary_search(sorted.begin(), sorted.end(), value);
 }
 
+bool cacheKeyLess(const detail::PercussionCacheEntry& a, const detail::PercussionCacheEntry& b) {
+  return detail::compareCacheEntry(a.lo, a.hi, a.ordinal, b) < 0;
+}
+
 }  // namespace
+
+bool holdsWarmStartHome(const BodyStorage& bodies, const detail::PercussionCacheEntry& e) {
+  const std::optional<std::size_t> lo = bodies.indexOf(e.lo);
+  if (!lo) {
+    return false;  // static and animated bodies are everywhere: a simulated body held elsewhere
+  }
+  const std::optional<std::size_t> home = bodies.isSimulated(*lo) ? lo : bodies.indexOf(e.hi);
+  return home && bodies.isSimulated(*home) && bodies.ownerships()[*home] == BodyOwnership::Local;
+}
+
+void DistributedExchange::putEntries(ByteWriter& w, const std::vector<RoutedEntry>& entries) {
+  w.put(static_cast<std::uint32_t>(entries.size()));
+  for (const RoutedEntry& r : entries) {
+    w.put(r.entry.lo);
+    w.put(r.entry.hi);
+    w.put(r.entry.ordinal);
+    w.put(r.entry.percussionOnHi);
+    w.put(static_cast<std::uint8_t>(r.homeIsHi ? 1 : 0));
+  }
+}
+
+void DistributedExchange::getEntries(ByteReader& r, std::vector<RoutedEntry>& to) {
+  const auto n = r.get<std::uint32_t>();
+  for (std::uint32_t k = 0; k < n; ++k) {
+    RoutedEntry e;
+    e.entry.lo = r.get<BodyId>();
+    e.entry.hi = r.get<BodyId>();
+    e.entry.ordinal = r.get<std::uint32_t>();
+    e.entry.percussionOnHi = r.get<Vec3>();
+    e.homeIsHi = r.get<std::uint8_t>() != 0;
+    to.push_back(e);
+  }
+}
+
+std::vector<std::vector<DistributedExchange::RoutedEntry>>& DistributedExchange::freshEntryLists(
+    std::size_t count) {
+  entriesOut_.resize(count);
+  for (auto& list : entriesOut_) {
+    list.clear();
+  }
+  return entriesOut_;
+}
 
 DistributedExchange::DistributedExchange(MPI_Comm comm, std::shared_ptr<const Topology> topology,
                                          unsigned splitNodeUpdateRatio,
@@ -201,7 +248,8 @@ void DistributedExchange::keepOwnedBodies(BodyStorage& bodies) {
 }
 
 void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
-                                      DynamicsSystem& system) {
+                                      DynamicsSystem& system,
+                                      std::vector<detail::PercussionCacheEntry>& warmStart) {
   GRAIN_REQUIRE(topology != nullptr && topology->size() == size(),
                 "the new domain decomposition has the wrong number of domains");
   BodyStorage& bodies = system.bodies;
@@ -218,6 +266,30 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
                 std::to_string(topology->minCellExtent()) +
                 " m, smaller than the largest simulated body (" + std::to_string(largest) + " m)");
   }
+  // Warm start: every entry goes to the new owner of its home body (while remote copies still
+  // give the home body's position).
+  const auto processes = static_cast<std::size_t>(size());
+  std::vector<std::vector<RoutedEntry>>& entries = freshEntryLists(processes);
+  std::vector<RoutedEntry> kept;
+  auto route = [&](const RoutedEntry& r) {
+    const std::optional<std::size_t> h = bodies.indexOf(r.home());
+    if (!h) {
+      return;
+    }
+    const int owner = topology->ownerOf(bodies.positions()[*h]);
+    (owner == rank_ ? kept : entries[static_cast<std::size_t>(owner)]).push_back(r);
+  };
+  for (const detail::PercussionCacheEntry& e : warmStart) {
+    if (const std::optional<std::size_t> lo = bodies.indexOf(e.lo)) {
+      route(RoutedEntry{e, !bodies.isSimulated(*lo)});
+    }
+  }
+  for (const RoutedEntry& r : homeEntries_) {
+    route(r);
+  }
+  warmStart.clear();
+  homeEntries_.swap(kept);
+
   std::vector<BodyId> remote;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (bodies.ownerships()[i] == BodyOwnership::Remote) {
@@ -234,7 +306,6 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
   split_.clear();
   splitPartners_.clear();
 
-  const auto processes = static_cast<std::size_t>(size());
   std::vector<ByteWriter> out(processes);
   std::vector<BodyId> leaving;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
@@ -254,13 +325,21 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
   }
   std::vector<int> sendCounts(processes), recvCounts(processes), sendOffsets(processes),
       recvOffsets(processes);
+  // A message to a process is empty if there is nothing for it, else the warm-start entries
+  // (a count first) and the bodies.
   std::vector<char> sendBytes;
+  ByteWriter head;
   for (std::size_t r = 0; r < processes; ++r) {
     sendOffsets[r] = static_cast<int>(sendBytes.size());
-    sendCounts[r] = static_cast<int>(out[r].bytes().size());
-    sendBytes.insert(sendBytes.end(), out[r].bytes().begin(), out[r].bytes().end());
-    traffic_.bytes += out[r].bytes().size();
-    traffic_.messages += out[r].bytes().empty() ? 0 : 1;
+    if (!entries[r].empty() || !out[r].bytes().empty()) {
+      head.clear();
+      putEntries(head, entries[r]);
+      sendBytes.insert(sendBytes.end(), head.bytes().begin(), head.bytes().end());
+      sendBytes.insert(sendBytes.end(), out[r].bytes().begin(), out[r].bytes().end());
+    }
+    sendCounts[r] = static_cast<int>(sendBytes.size()) - sendOffsets[r];
+    traffic_.bytes += static_cast<std::size_t>(sendCounts[r]);
+    traffic_.messages += sendCounts[r] == 0 ? 0 : 1;
   }
   MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, comm_);
   int total = 0;
@@ -271,19 +350,51 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
   std::vector<char> recvBytes(static_cast<std::size_t>(total));
   MPI_Alltoallv(sendBytes.data(), sendCounts.data(), sendOffsets.data(), MPI_BYTE, recvBytes.data(),
                 recvCounts.data(), recvOffsets.data(), MPI_BYTE, comm_);
-  ByteReader r(recvBytes);
-  while (!r.done()) {
-    const auto id = r.get<BodyId>();
-    receiveFull(system, r, id, BodyOwnership::Local);
+  for (std::size_t source = 0; source < processes; ++source) {
+    if (recvCounts[source] == 0) {
+      continue;
+    }
+    ByteReader r(recvBytes.data() + recvOffsets[source],
+                 static_cast<std::size_t>(recvCounts[source]));
+    getEntries(r, homeEntries_);
+    while (!r.done()) {
+      const auto id = r.get<BodyId>();
+      receiveFull(system, r, id, BodyOwnership::Local);
+    }
   }
   bodies.sortById();
   compactShapesIfSparse(system);
 }
 
-void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
+void DistributedExchange::exchangeBodies(DynamicsSystem& system,
+                                         std::vector<detail::PercussionCacheEntry>& warmStart) {
   BodyStorage& bodies = system.bodies;
   std::vector<ByteWriter>& out = freshWriters(neighbours_.size());
   auto to = [&](int rank) -> ByteWriter& { return out[partnerIndex(rank)]; };
+  // Warm start, first leg: the entries of the contacts solved here go to the owner of their home
+  // body, ahead of the body records.
+  std::vector<std::vector<RoutedEntry>>& entries = freshEntryLists(neighbours_.size());
+  for (const detail::PercussionCacheEntry& e : warmStart) {
+    const std::optional<std::size_t> lo = bodies.indexOf(e.lo);
+    if (!lo) {
+      continue;
+    }
+    const RoutedEntry r{e, !bodies.isSimulated(*lo)};
+    const std::optional<std::size_t> h = bodies.indexOf(r.home());
+    if (!h) {
+      continue;
+    }
+    if (bodies.ownerships()[*h] == BodyOwnership::Local) {
+      homeEntries_.push_back(r);
+    } else {
+      entries[partnerIndex(ownerOfRemote_.at(r.home()))].push_back(r);
+    }
+  }
+  warmStart.clear();
+  for (std::size_t k = 0; k < neighbours_.size(); ++k) {
+    putEntries(out[k], entries[k]);
+  }
+  transferredTo_.clear();
   std::vector<BodyId> turnRemote;
   std::vector<int> turnRemoteOwner;
   std::vector<BodyId> drop;
@@ -348,6 +459,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
       continue;
     }
     // Ownership moves to the neighbour `owner`, with the list of processes holding copies.
+    transferredTo_[id] = owner;
     ByteWriter& w = to(owner);
     w.put(Record::Transfer);
     w.put(id);
@@ -379,6 +491,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system) {
   std::unordered_map<BodyId, int> updatedRemote;
   for (std::size_t k = 0; k < in_.size(); ++k) {
     ByteReader& r = in_[k];
+    getEntries(r, homeEntries_);
     while (!r.done()) {
       const auto kind = r.get<Record>();
       const auto id = r.get<BodyId>();
@@ -491,7 +604,8 @@ void DistributedExchange::selectContacts(const BodyStorage& bodies, ContactStora
 }
 
 void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactStorage& contacts,
-                                     std::vector<std::uint32_t>& multiplicity) {
+                                     std::vector<std::uint32_t>& multiplicity,
+                                     std::vector<detail::PercussionCacheEntry>& warmStart) {
   multiplicity.assign(bodies.size(), 1);
   // Remote bodies with contacts here, reported to their owners.
   std::vector<char> inContact(bodies.size(), 0);
@@ -500,6 +614,24 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     inContact[contacts.bodyB()[c]] = 1;
   }
   std::vector<ByteWriter>& out = freshWriters(neighbours_.size());
+  // Warm start, second leg: entries whose home body this process gave away in the exchange go to
+  // its new owner; those of bodies that left every domain are dropped.
+  {
+    std::vector<std::vector<RoutedEntry>>& entries = freshEntryLists(neighbours_.size());
+    std::vector<RoutedEntry> kept;
+    for (const RoutedEntry& r : homeEntries_) {
+      if (const auto moved = transferredTo_.find(r.home()); moved != transferredTo_.end()) {
+        entries[partnerIndex(moved->second)].push_back(r);
+      } else if (const std::optional<std::size_t> h = bodies.indexOf(r.home());
+                 h && bodies.ownerships()[*h] == BodyOwnership::Local) {
+        kept.push_back(r);
+      }
+    }
+    homeEntries_.swap(kept);
+    for (std::size_t k = 0; k < neighbours_.size(); ++k) {
+      putEntries(out[k], entries[k]);
+    }
+  }
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (inContact[i] != 0 && bodies.isSimulated(i) &&
         bodies.ownerships()[i] == BodyOwnership::Remote) {
@@ -513,6 +645,7 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   std::unordered_map<BodyId, std::vector<int>> holders;
   for (std::size_t k = 0; k < in_.size(); ++k) {
     ByteReader& r = in_[k];
+    getEntries(r, homeEntries_);
     while (!r.done()) {
       holders[r.get<BodyId>()].push_back(neighbours_[k]);
     }
@@ -524,6 +657,21 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     split_.push_back({id, true, std::move(ranks), {}});
   }
   freshWriters(neighbours_.size());
+  // Warm start, last leg: the owner sends the entries of its bodies to every process holding a
+  // copy.
+  {
+    std::vector<std::vector<RoutedEntry>>& entries = freshEntryLists(neighbours_.size());
+    for (const RoutedEntry& r : homeEntries_) {
+      if (const auto copies = holders_.find(r.home()); copies != holders_.end()) {
+        for (const int rank : copies->second) {
+          entries[partnerIndex(rank)].push_back(r);
+        }
+      }
+    }
+    for (std::size_t k = 0; k < neighbours_.size(); ++k) {
+      putEntries(out[k], entries[k]);
+    }
+  }
   for (const SplitBody& s : split_) {
     const auto i = bodies.indexOf(s.id);
     GRAIN_REQUIRE(i.has_value() && bodies.ownerships()[*i] == BodyOwnership::Local,
@@ -544,8 +692,10 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     }
   }
   sendWriters(kTagPlanMultiplicity, neighbours_);
+  std::vector<RoutedEntry> received;
   for (std::size_t k = 0; k < in_.size(); ++k) {
     ByteReader& r = in_[k];
+    getEntries(r, received);
     while (!r.done()) {
       const auto id = r.get<BodyId>();
       const auto p = r.get<std::uint32_t>();
@@ -561,6 +711,14 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
       split_.push_back(std::move(s));
     }
   }
+  warmStart.clear();
+  for (const std::vector<RoutedEntry>* list : {&homeEntries_, &received}) {
+    for (const RoutedEntry& r : *list) {
+      warmStart.push_back(r.entry);
+    }
+  }
+  homeEntries_.clear();
+  std::sort(warmStart.begin(), warmStart.end(), cacheKeyLess);
   std::sort(split_.begin(), split_.end(),
             [](const SplitBody& a, const SplitBody& b) { return a.id < b.id; });
   splitPartners_.clear();

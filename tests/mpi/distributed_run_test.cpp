@@ -20,6 +20,7 @@
 
 #include <mpi.h>
 
+#include <grain/core/solvers/percussion_cache.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/mpi/communicator.hpp>
 #include <grain/mpi/distributed_exchange.hpp>
@@ -190,8 +191,9 @@ DynamicsSystem corner() {
   return s;
 }
 
-StepperSettings settings(Real dt) {
+StepperSettings settings(Real dt, bool warmStart = false) {
   StepperSettings st;
+  st.solver.usePercussionCache = warmStart;
   st.deltaT = dt;
   st.solver.convergenceMethod = ConvergenceMethod::InVelocity;
   st.solver.relTol = 1e-12;
@@ -220,7 +222,21 @@ struct Outcome {
   std::size_t maxSplit = 0;
   std::uint32_t maxMultiplicity = 1;
   std::string error;
+  std::size_t warmStartedSerial = 0;  ///< contacts that started from a cached percussion, all steps
+  bool warmStartMatches = true;       ///< summed over processes as in the serial run, every step
 };
+
+/// The contacts of `contacts` whose key is in the warm-start cache `cache`.
+std::size_t warmStarted(const BodyStorage& bodies, const ContactStorage& contacts,
+                        const std::vector<detail::PercussionCacheEntry>& cache) {
+  std::vector<detail::PercussionCacheKey> keys;
+  std::vector<std::uint32_t> ordinal;
+  detail::makePercussionCacheKeys(bodies, contacts, keys, ordinal);
+  std::size_t n = 0;
+  detail::forEachCachedPercussion(bodies, contacts, keys, ordinal, cache,
+                                  [&](std::uint32_t, const Vec3&) { ++n; });
+  return n;
+}
 
 /// A grid over the current box of all processes' bodies, with the dimensions `dims` permuted by
 /// `turn` (so that a rebuild moves most bodies to another process).
@@ -237,12 +253,23 @@ std::shared_ptr<mpi::Topology> rebuiltGrid(const BodyStorage& bodies, MPI_Comm c
 }
 
 Outcome run(DynamicsSystem (*make)(), Real dt, int steps, MPI_Comm comm, int size,
-            int rebuildEvery = 0, bool forceSquare = false) {
+            int rebuildEvery = 0, bool forceSquare = false, bool warmStart = false) {
   Outcome o;
   DynamicsSystem serial = make();
-  MoreauStepper serialStepper(settings(dt));
+  MoreauStepper serialStepper(settings(dt, warmStart));
   DynamicsSystem dist = make();
-  MoreauStepper distStepper(settings(dt));
+  MoreauStepper distStepper(settings(dt, warmStart));
+  // Contacts that start from a cached percussion, counted just before each solve.
+  std::size_t serialHits = 0;
+  std::size_t distHits = 0;
+  serialStepper.setContactProblemObserver(
+      [&](const BodyStorage& b, const ContactProblem& p, std::uint64_t) {
+        serialHits += warmStarted(b, p.contacts, serialStepper.solver().percussionCache());
+      });
+  distStepper.setContactProblemObserver(
+      [&](const BodyStorage& b, const ContactProblem& p, std::uint64_t) {
+        distHits += warmStarted(b, p.contacts, distStepper.solver().percussionCache());
+      });
   Vec3 lo, hi;
   bodyBox(dist.bodies, lo, hi);
   lo -= Vec3::Constant(0.01);  // a flat layer of bodies still gets cells of positive extent
@@ -258,8 +285,11 @@ Outcome run(DynamicsSystem (*make)(), Real dt, int steps, MPI_Comm comm, int siz
   const std::size_t total = serial.bodies.simulatedCount();
   for (int k = 0; k < steps; ++k) {
     if (rebuildEvery > 0 && k > 0 && k % rebuildEvery == 0) {
-      exchange.setTopology(rebuiltGrid(dist.bodies, comm, size, k / rebuildEvery), dist);
+      std::vector<detail::PercussionCacheEntry> cache = distStepper.solver().takePercussionCache();
+      exchange.setTopology(rebuiltGrid(dist.bodies, comm, size, k / rebuildEvery), dist, cache);
     }
+    serialHits = 0;
+    distHits = 0;
     const StepStats s = serialStepper.step(serial);
     StepStats d;
     try {
@@ -270,6 +300,10 @@ Outcome run(DynamicsSystem (*make)(), Real dt, int steps, MPI_Comm comm, int siz
       MPI_Abort(comm, 1);
     }
     o.contactsMatch = o.contactsMatch && s.contacts == d.contacts;
+    Real hits = static_cast<Real>(distHits);
+    exchange.reducer().sum(std::span<Real>(&hits, 1));
+    o.warmStartedSerial += serialHits;
+    o.warmStartMatches = o.warmStartMatches && static_cast<std::size_t>(hits) == serialHits;
     Real split = static_cast<Real>(exchange.splitBodies());
     exchange.reducer().max(std::span<Real>(&split, 1));
     o.maxSplit = std::max(o.maxSplit, static_cast<std::size_t>(split));
@@ -394,6 +428,28 @@ int main(int argc, char** argv) {
                                      : std::max(dr, (it->second.position - s.position).norm());
     }
     check(dr < 1e-7, "rebuilds: positions follow the serial run to solver tolerance" + np);
+  }
+
+  {
+    // Warm start (usePercussionCache) across migrations and rebuilds every 25 steps: the cached
+    // percussions travel with the bodies, so in every step as many contacts start from their
+    // last percussion, summed over the processes, as in the serial run.
+    const Outcome o = run(pile, 1e-3, 150, MPI_COMM_WORLD, size, 25, false, true);
+    check(o.conserved, "warm start: every id exactly once in every state" + np);
+    check(o.contactsMatch,
+          "warm start: contacts summed over processes equal the serial count" + np);
+    check(o.warmStartedSerial > 1000,
+          "warm start: the serial run starts contacts from the cache (" +
+              std::to_string(o.warmStartedSerial) + ")" + np);
+    check(o.warmStartMatches,
+          "warm start: every step as many contacts warm-started as in the serial run" + np);
+    Real dr = 0.0;
+    for (const auto& [id, s] : o.serial) {
+      const auto it = o.distributed.find(id);
+      dr = it == o.distributed.end() ? 1e300
+                                     : std::max(dr, (it->second.position - s.position).norm());
+    }
+    check(dr < 1e-7, "warm start: positions follow the serial run to solver tolerance" + np);
   }
 
   if (gRank == 0) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -57,9 +58,12 @@ struct ResumePoint {
 /// state) the warm-start cache. Touches no file, so every process of a distributed run can call
 /// it. The cache is looked for in RestartCache.bin, then in RestartCache.prev.bin.
 /// `simulatedInScene` as for applyState. Throws grain::Error.
-ResumePoint loadResumeState(const std::filesystem::path& record, DynamicsSystem& system,
-                            MoreauStepper& stepper,
-                            std::optional<std::size_t> simulatedInScene = std::nullopt);
+/// `keepWarmStart`: the cache entries to keep (all without it; a process of a distributed run
+/// keeps those of its own bodies, so its memory does not grow with the whole scene).
+ResumePoint loadResumeState(
+    const std::filesystem::path& record, DynamicsSystem& system, MoreauStepper& stepper,
+    std::optional<std::size_t> simulatedInScene = std::nullopt,
+    const std::function<bool(const detail::PercussionCacheEntry&)>& keepWarmStart = {});
 
 /// Continues the run in `record`: loads the last complete state of record/SimState.sim into
 /// `system` (simulated bodies looked up by id; the time is set to the state's time), sets the
@@ -89,6 +93,18 @@ double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorag
 double applyState(SimFileReader& reader, std::size_t k, BodyStorage& bodies,
                   std::optional<std::size_t> simulatedInScene = std::nullopt);
 
+/// The warm-start file (RestartCache.bin): a 32-byte header ("GRWS", version 1 as uint32, the
+/// state's time as double, its step as uint64, the entry count as uint64), then 44 bytes per entry
+/// (smaller id, larger id as uint64, ordinal as uint32, percussion on the larger-id body as three
+/// doubles, world frame, N s), native byte order. Entries may come in any order (a distributed
+/// run writes each process's part in turn); readers sort them.
+inline constexpr std::size_t kWarmStartHeaderBytes = 32;
+inline constexpr std::size_t kWarmStartEntryBytes = 44;
+std::array<char, kWarmStartHeaderBytes> warmStartHeader(double time, std::uint64_t step,
+                                                        std::uint64_t count);
+/// Appends the kWarmStartEntryBytes of `e` to `out`.
+void appendWarmStartEntry(std::vector<char>& out, const detail::PercussionCacheEntry& e);
+
 /// Stores the warm-start cache of every written state, so that a run killed at any moment can
 /// be continued bit-identically.
 class WarmStartCheckpoint {
@@ -102,6 +118,11 @@ class WarmStartCheckpoint {
   /// not moved. Does nothing if warm start is off. Throws grain::Error naming the file.
   void store(const std::filesystem::path& record, MoreauStepper& stepper, double time,
              std::uint64_t step);
+  /// store() in two halves, for a file written by other means (a distributed run writes it with
+  /// MPI-IO): begin() moves RestartCache.bin aside as store() does and returns the temporary file
+  /// to write the new cache to; finish() renames it to RestartCache.bin. Throws grain::Error.
+  std::filesystem::path begin(const std::filesystem::path& record, std::uint64_t step);
+  void finish(const std::filesystem::path& record, std::uint64_t step);
 
  private:
   std::optional<std::uint64_t> stored_;  // step of RestartCache.bin, once known

@@ -40,6 +40,14 @@ namespace grain::mpi {
 /// answers with p. Averaging sends the copies' velocities to the owner, which sums them in rank
 /// order and sends the mean back; convergence decisions are taken among the coupled processes only
 /// (a communicator split every step).
+///
+/// Warm start: each warm-start entry has a home body, the pair's body with the smaller id if it is
+/// simulated, else the other one (warmStartHome). The entries travel with their home body, so that
+/// a contact whose bodies change process still starts from its last percussion: the process that
+/// solved a contact sends its entry to the home body's owner with the body messages; an owner that
+/// gave the body away forwards it to the new owner with the first planning message; the owner sends
+/// it to every process holding a copy with the second planning message. Every process then has the
+/// entries of all pairs whose home body it holds, among them those of every contact it solves.
 class DistributedExchange final : public BodyExchange, public SplitBodyExchange {
  public:
   /// `comm` must have topology->size() processes. Throws grain::Error otherwise.
@@ -58,17 +66,28 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   /// exchange, as owners may be any process). The next exchangeBodies() creates the remote copies
   /// anew. Collective. Throws grain::Error (on every process) if a simulated body is larger than
   /// the smallest cell of the new decomposition.
-  void setTopology(std::shared_ptr<const Topology> topology, DynamicsSystem& system);
+  /// `warmStart`: warm-start entries of pairs whose home body this process holds (its solver's
+  /// cache, or entries read for a restart; see holdsWarmStartHome), taken over (the vector is left
+  /// empty) and moved with the bodies to the new owners; the next exchangeBodies()/planSplits()
+  /// hand them on.
+  void setTopology(std::shared_ptr<const Topology> topology, DynamicsSystem& system,
+                   std::vector<detail::PercussionCacheEntry>& warmStart);
+  void setTopology(std::shared_ptr<const Topology> topology, DynamicsSystem& system) {
+    std::vector<detail::PercussionCacheEntry> none;
+    setTopology(std::move(topology), system, none);
+  }
   const Topology& topology() const { return *topology_; }
   std::shared_ptr<const Topology> sharedTopology() const { return topology_; }
 
   // BodyExchange
-  void exchangeBodies(DynamicsSystem& system) override;
+  void exchangeBodies(DynamicsSystem& system,
+                      std::vector<detail::PercussionCacheEntry>& warmStart) override;
   void selectContacts(const BodyStorage& bodies, ContactStorage& contacts) override;
 
   // SplitBodyExchange
   void planSplits(const BodyStorage& bodies, const ContactStorage& contacts,
-                  std::vector<std::uint32_t>& multiplicity) override;
+                  std::vector<std::uint32_t>& multiplicity,
+                  std::vector<detail::PercussionCacheEntry>& warmStart) override;
   bool beginSolve(const BodyStorage& bodies, std::span<const std::uint32_t> storageIndex) override;
   unsigned period() const override { return period_; }
   unsigned checkRatio() const override { return checkRatio_; }
@@ -107,6 +126,18 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
         partnerIndex;  ///< per holder: its position in splitPartners_, or kSelf
   };
   static constexpr std::uint32_t kSelf = UINT32_MAX;
+  /// A warm-start entry on its way to the processes holding its home body.
+  struct RoutedEntry {
+    detail::PercussionCacheEntry entry;
+    bool homeIsHi = false;  ///< the pair's smaller id is a static or animated body
+    BodyId home() const { return homeIsHi ? entry.hi : entry.lo; }
+  };
+  /// Per partner k, the entries to send (storage kept between calls).
+  std::vector<std::vector<RoutedEntry>>& freshEntryLists(std::size_t count);
+  /// Writes entry list k ahead of writer k's records: a count, then the entries.
+  static void putEntries(ByteWriter& w, const std::vector<RoutedEntry>& entries);
+  /// Reads the entries ahead of a message's records into `to`.
+  static void getEntries(ByteReader& r, std::vector<RoutedEntry>& to);
   std::size_t partnerIndex(int rank) const;
   void requireNeighbour(int rank, BodyId id, const char* what) const;
   /// The per-partner message writers, emptied, for `count` partners (storage kept between calls).
@@ -132,11 +163,20 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   TrafficCounters traffic_;
   std::vector<int> scratchRanks_;
   std::vector<std::vector<int>> heldBy_;  ///< selectContacts: processes holding each body
+  /// Warm-start entries whose home body this process owns, from exchangeBodies() or setTopology()
+  /// until planSplits() hands them on.
+  std::vector<RoutedEntry> homeEntries_;
+  std::unordered_map<BodyId, int> transferredTo_;  ///< last exchangeBodies(): body -> new owner
+  std::vector<std::vector<RoutedEntry>> entriesOut_;
   // Message buffers, reused by every exchange (no allocation per sweep in steady state).
   std::vector<ByteWriter> out_;
   std::vector<std::vector<char>> send_;
   std::vector<std::vector<char>> recv_;
   std::vector<ByteReader> in_;
 };
+
+/// True if the home body of warm-start entry `e` (the pair's smaller id if simulated, else the
+/// other) is a simulated body this process owns: the entries a process keeps of a restart file.
+bool holdsWarmStartHome(const BodyStorage& bodies, const detail::PercussionCacheEntry& e);
 
 }  // namespace grain::mpi

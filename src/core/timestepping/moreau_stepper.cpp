@@ -121,7 +121,9 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   // Bodies migrate and remote copies are refreshed here in a distributed run; contacts, solver
   // order and warm start then follow body ids, whatever the storage history.
   if (exchanges.bodies != nullptr) {
-    exchanges.bodies->exchangeBodies(system);
+    // The warm-start entries of the contacts solved here last step travel with the bodies.
+    warmStart_ = solver_.takePercussionCache();
+    exchanges.bodies->exchangeBodies(system, warmStart_);
     bodies.sortById();
   }
   timer.lap(Stage::Exchange);
@@ -153,7 +155,8 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   }
   multiplicity_.clear();
   if (exchanges.split != nullptr) {
-    exchanges.split->planSplits(bodies, contacts_, multiplicity_);
+    exchanges.split->planSplits(bodies, contacts_, multiplicity_, warmStart_);
+    solver_.setPercussionCache(std::move(warmStart_));
   }
   timer.lap(Stage::ContactGraph);
 

@@ -335,4 +335,55 @@ TEST(RestartIo, WarmStartCacheOfTheStateBeforeIsKept) {
 }
 
 }  // namespace
+TEST(RestartIo, WarmStartEntriesInAnyOrderAreReadSortedAndFiltered) {
+  // A distributed run writes each process's entries in turn (RestartCache.bin in the format of
+  // warmStartHeader/appendWarmStartEntry): readers sort them, and a process keeps only those it
+  // asks for.
+  TempDir dir;
+  const std::filesystem::path record = dir.path();
+  StepperSettings settings;
+  settings.deltaT = 0.01;
+  settings.solver.usePercussionCache = true;
+  DynamicsSystem s = threeBodies();
+  {
+    SimFileWriter w;
+    w.open(record / "SimState.sim");
+    w.writeHeader(s.bodies);
+    w.writeState(0.0, s.bodies);
+    w.writeState(0.05, s.bodies);
+  }
+  const std::vector<detail::PercussionCacheEntry> unsorted = {
+      {makeBodyId(0, 1), makeBodyId(9, 0), 0, Vec3(7, 8, 9)},
+      {makeBodyId(0, 0), makeBodyId(0, 1), 1, Vec3(4, 5, 6)},
+      {makeBodyId(0, 0), makeBodyId(0, 1), 0, Vec3(1, 2, 3)}};
+  std::vector<char> bytes;
+  for (const auto& e : unsorted) {
+    appendWarmStartEntry(bytes, e);
+  }
+  ASSERT_EQ(bytes.size(), 3 * kWarmStartEntryBytes);
+  {
+    const auto header = warmStartHeader(0.05, 5, unsorted.size());
+    std::ofstream o(record / kRestartCacheFile, std::ios::binary);
+    o.write(header.data(), static_cast<std::streamsize>(header.size()));
+    o.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  DynamicsSystem all = threeBodies();
+  MoreauStepper stepper(settings);
+  ASSERT_TRUE(loadResumeState(record, all, stepper).warmStartRestored);
+  const auto& cache = stepper.solver().percussionCache();
+  ASSERT_EQ(cache.size(), 3u);
+  EXPECT_EQ(cache[0].percussionOnHi, Vec3(1, 2, 3));
+  EXPECT_EQ(cache[1].percussionOnHi, Vec3(4, 5, 6));
+  EXPECT_EQ(cache[2].percussionOnHi, Vec3(7, 8, 9));
+
+  DynamicsSystem some = threeBodies();
+  MoreauStepper filtered(settings);
+  ASSERT_TRUE(loadResumeState(
+                  record, some, filtered, std::nullopt,
+                  [](const detail::PercussionCacheEntry& e) { return e.hi == makeBodyId(9, 0); })
+                  .warmStartRestored);
+  ASSERT_EQ(filtered.solver().percussionCache().size(), 1u);
+  EXPECT_EQ(filtered.solver().percussionCache()[0].percussionOnHi, Vec3(7, 8, 9));
+}
+
 }  // namespace grain::io

@@ -105,8 +105,8 @@ TEST(ContactSolverMeasures, StopsAtFirstSweepWithMeasureBelowRelTol) {
 /// (residual sums x 4, everything else unchanged).
 class ScalingExchange final : public SplitBodyExchange, public Reducer {
  public:
-  void planSplits(const BodyStorage&, const ContactStorage&, std::vector<std::uint32_t>&) override {
-  }
+  void planSplits(const BodyStorage&, const ContactStorage&, std::vector<std::uint32_t>&,
+                  std::vector<detail::PercussionCacheEntry>&) override {}
   bool beginSolve(const BodyStorage&, std::span<const std::uint32_t>) override { return true; }
   unsigned period() const override { return 1; }
   unsigned checkRatio() const override { return 1; }

@@ -453,8 +453,8 @@ class CountingExchange final : public SplitBodyExchange {
  public:
   CountingExchange(unsigned period, unsigned checkRatio, bool coupled, bool veto)
       : reducer(veto), period_(period), checkRatio_(checkRatio), coupled_(coupled) {}
-  void planSplits(const BodyStorage&, const ContactStorage&, std::vector<std::uint32_t>&) override {
-  }
+  void planSplits(const BodyStorage&, const ContactStorage&, std::vector<std::uint32_t>&,
+                  std::vector<detail::PercussionCacheEntry>&) override {}
   bool beginSolve(const BodyStorage&, std::span<const std::uint32_t> storageIndex) override {
     ++solves;
     solverBodies = storageIndex.size();
@@ -580,8 +580,8 @@ TEST(ContactSolverBehaviour, SolveWithoutContactsStillJoinsTheExchange) {
 TEST(ContactSolverBehaviour, ExchangedVelocitiesAreUsed) {
   class Kick final : public SplitBodyExchange {
    public:
-    void planSplits(const BodyStorage&, const ContactStorage&,
-                    std::vector<std::uint32_t>&) override {}
+    void planSplits(const BodyStorage&, const ContactStorage&, std::vector<std::uint32_t>&,
+                    std::vector<detail::PercussionCacheEntry>&) override {}
     bool beginSolve(const BodyStorage&, std::span<const std::uint32_t>) override { return true; }
     unsigned period() const override { return 1; }
     unsigned checkRatio() const override { return 1; }

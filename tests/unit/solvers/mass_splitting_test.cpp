@@ -35,8 +35,8 @@ class TwoSideExchange final : public SplitBodyExchange, public Reducer {
   TwoSideExchange(Meeting& meeting, int side, BodyId splitId, unsigned period)
       : meeting_(meeting), side_(side), splitId_(splitId), period_(period) {}
 
-  void planSplits(const BodyStorage&, const ContactStorage&, std::vector<std::uint32_t>&) override {
-  }
+  void planSplits(const BodyStorage&, const ContactStorage&, std::vector<std::uint32_t>&,
+                  std::vector<detail::PercussionCacheEntry>&) override {}
   bool beginSolve(const BodyStorage& bodies, std::span<const std::uint32_t> storageIndex) override {
     for (std::size_t k = 0; k < storageIndex.size(); ++k) {
       if (bodies.ids()[storageIndex[k]] == splitId_) {

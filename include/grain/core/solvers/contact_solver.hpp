@@ -181,6 +181,11 @@ class ContactSolver {
   void setPercussionCache(std::vector<detail::PercussionCacheEntry> cache) {
     cache_ = std::move(cache);
   }
+  /// Moves the warm-start cache out (a distributed step routes it to where the contacts are
+  /// solved next; see BodyExchange::exchangeBodies), leaving the solver's empty.
+  std::vector<detail::PercussionCacheEntry> takePercussionCache() {
+    return std::exchange(cache_, {});
+  }
   /// The settings the solver was built with.
   const InclusionSolverSettings& settings() const { return settings_; }
 

@@ -8,6 +8,7 @@
 #include <grain/core/bodies/body_storage.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/math/types.hpp>
+#include <grain/core/solvers/solver_data.hpp>
 
 /// The seams through which a distributed run plugs into the serial core (thesis ch. 9, 12, 13).
 ///
@@ -21,6 +22,11 @@
 ///     split into copies with weighted mass (mass splitting); their velocities are averaged on
 ///     the solver's own arrays every period() sweeps.
 ///   - Reducer: sums and logical reductions (convergence flags, accuracy measures, statistics).
+///
+/// Warm start (usePercussionCache) travels through the same two calls: exchangeBodies() takes the
+/// cache of the contacts this process solved in the previous step, planSplits() gives back the
+/// cache entries of every contact this process may solve now, wherever they were solved before.
+/// A distributed step passes both exchanges or neither.
 ///
 /// Collective calls line up: whenever a process makes a call that communicates, every process
 /// it communicates with makes the same call. The stepper and the solver guarantee this by
@@ -61,7 +67,11 @@ class BodyExchange {
   /// After the first half step, before collision detection: local bodies whose centre left this
   /// process's domain change owner, remote copies are created, updated or removed. Bodies carry
   /// their step-start state (BodyStorage). The stepper restores id order afterwards.
-  virtual void exchangeBodies(DynamicsSystem& system) = 0;
+  /// `warmStart`: the warm-start entries of the contacts this process solved in the previous step
+  /// (empty without usePercussionCache); the exchange takes them over (leaves the vector empty)
+  /// and hands them back, routed to the processes that now hold the pairs' bodies, in planSplits().
+  virtual void exchangeBodies(DynamicsSystem& system,
+                              std::vector<detail::PercussionCacheEntry>& warmStart) = 0;
   /// After collision detection: removes the contacts that another process solves, so that every
   /// contact is solved by exactly one process. Must keep the order of the remaining contacts.
   virtual void selectContacts(const BodyStorage& bodies, ContactStorage& contacts) = 0;
@@ -77,8 +87,11 @@ class SplitBodyExchange {
   /// which bodies are split. Fills `multiplicity` (one entry per BodyStorage index): the number of
   /// processes that share body i in this step's solve (1: not split). A body with multiplicity >
   /// 1 takes part in this process's solve even without a contact here.
+  /// `warmStart` is replaced by the warm-start entries of every contact pair whose body is held
+  /// here (see BodyExchange::exchangeBodies), sorted as ContactSolver::percussionCache().
   virtual void planSplits(const BodyStorage& bodies, const ContactStorage& contacts,
-                          std::vector<std::uint32_t>& multiplicity) = 0;
+                          std::vector<std::uint32_t>& multiplicity,
+                          std::vector<detail::PercussionCacheEntry>& warmStart) = 0;
   /// Once per solve, before the first sweep, without communication: the BodyStorage index of
   /// every solver body, in solver order. Returns true if this process shares split bodies with
   /// others in this solve ("coupled"): then average() and coupledReducer() calls follow.

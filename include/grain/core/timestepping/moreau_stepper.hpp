@@ -95,7 +95,8 @@ class MoreauStepper {
   ContactGraph graph_;
   std::vector<Real> totalOverlap_;
   std::vector<std::uint32_t> multiplicity_;  // per body: processes sharing it (distributed runs)
-  std::vector<Vec3> bodyForce_;              // per-body external forces at t^M (N, I frame)
+  std::vector<detail::PercussionCacheEntry> warmStart_;  // in transit between two exchanges
+  std::vector<Vec3> bodyForce_;  // per-body external forces at t^M (N, I frame)
   std::vector<bool> simulatedMask_;
   std::uint64_t stepCount_ = 0;
   ContactProblemObserver problemObserver_;
