@@ -17,7 +17,6 @@
 // process's message), 2 bad command line or scene, 3 stopped by a signal (on any process).
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -121,53 +120,17 @@ std::size_t lineOf(const std::string& text, const std::string& tag) {
                        text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
 }
 
-/// The domain decomposition of the run, from the scene's MPISettings (a grid over the box of the
-/// simulated bodies when the scene has none).
-/// Box of the simulated bodies' centres and largest diameter over all processes.
-struct BodyBounds {
-  Vec3 lo = Vec3::Constant(std::numeric_limits<Real>::infinity());
-  Vec3 hi = Vec3::Constant(-std::numeric_limits<Real>::infinity());
-  Real largest = 0.0;  ///< m
-};
-
-/// Collective: every process passes its share of the bodies.
-BodyBounds globalBounds(const BodyStorage& bodies) {
-  BodyBounds b;
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    if (bodies.isSimulated(i)) {
-      b.lo = b.lo.cwiseMin(bodies.positions()[i]);
-      b.hi = b.hi.cwiseMax(bodies.positions()[i]);
-      b.largest = std::max(b.largest, 2.0 * bodies.boundingRadii()[i]);
-    }
-  }
-  std::array<Real, 4> mx{-b.lo[0], -b.lo[1], -b.lo[2], b.largest};
-  std::array<Real, 3> hi{b.hi[0], b.hi[1], b.hi[2]};
-  MPI_Allreduce(MPI_IN_PLACE, mx.data(), 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, hi.data(), 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  b.lo = Vec3(-mx[0], -mx[1], -mx[2]);
-  b.hi = Vec3(hi[0], hi[1], hi[2]);
-  b.largest = mx[3];
-  return b;
-}
-
-std::shared_ptr<mpi::Topology> makeTopology(const io::SceneDescription& scene,
-                                            const BodyBounds& bounds, std::string& description) {
-  Vec3 lo = bounds.lo;
-  Vec3 hi = bounds.hi;
-  const Real largest = bounds.largest;
-  if (!lo.allFinite()) {
-    lo = Vec3::Constant(-1.0);
-    hi = Vec3::Constant(1.0);
-  }
-  // A flat or empty cloud still needs cells of positive extent.
-  const Real pad = std::max(largest, 1e-6);
-  for (int k = 0; k < 3; ++k) {
-    if (hi[k] - lo[k] < pad) {
-      lo[k] -= pad;
-      hi[k] += pad;
-    }
-  }
-  std::array<int, 3> dims = mpi::GridTopology::dimensionsForExtent(gSize, hi - lo);
+/// The first domain decomposition of the run (collective): the load balancer's grid over the box of
+/// the simulated bodies' centres that every process built, each cell at least as wide as the
+/// largest body; its dimensions are the scene's grid `dimension` when given with
+/// matchProcessDimToExtent="false", else the factorisation of the process count closest to cubes.
+std::shared_ptr<const mpi::Topology> firstGrid(const io::SceneDescription& scene,
+                                               std::size_t simulatedInScene,
+                                               std::string& description) {
+  mpi::LoadBalanceSettings first;
+  first.type = mpi::LoadBalanceSettings::TopologyType::Grid;
+  first.buildMode = mpi::LoadBalanceSettings::BuildMode::Aabb;
+  first.matchProcessDimToExtent = true;
   std::string how = "chosen for the extent of the bodies";
   if (scene.mpi) {
     const io::MpiTopology& t = scene.mpi->topology;
@@ -184,20 +147,33 @@ std::shared_ptr<mpi::Topology> makeTopology(const io::SceneDescription& scene,
                                  " cells for " + std::to_string(gSize) +
                                  " processes (or set matchProcessDimToExtent=\"true\")");
       }
-      dims = given;
+      first.gridDimension = given;
+      first.matchProcessDimToExtent = false;
       how = "from MPISettings dimension";
     }
   }
-  auto topology = std::make_shared<mpi::GridTopology>(lo, hi, dims);
-  if (gSize > 1 && largest > topology->minCellExtent()) {
-    throw Error("a simulated body of diameter " + std::to_string(largest) +
-                " m is larger than the smallest domain cell (" +
-                std::to_string(topology->minCellExtent()) +
-                " m): use fewer processes or a coarser decomposition");
+  if (simulatedInScene == 0) {  // nothing to decompose: any box will do
+    first.buildMode = mpi::LoadBalanceSettings::BuildMode::Predefined;
+    first.minPoint = Vec3::Constant(-1.0);
+    first.maxPoint = Vec3::Constant(1.0);
   }
+  std::vector<mpi::BalancedBody> bodies;
+  Real largest = 0.0;
+  const BodyStorage& b = scene.system.bodies;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (b.isSimulated(i)) {
+      bodies.push_back({b.ids()[i], b.positions()[i], b.velocities()[i], 1.0});
+      largest = std::max(largest, 2.0 * b.boundingRadii()[i]);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  first.minCellSize = std::max<Real>(largest, 1e-6);  // the box grows rather than refuse a body
+  mpi::BuiltTopology built =
+      mpi::buildTopology(MPI_COMM_WORLD, first, bodies, Vec3::Zero(), {}, largest);
+  const auto& dims = dynamic_cast<const mpi::GridTopology&>(*built.topology).dimensions();
   description = "grid " + std::to_string(dims[0]) + " x " + std::to_string(dims[1]) + " x " +
                 std::to_string(dims[2]) + " " + how;
-  return topology;
+  return built.topology;
 }
 
 /// The load-balancing settings of the scene's MPISettings (a static grid without them).
@@ -293,8 +269,7 @@ class MpiHooks final : public app::RunHooks {
   MpiHooks(DynamicsSystem& system, MoreauStepper& stepper, mpi::DistributedExchange& exchange,
            const mpi::LoadBalanceSettings& balance, const io::RecorderSettings& recorder,
            app::CollectiveSimWriter* sim, app::CollectiveWarmStart* warmStart,
-           io::RunLogWriter* log, std::ofstream* processLog,
-           const std::unordered_map<BodyId, std::uint32_t>& globalGeomId)
+           io::RunLogWriter* log, std::ofstream* processLog)
       : system_(system),
         stepper_(stepper),
         exchange_(exchange),
@@ -303,8 +278,7 @@ class MpiHooks final : public app::RunHooks {
         sim_(sim),
         warmStart_(warmStart),
         log_(log),
-        processLog_(processLog),
-        globalGeomId_(globalGeomId) {}
+        processLog_(processLog) {}
 
   StepStats step() override {
     exchange_.resetTraffic();
@@ -374,7 +348,8 @@ class MpiHooks final : public app::RunHooks {
       if (warmStart_ != nullptr) {
         warmStart_->store(stepper_.solver().percussionCache(), system_.time, step);
       }
-      sim_->writeState(system_.time, system_.bodies, stepper_.totalOverlap(), globalGeomId_);
+      sim_->writeState(system_.time, system_.bodies, stepper_.totalOverlap(),
+                       exchange_.ownedBodyTags());
       if (log_ != nullptr) {
         log_->flush();
       }
@@ -407,7 +382,6 @@ class MpiHooks final : public app::RunHooks {
   app::CollectiveWarmStart* warmStart_;  ///< null without usePercussionCache
   io::RunLogWriter* log_;
   std::ofstream* processLog_;
-  const std::unordered_map<BodyId, std::uint32_t>& globalGeomId_;
   std::uint64_t localBytes_ = 0;
   int signal_ = 0;
   std::uint64_t rebuilds_ = 0;
@@ -421,8 +395,8 @@ class MpiHooks final : public app::RunHooks {
 /// written. Returns the scene, or throws.
 struct Setup {
   io::SceneDescription scene;
-  std::unordered_map<BodyId, std::uint32_t> globalGeomId;
-  std::size_t simulatedInScene = 0;  ///< on all processes together
+  std::unordered_map<BodyId, std::uint32_t> globalGeomId;  ///< of the bodies this process built
+  std::size_t simulatedInScene = 0;                        ///< on all processes together
 };
 
 /// The process that builds a simulated body from the scene (before the first decomposition
@@ -472,43 +446,6 @@ Setup loadScene(const app::SimOptions& opt) {
   return s;
 }
 
-/// Collective: every process learns the global geometry id (GlobalGeomId) of every body, since
-/// a body built on one process may be written by another. Costs 12 bytes per body that has one
-/// on every process; scenes without GlobalGeomId send nothing.
-void gatherGlobalGeometryIds(std::unordered_map<BodyId, std::uint32_t>& ids) {
-  if (gSize == 1) {
-    return;
-  }
-  constexpr std::size_t kRecord = sizeof(BodyId) + sizeof(std::uint32_t);
-  std::vector<char> mine(ids.size() * kRecord);
-  std::size_t at = 0;
-  for (const auto& [id, geom] : ids) {
-    std::memcpy(mine.data() + at, &id, sizeof(BodyId));
-    std::memcpy(mine.data() + at + sizeof(BodyId), &geom, sizeof(std::uint32_t));
-    at += kRecord;
-  }
-  int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(gSize));
-  MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  std::vector<int> offsets(counts.size(), 0);
-  for (std::size_t r = 1; r < counts.size(); ++r) {
-    offsets[r] = offsets[r - 1] + counts[r - 1];
-  }
-  std::vector<char> all(static_cast<std::size_t>(offsets.back() + counts.back()));
-  if (all.empty()) {
-    return;
-  }
-  MPI_Allgatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE,
-                 MPI_COMM_WORLD);
-  for (at = 0; at + kRecord <= all.size(); at += kRecord) {
-    BodyId id = 0;
-    std::uint32_t geom = 0;
-    std::memcpy(&id, all.data() + at, sizeof(BodyId));
-    std::memcpy(&geom, all.data() + at + sizeof(BodyId), sizeof(std::uint32_t));
-    ids[id] = geom;
-  }
-}
-
 int run(const app::SimOptions& opt) {
   // 1. Input, on every process (all reach the same verdict).
   std::optional<Setup> setup;
@@ -525,7 +462,6 @@ int run(const app::SimOptions& opt) {
   if (!checkedOnAll([&] { setup.emplace(loadScene(opt)); })) {
     return kExitBadInput;
   }
-  gatherGlobalGeometryIds(setup->globalGeomId);
   io::SceneDescription& scene = setup->scene;
   DynamicsSystem& system = scene.system;
   MoreauStepper stepper(scene.stepper);
@@ -540,7 +476,7 @@ int run(const app::SimOptions& opt) {
 
   // 2. State to continue from, decomposition, owned bodies.
   io::ResumePoint resume;
-  std::shared_ptr<mpi::Topology> topology;
+  std::shared_ptr<const mpi::Topology> topology;
   std::string topologyText;
   // Every process built a share of the simulated bodies (see loadScene); the first grid over
   // the box of all of them gives each body its owner, and one all-to-all moves it there.
@@ -556,14 +492,15 @@ int run(const app::SimOptions& opt) {
       })) {
     return kExitBadInput;
   }
-  const BodyBounds bounds = globalBounds(system.bodies);
-  if (!checkedOnAll([&] { topology = makeTopology(scene, bounds, topologyText); })) {
+  if (!checkedOnAll([&] { topology = firstGrid(scene, setup->simulatedInScene, topologyText); })) {
     return kExitBadInput;
   }
   const auto simulated = static_cast<std::uint32_t>(setup->simulatedInScene);
   const unsigned splitRatio = scene.mpi ? scene.mpi->splitNodeUpdateRatio : 1;
   const unsigned checkRatio = scene.mpi ? scene.mpi->convergenceCheckRatio : 1;
   mpi::DistributedExchange exchange(MPI_COMM_WORLD, topology, splitRatio, checkRatio);
+  // The global geometry ids (.sim extra bytes) of the bodies this process built travel with them.
+  exchange.setOwnedBodyTags(std::move(setup->globalGeomId));
   if (!checkedOnAll([&] {
         std::vector<detail::PercussionCacheEntry> warmStart =
             stepper.solver().takePercussionCache();
@@ -671,7 +608,7 @@ int run(const app::SimOptions& opt) {
         if (warmStart) {
           warmStart->store(stepper.solver().percussionCache(), system.time, 0);
         }
-        sim->writeState(system.time, system.bodies, {}, setup->globalGeomId);
+        sim->writeState(system.time, system.bodies, {}, exchange.ownedBodyTags());
       } else {
         sim = std::make_unique<app::CollectiveSimWriter>(MPI_COMM_WORLD, record / "SimState.sim",
                                                          resume.simHeader, resume.stateIndex + 1);
@@ -701,7 +638,7 @@ int run(const app::SimOptions& opt) {
   const std::uint64_t lastStep =
       firstStep + app::stepsUntil(system.time, endTime, scene.stepper.deltaT);
   MpiHooks hooks(system, stepper, exchange, balance, scene.recorder, sim.get(), warmStart.get(),
-                 log.get(), processLog.is_open() ? &processLog : nullptr, setup->globalGeomId);
+                 log.get(), processLog.is_open() ? &processLog : nullptr);
   app::LoopResult result;
   try {
     result =

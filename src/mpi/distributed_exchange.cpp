@@ -242,6 +242,7 @@ void DistributedExchange::keepOwnedBodies(BodyStorage& bodies) {
   }
   for (const BodyId id : others) {
     bodies.remove(id);
+    tags_.erase(id);
   }
   holders_.clear();
   ownerOfRemote_.clear();
@@ -317,6 +318,7 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
       ByteWriter& w = out[static_cast<std::size_t>(owner)];
       w.put(bodies.ids()[i]);
       putFull(w, system, i);
+      w.put(takeTag(bodies.ids()[i]));
       leaving.push_back(bodies.ids()[i]);
     }
   }
@@ -360,6 +362,7 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
     while (!r.done()) {
       const auto id = r.get<BodyId>();
       receiveFull(system, r, id, BodyOwnership::Local);
+      giveTag(id, r.get<std::uint32_t>());
     }
   }
   bodies.sortById();
@@ -468,6 +471,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
     for (const int r : targets) {
       w.put(r);
     }
+    w.put(takeTag(id));
     if (found != holders_.end()) {
       holders_.erase(found);
     }
@@ -538,6 +542,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
           if (!holders.empty()) {
             holders_[id] = std::move(holders);
           }
+          giveTag(id, r.get<std::uint32_t>());
           break;
         }
         default:

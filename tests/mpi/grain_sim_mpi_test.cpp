@@ -342,6 +342,42 @@ TEST_F(GrainSimMpi, BodiesWithTheirOwnShapesMigrateWithThem) {
   }
 }
 
+// The global geometry ids of the .sim extra bytes travel with their bodies: every body of every
+// state of a 3-process run whose kd-tree is rebuilt every 10 steps carries the id its scene gave
+// it (GlobalGeomId linear: body k of a layer gets 100 + k).
+TEST_F(GrainSimMpi, GlobalGeometryIdsTravelWithTheirBodies) {
+  const fs::path dir = makeTempDir("mpi_geometry_ids");
+  const std::string settings = R"(    <GlobalGeometries>
+      <Sphere distribute="random" id="100" instances="16" generator="uniform" seed="3"
+          minRadius="0.009" maxRadius="0.0105"/>
+    </GlobalGeometries>
+    <MPISettings>
+      <ProcessTopology mode="dynamic" policy="alwaysRebuild" policyCheckEveryXTimeStep="10">
+        <Topology type="kdTree" buildMode="AABB" minCellSize="0.001"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
+    </MPISettings>
+)";
+  writeText(dir / "pile.xml", pileScene(0.06, 4, "", settings,
+                                        R"(<GlobalGeomId distribute="linear" startId="100"/>)"));
+  const CommandResult r = runCommand(mpirun(3) + " -s " + (dir / "pile.xml").string() + " -g " +
+                                     (dir / "out").string());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  io::SimFileReader reader;
+  reader.open(record(dir / "out") / "SimState.sim");
+  ASSERT_EQ(reader.stateCount(), 7u);
+  std::size_t wrong = 0;
+  std::vector<int> ranks(3, 0);
+  for (std::size_t k = 0; k < reader.stateCount(); ++k) {
+    for (const io::SimBodyState& b : reader.readState(k).bodies) {
+      wrong += b.additional.globalGeomId != 100 + bodyNumber(b.id);
+      ranks.at(b.additional.processRank) += 1;
+    }
+  }
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_GT(*std::min_element(ranks.begin(), ranks.end()), 0);  // written by every process
+}
+
 // The scene's kd-tree decomposition (Zoltan RCB), rebuilt every 20 steps with mass-point
 // prediction (bodies weighing 1, or their process's measured compute time), and a grid rebuilt
 // every 15 steps with splitNodeUpdateRatio 2 and convergenceCheckRatio 2: the serial states to

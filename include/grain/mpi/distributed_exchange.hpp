@@ -61,6 +61,13 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   /// process does not own.
   void keepOwnedBodies(BodyStorage& bodies);
 
+  /// Tags: a number per simulated body that travels with its ownership (grain-sim-mpi: the global
+  /// geometry id of the scene's GlobalGeomId, for the .sim extra bytes), so no process needs the
+  /// tags of the whole scene. Sets the tags of bodies this process owns (absent: 0).
+  void setOwnedBodyTags(std::unordered_map<BodyId, std::uint32_t> tags) { tags_ = std::move(tags); }
+  /// The non-zero tags of the bodies this process owns.
+  const std::unordered_map<BodyId, std::uint32_t>& ownedBodyTags() const { return tags_; }
+
   /// Switches to a new decomposition (a rebuild for load balancing), between steps: remote copies
   /// are dropped and every local body moves to its owner under `topology` (one all-to-all
   /// exchange, as owners may be any process). The next exchangeBodies() creates the remote copies
@@ -132,6 +139,22 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
     bool homeIsHi = false;  ///< the pair's smaller id is a static or animated body
     BodyId home() const { return homeIsHi ? entry.hi : entry.lo; }
   };
+  /// Removes and returns the tag of a body this process hands over (0: none).
+  std::uint32_t takeTag(BodyId id) {
+    const auto it = tags_.find(id);
+    if (it == tags_.end()) {
+      return 0;
+    }
+    const std::uint32_t tag = it->second;
+    tags_.erase(it);
+    return tag;
+  }
+  /// Records the tag of a body this process received as its owner.
+  void giveTag(BodyId id, std::uint32_t tag) {
+    if (tag != 0) {
+      tags_[id] = tag;
+    }
+  }
   /// Per partner k, the entries to send (storage kept between calls).
   std::vector<std::vector<RoutedEntry>>& freshEntryLists(std::size_t count);
   /// Writes entry list k ahead of writer k's records: a count, then the entries.
@@ -168,6 +191,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   std::vector<RoutedEntry> homeEntries_;
   std::unordered_map<BodyId, int> transferredTo_;  ///< last exchangeBodies(): body -> new owner
   std::vector<std::vector<RoutedEntry>> entriesOut_;
+  std::unordered_map<BodyId, std::uint32_t> tags_;  ///< owned bodies' non-zero tags
   // Message buffers, reused by every exchange (no allocation per sweep in steady state).
   std::vector<ByteWriter> out_;
   std::vector<std::vector<char>> send_;
