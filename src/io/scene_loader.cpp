@@ -11,6 +11,7 @@
 #include <sstream>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <unordered_map>
 #include <utility>
 
 #include <grain/core/common/error.hpp>
@@ -150,9 +151,14 @@ struct GroupInitialCondition {
   }
 };
 
-/// A shape of GlobalGeometries.
+/// A child of GlobalGeometries: one shape, or a random sphere per id of a range (made only when a
+/// body this process builds refers to it, so the memory follows the bodies, not the range).
 struct GlobalGeometry {
-  ShapeIndex shape = 0;
+  std::uint32_t count = 1;  ///< ids first .. first + count - 1
+  ShapeIndex shape = 0;     ///< the shape, unless `radii`
+  std::optional<RadiusDistribution>
+      radii;  ///< random spheres: id first + j has radii.sample(seed, j)
+  std::uint32_t seed = 0;
   std::string element;  ///< "Sphere", "Box", ...
   std::filesystem::path meshFile;
   std::size_t line = 0;
@@ -430,14 +436,46 @@ class SceneBuilder {
 
   // ---- GlobalGeometries, GlobalSelectiveIds, MPISettings --------------------------------------
 
-  void addGlobalGeometry(const Element& g, std::uint32_t id, ShapeIndex shape,
-                         std::filesystem::path meshFile = {}) {
-    const auto [it, inserted] = globals_.emplace(
-        id, GlobalGeometry{shape, std::string(g.name()), std::move(meshFile), g.line()});
-    if (!inserted) {
-      g.failAt("id", "global geometry id " + std::to_string(id) + " is already used on line " +
-                         std::to_string(it->second.line));
+  void addGlobalGeometry(const Element& g, std::uint32_t first, GlobalGeometry geometry) {
+    const std::uint64_t last = std::uint64_t{first} + geometry.count - 1;
+    // The definitions are disjoint ranges: the one starting at or before `last` must end before
+    // `first`.
+    if (auto next = globals_.upper_bound(static_cast<std::uint32_t>(last));
+        next != globals_.begin()) {
+      --next;
+      if (std::uint64_t{next->first} + next->second.count > first) {
+        const std::uint32_t used = std::max(first, next->first);
+        g.failAt("id", "global geometry id " + std::to_string(used) + " is already used on line " +
+                           std::to_string(next->second.line));
+      }
     }
+    geometry.element = std::string(g.name());
+    geometry.line = g.line();
+    globals_.emplace(first, std::move(geometry));
+  }
+
+  /// The definition of global geometry `id`, or null.
+  const GlobalGeometry* findGlobal(std::uint32_t id) const {
+    auto it = globals_.upper_bound(id);
+    if (it == globals_.begin()) {
+      return nullptr;
+    }
+    --it;
+    return std::uint64_t{id} < std::uint64_t{it->first} + it->second.count ? &it->second : nullptr;
+  }
+
+  /// The shape of global geometry `id` (defined), made on first use for random spheres.
+  ShapeIndex globalShape(std::uint32_t id, const GlobalGeometry& g) {
+    if (!g.radii) {
+      return g.shape;
+    }
+    if (const auto made = globalSpheres_.find(id); made != globalSpheres_.end()) {
+      return made->second;
+    }
+    const std::uint32_t first = std::prev(globals_.upper_bound(id))->first;
+    const ShapeIndex shape = out_.system.shapes.add(Sphere{g.radii->sample(g.seed, id - first)});
+    globalSpheres_.emplace(id, shape);
+    return shape;
   }
 
   void readGlobalGeometries(const Element& e) {
@@ -451,17 +489,17 @@ class SceneBuilder {
         if (std::uint64_t{id} + instances - 1 > 0xffffffffull) {
           g->failAt("instances", "ids id .. id + instances - 1 exceed the 32-bit range");
         }
-        const std::uint32_t seed = g->integer("seed");
-        for (std::uint32_t j = 0; j < instances; ++j) {
-          const ShapeIndex shape = out_.system.shapes.add(Sphere{radii.sample(seed, j)});
-          addGlobalGeometry(*g, id + j, shape);
-        }
+        GlobalGeometry random;
+        random.count = instances;
+        random.radii = radii;
+        random.seed = g->integer("seed");
+        addGlobalGeometry(*g, id, std::move(random));
         continue;
       }
-      std::filesystem::path meshFile;
-      const Shape shape = readShape(*g, meshFile);
-      const ShapeIndex index = atElement(*g, [&] { return out_.system.shapes.add(shape); });
-      addGlobalGeometry(*g, id, index, meshFile);
+      GlobalGeometry one;
+      const Shape shape = readShape(*g, one.meshFile);
+      one.shape = atElement(*g, [&] { return out_.system.shapes.add(shape); });
+      addGlobalGeometry(*g, id, std::move(one));
     }
   }
 
@@ -715,17 +753,17 @@ class SceneBuilder {
         break;
       }
     }
-    const auto it = globals_.find(globalId);
+    const GlobalGeometry* global = findGlobal(globalId);
     const Element geom = *e.child("Geometry");
     const Element ref = *geom.child("GlobalGeomId");
-    if (globalId == 0 || it == globals_.end()) {
+    if (globalId == 0 || global == nullptr) {
       ref.fail("body " + formatBodyId(group.id(k)) + " (index " + std::to_string(k) +
                ") refers to global geometry id " + std::to_string(globalId) +
                ", which GlobalGeometries does not define");
     }
-    checkMotionAllowsShape(ref, group, it->second.element,
+    checkMotionAllowsShape(ref, group, global->element,
                            " (global geometry " + std::to_string(globalId) + ")");
-    return it->second.shape;
+    return globalShape(globalId, *global);
   }
 
   /// Every id a GlobalGeomId can give is defined, with a shape the bodies may have.
@@ -744,8 +782,8 @@ class SceneBuilder {
     }
     const char* attr = shapes.kind == GroupShapes::Kind::GlobalUniform ? "id" : "startId";
     for (std::uint64_t id = first; id <= last; ++id) {
-      const auto it = globals_.find(static_cast<std::uint32_t>(id));
-      if (it == globals_.end()) {
+      const GlobalGeometry* global = findGlobal(static_cast<std::uint32_t>(id));
+      if (global == nullptr) {
         g.failAt(attr, range.empty()
                            ? "global geometry id " + std::to_string(id) +
                                  " is not defined in GlobalGeometries"
@@ -753,7 +791,7 @@ class SceneBuilder {
                                  std::to_string(last) + " must be defined in GlobalGeometries; " +
                                  std::to_string(id) + " is not");
       }
-      checkMotionAllowsShape(g, group, it->second.element,
+      checkMotionAllowsShape(g, group, global->element,
                              " (global geometry " + std::to_string(id) + ")");
     }
   }
@@ -1125,7 +1163,8 @@ class SceneBuilder {
   std::filesystem::path mediaDir_;
   std::function<bool(BodyId)> keepSimulated_;  ///< nullptr: every simulated body
   std::map<std::uint32_t, std::uint64_t> nextNumber_;
-  std::map<std::uint32_t, GlobalGeometry> globals_;
+  std::map<std::uint32_t, GlobalGeometry> globals_;              ///< by first id; disjoint ranges
+  std::unordered_map<std::uint32_t, ShapeIndex> globalSpheres_;  ///< random spheres made so far
   std::uint32_t maxGroupId_ = 0;
   bool anyGroup_ = false;
 };

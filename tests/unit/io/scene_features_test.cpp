@@ -238,6 +238,23 @@ TEST(GlobalGeometries, UniformLinearAndRandomIds) {
   EXPECT_EQ(radiusOf(d, 47), 0.5);
 }
 
+TEST(GlobalGeometries, RandomSpheresAreMadeOnlyForTheBodiesThatUseThem) {
+  // 10^6 random spheres defined, 3 bodies: the shape store holds the shapes of those 3 (and any
+  // body reading a sphere gets the radius of its index), so memory follows the bodies built.
+  const SceneDescription d =
+      load(scene(R"(
+    <GlobalGeometries>
+      <Sphere distribute="random" id="100" instances="1000000" generator="uniform" seed="4" minRadius="0.01" maxRadius="0.03"/>
+    </GlobalGeometries>)",
+                 bodies("line", 3, 0, R"(<GlobalGeomId distribute="linear" startId="500000"/>)")));
+  EXPECT_LE(d.system.shapes.size(), 3u);
+  const RadiusDistribution dist = RadiusDistribution::uniform(0.01, 0.03);
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(d.globalGeomIdOfBody[k], 500000 + k);
+    EXPECT_EQ(radiusOf(d, k), dist.sample(4, 500000 + k - 100));
+  }
+}
+
 TEST(GlobalGeometries, Errors) {
   EXPECT_EQ(
       loadError(scene(kGlobals,
