@@ -249,7 +249,7 @@ mpi::BuildOutcome rebalance(const mpi::LoadBalanceSettings& settings, DynamicsSy
                                                 system.externalForces.gravityAcceleration(),
                                                 halfspaces, largest, exchange.sharedTopology());
   if (built.outcome != mpi::BuildOutcome::KeptPrevious) {
-    std::vector<detail::PercussionCacheEntry> warmStart = stepper.solver().takePercussionCache();
+    std::vector<detail::PercussionCacheEntry> warmStart = stepper.takeWarmStartCache();
     exchange.setTopology(std::move(built.topology), system, warmStart);
   }
   return built.outcome;
@@ -346,7 +346,7 @@ class MpiHooks final : public app::RunHooks {
     if (sim_ != nullptr && recorder_.records(step)) {
       // The warm-start cache of the state first, so that a restart from it continues exactly.
       if (warmStart_ != nullptr) {
-        warmStart_->store(stepper_.solver().percussionCache(), system_.time, step);
+        warmStart_->store(stepper_.warmStartCache(), system_.time, step);
       }
       sim_->writeState(system_.time, system_.bodies, stepper_.totalOverlap(),
                        exchange_.ownedBodyTags());
@@ -502,8 +502,7 @@ int run(const app::SimOptions& opt) {
   // The global geometry ids (.sim extra bytes) of the bodies this process built travel with them.
   exchange.setOwnedBodyTags(std::move(setup->globalGeomId));
   if (!checkedOnAll([&] {
-        std::vector<detail::PercussionCacheEntry> warmStart =
-            stepper.solver().takePercussionCache();
+        std::vector<detail::PercussionCacheEntry> warmStart = stepper.takeWarmStartCache();
         exchange.setTopology(topology, system, warmStart);
       })) {
     return kExitBadInput;
@@ -606,7 +605,7 @@ int run(const app::SimOptions& opt) {
             MPI_COMM_WORLD, record / "SimState.sim",
             io::AdditionalBytesType::ProcessMaterialOverlapGeomId, simulated);
         if (warmStart) {
-          warmStart->store(stepper.solver().percussionCache(), system.time, 0);
+          warmStart->store(stepper.warmStartCache(), system.time, 0);
         }
         sim->writeState(system.time, system.bodies, {}, exchange.ownedBodyTags());
       } else {

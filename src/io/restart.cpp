@@ -258,7 +258,7 @@ ResumePoint loadResumeState(
   if (stepper.settings().solver.usePercussionCache) {
     for (const char* name : {kRestartCacheFile, kRestartCachePreviousFile}) {
       if (auto cache = readCache(record / name, lastTime, rp.step, keepWarmStart)) {
-        stepper.solver().setPercussionCache(std::move(*cache));
+        stepper.setWarmStartCache(std::move(*cache));
         rp.warmStartRestored = true;
         break;
       }
@@ -356,7 +356,7 @@ void WarmStartCheckpoint::store(const std::filesystem::path& record, MoreauStepp
   }
   const std::filesystem::path part = begin(record, step);
   {
-    const auto& cache = stepper.solver().percussionCache();
+    const auto& cache = stepper.warmStartCache();
     std::vector<char> bytes;
     bytes.reserve(cache.size() * kWarmStartEntryBytes);
     for (const auto& e : cache) {

@@ -264,11 +264,11 @@ Outcome run(DynamicsSystem (*make)(), Real dt, int steps, MPI_Comm comm, int siz
   std::size_t distHits = 0;
   serialStepper.setContactProblemObserver(
       [&](const BodyStorage& b, const ContactProblem& p, std::uint64_t) {
-        serialHits += warmStarted(b, p.contacts, serialStepper.solver().percussionCache());
+        serialHits += warmStarted(b, p.contacts, serialStepper.warmStartCache());
       });
   distStepper.setContactProblemObserver(
       [&](const BodyStorage& b, const ContactProblem& p, std::uint64_t) {
-        distHits += warmStarted(b, p.contacts, distStepper.solver().percussionCache());
+        distHits += warmStarted(b, p.contacts, distStepper.warmStartCache());
       });
   Vec3 lo, hi;
   bodyBox(dist.bodies, lo, hi);
@@ -285,7 +285,7 @@ Outcome run(DynamicsSystem (*make)(), Real dt, int steps, MPI_Comm comm, int siz
   const std::size_t total = serial.bodies.simulatedCount();
   for (int k = 0; k < steps; ++k) {
     if (rebuildEvery > 0 && k > 0 && k % rebuildEvery == 0) {
-      std::vector<detail::PercussionCacheEntry> cache = distStepper.solver().takePercussionCache();
+      std::vector<detail::PercussionCacheEntry> cache = distStepper.takeWarmStartCache();
       exchange.setTopology(rebuiltGrid(dist.bodies, comm, size, k / rebuildEvery), dist, cache);
     }
     serialHits = 0;

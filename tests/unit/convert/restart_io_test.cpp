@@ -220,10 +220,10 @@ TEST(RestartIo, WarmStartCacheRoundTripAndStaleCache) {
       {makeBodyId(0, 0), makeBodyId(0, 1), 0, Vec3(1.5, -2, 1e-3)},
       {makeBodyId(0, 0), makeBodyId(9, 0), 1, Vec3(0, 0, 7)}};
   MoreauStepper before(settings);
-  before.solver().setPercussionCache(cache);
+  before.setWarmStartCache(cache);
   WarmStartCheckpoint checkpoint;
   checkpoint.store(record, before, 0.05, 5);
-  before.solver().setPercussionCache({});  // later steps change the solver's cache
+  before.setWarmStartCache({});  // later steps change the solver's cache
   ASSERT_TRUE(std::filesystem::exists(record / kRestartCacheFile));
   EXPECT_FALSE(std::filesystem::exists(record / kRestartCachePreviousFile));
 
@@ -238,7 +238,7 @@ TEST(RestartIo, WarmStartCacheRoundTripAndStaleCache) {
   EXPECT_EQ(again.time, 0.05);
   EXPECT_EQ(after.stepCount(), 5u);
   EXPECT_EQ(again.bodies.positions()[1], Vec3(1, 2, 3));
-  const auto& restored = after.solver().percussionCache();
+  const auto& restored = after.warmStartCache();
   ASSERT_EQ(restored.size(), 2u);
   for (std::size_t k = 0; k < 2; ++k) {
     EXPECT_EQ(restored[k].lo, cache[k].lo);
@@ -260,7 +260,7 @@ TEST(RestartIo, WarmStartCacheRoundTripAndStaleCache) {
   EXPECT_FALSE(rp2.warmStartRestored);
   ASSERT_EQ(rp2.messages.size(), 1u);
   EXPECT_NE(rp2.messages[0].find("no warm-start data"), std::string::npos);
-  EXPECT_TRUE(stale.solver().percussionCache().empty());
+  EXPECT_TRUE(stale.warmStartCache().empty());
 
   EXPECT_FALSE(std::filesystem::exists(record / kRestartCachePreviousFile));
 
@@ -292,9 +292,9 @@ TEST(RestartIo, WarmStartCacheOfTheStateBeforeIsKept) {
       {makeBodyId(0, 1), makeBodyId(9, 0), 0, Vec3(7, 8, 9)}};
   MoreauStepper run(settings);
   WarmStartCheckpoint checkpoint;
-  run.solver().setPercussionCache(at5);
+  run.setWarmStartCache(at5);
   checkpoint.store(record, run, 0.05, 5);
-  run.solver().setPercussionCache(at10);
+  run.setWarmStartCache(at10);
   checkpoint.store(record, run, 0.1, 10);
   ASSERT_TRUE(std::filesystem::exists(record / kRestartCachePreviousFile));
 
@@ -305,20 +305,20 @@ TEST(RestartIo, WarmStartCacheOfTheStateBeforeIsKept) {
   const ResumePoint rp = resumeRun(record, again, resumed, &sim, log);
   EXPECT_EQ(rp.step, 5u);
   EXPECT_TRUE(rp.warmStartRestored);
-  ASSERT_EQ(resumed.solver().percussionCache().size(), 1u);
-  EXPECT_EQ(resumed.solver().percussionCache()[0].percussionOnHi, Vec3(1, 2, 3));
+  ASSERT_EQ(resumed.warmStartCache().size(), 1u);
+  EXPECT_EQ(resumed.warmStartCache()[0].percussionOnHi, Vec3(1, 2, 3));
 
   // The continued run stores the cache of step 10 again: RestartCache.bin (the killed run's, of
   // step 10) is replaced, and the previous file still holds step 5 until then.
   WarmStartCheckpoint next;
-  resumed.solver().setPercussionCache(at10);
+  resumed.setWarmStartCache(at10);
   next.store(record, resumed, 0.1, 10);
   DynamicsSystem third = threeBodies();
   MoreauStepper again5(settings);
   const ResumePoint rp2 = loadResumeState(record, third, again5);
   EXPECT_TRUE(rp2.warmStartRestored);
-  ASSERT_EQ(again5.solver().percussionCache().size(), 1u);
-  EXPECT_EQ(again5.solver().percussionCache()[0].percussionOnHi, Vec3(1, 2, 3));
+  ASSERT_EQ(again5.warmStartCache().size(), 1u);
+  EXPECT_EQ(again5.warmStartCache()[0].percussionOnHi, Vec3(1, 2, 3));
   // A damaged cache file (an entry count beyond its size) is not used, and not allocated for.
   {
     std::ofstream bad(record / kRestartCachePreviousFile, std::ios::binary | std::ios::in);
@@ -329,7 +329,7 @@ TEST(RestartIo, WarmStartCacheOfTheStateBeforeIsKept) {
   DynamicsSystem fourth = threeBodies();
   MoreauStepper stepper4(settings);
   EXPECT_FALSE(loadResumeState(record, fourth, stepper4).warmStartRestored);
-  EXPECT_TRUE(stepper4.solver().percussionCache().empty());
+  EXPECT_TRUE(stepper4.warmStartCache().empty());
   sim.close();
   log.close();
 }
@@ -370,7 +370,7 @@ TEST(RestartIo, WarmStartEntriesInAnyOrderAreReadSortedAndFiltered) {
   DynamicsSystem all = threeBodies();
   MoreauStepper stepper(settings);
   ASSERT_TRUE(loadResumeState(record, all, stepper).warmStartRestored);
-  const auto& cache = stepper.solver().percussionCache();
+  const auto& cache = stepper.warmStartCache();
   ASSERT_EQ(cache.size(), 3u);
   EXPECT_EQ(cache[0].percussionOnHi, Vec3(1, 2, 3));
   EXPECT_EQ(cache[1].percussionOnHi, Vec3(4, 5, 6));
@@ -382,8 +382,8 @@ TEST(RestartIo, WarmStartEntriesInAnyOrderAreReadSortedAndFiltered) {
                   record, some, filtered, std::nullopt,
                   [](const detail::PercussionCacheEntry& e) { return e.hi == makeBodyId(9, 0); })
                   .warmStartRestored);
-  ASSERT_EQ(filtered.solver().percussionCache().size(), 1u);
-  EXPECT_EQ(filtered.solver().percussionCache()[0].percussionOnHi, Vec3(7, 8, 9));
+  ASSERT_EQ(filtered.warmStartCache().size(), 1u);
+  EXPECT_EQ(filtered.warmStartCache()[0].percussionOnHi, Vec3(7, 8, 9));
 }
 
 }  // namespace grain::io

@@ -68,8 +68,22 @@ class MoreauStepper {
   }
   /// Per-body sum of penetration depths of the last step (m), if computeTotalOverlap.
   const std::vector<Real>& totalOverlap() const { return totalOverlap_; }
-  /// The velocity prox solver; with a local method it only keeps the warm-start cache.
+  /// The velocity prox solver.
   ContactSolver& solver() { return solver_; }
+  /// The warm-start cache (usePercussionCache) left by the last step, whichever method solved it:
+  /// the percussions keyed by body ids (percussion_cache.hpp), sorted. Restarts store and restore
+  /// it; a distributed run moves it with the bodies.
+  const std::vector<detail::PercussionCacheEntry>& warmStartCache() const {
+    return solver_.percussionCache();
+  }
+  /// Replaces the warm-start cache (sorted as warmStartCache()).
+  void setWarmStartCache(std::vector<detail::PercussionCacheEntry> cache) {
+    solver_.setPercussionCache(std::move(cache));
+  }
+  /// Moves the warm-start cache out, leaving the stepper's empty.
+  std::vector<detail::PercussionCacheEntry> takeWarmStartCache() {
+    return solver_.takePercussionCache();
+  }
   std::uint64_t stepCount() const { return stepCount_; }
   /// Sets the number of steps done so far (a restarted run continues the count).
   void setStepCount(std::uint64_t steps) { stepCount_ = steps; }
