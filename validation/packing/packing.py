@@ -30,7 +30,7 @@ usage: validation/packing/packing.py [--small] [--pour] [--set XPATH=VALUE]... [
              (13 x 13 or 10 x 10 beads a layer; 0.8 s, small: 0.5 s) instead of the
              layer-by-layer deposition
   --set      a grain-sim override for every run, after the script's own (for comparisons,
-             e.g. '.../InclusionSolverSettings/@driftCorrectionGapSlop=0' as in silo_fill.xml)
+             e.g. '.../InclusionSolverSettings/@driftCorrectionGapSlop=0' for no slop)
   --reuse    reduce the runs already in DIR (from an earlier call) instead of running them again
   --check    exit 1 unless the packing fractions lie in the bands (BANDS) and the frictionless
              one is the denser by MIN_GAP
