@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <grain/core/common/error.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
@@ -24,10 +25,13 @@ namespace {
 
 using detail::ContactLaw;
 using detail::kNoSolverBody;
+using detail::Mat32;
 using detail::PairKind;
 using detail::SolverBodies;
 using detail::SolverContacts;
+using detail::SolverRolling;
 using detail::SymMat3;
+using detail::Vec2;
 
 /// Raw pointers to the hot arrays of one sweep (no bounds checks, no reallocation inside).
 struct Hot {
@@ -47,6 +51,15 @@ struct Hot {
   Vec3* GRAIN_SOLVER_RESTRICT omega;
   const Real* GRAIN_SOLVER_RESTRICT invMass;
   std::size_t contacts;
+  // Rolling resistance (SolverRolling), SorContact only.
+  const std::uint32_t* GRAIN_SOLVER_RESTRICT rollContact;
+  const Mat32* GRAIN_SOLVER_RESTRICT rollDOmegaA;
+  const Mat32* GRAIN_SOLVER_RESTRICT rollDOmegaB;
+  const Vec2* GRAIN_SOLVER_RESTRICT rollB;
+  const Real* GRAIN_SOLVER_RESTRICT rollRInv;
+  const Real* GRAIN_SOLVER_RESTRICT rollBound;
+  Vec2* GRAIN_SOLVER_RESTRICT moment;
+  std::size_t rolling;
 };
 
 /// Relative contact velocity in the contact frame, gamma = W_a^T u_a + W_b^T u_b (without the
@@ -103,15 +116,62 @@ GRAIN_SOLVER_INLINE void sorContactUpdate(Hot& h, std::size_t i) {
   applyPercussion<kTwo>(h, i, pNew - p);
 }
 
-template <UcfSubMethod kSub>
+/// Rolling update of rolling entry j (contact i), after the contact's own update:
+/// w_t = T^T (omega_b - omega_a) + b, M_new = proj_{disk(bound P_N)}(M - rInv w_t),
+/// omega_b += Theta_b^-1 T dM, omega_a -= Theta_a^-1 T dM.
+template <bool kTwo>
+GRAIN_SOLVER_INLINE void rollingUpdate(Hot& h, std::size_t i, std::size_t j) {
+  const std::uint32_t bb = h.bodyB[i];
+  Vec3 w = h.omega[bb];
+  if constexpr (kTwo) {
+    w -= h.omega[h.bodyA[i]];
+  }
+  const Mat3& frame = h.frame[i];
+  const Vec2& m = h.moment[j];
+  const Real rInv = h.rollRInv[j];
+  Real x1 = m.x() - rInv * (frame.col(1).dot(w) + h.rollB[j].x());
+  Real x2 = m.y() - rInv * (frame.col(2).dot(w) + h.rollB[j].y());
+  prox::projectDisk(x1, x2, h.rollBound[j] * h.percussion[i].x());
+  const Vec2 dM(x1 - m.x(), x2 - m.y());
+  h.moment[j] = Vec2(x1, x2);
+  h.omega[bb] += h.rollDOmegaB[j] * dM;
+  if constexpr (kTwo) {
+    h.omega[h.bodyA[i]] -= h.rollDOmegaA[j] * dM;
+  }
+}
+
+/// SorContact sweep. With kRolling, the contacts with rolling resistance (ascending in
+/// h.rollContact) get their rolling update right after their own; without it the loop is the
+/// plain one.
+template <UcfSubMethod kSub, bool kRolling>
 void sweepSorContact(Hot& h) {
+  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+  std::size_t j = 0;
+  std::size_t nextRolling = kNone;
+  if constexpr (kRolling) {
+    nextRolling = h.rolling > 0 ? h.rollContact[0] : kNone;
+  }
   for (std::size_t i = 0; i < h.contacts; ++i) {
     switch (h.kind[i]) {
       case PairKind::TwoBodies:
         sorContactUpdate<true, kSub>(h, i);
+        if constexpr (kRolling) {
+          if (i == nextRolling) {
+            rollingUpdate<true>(h, i, j);
+            ++j;
+            nextRolling = j < h.rolling ? h.rollContact[j] : kNone;
+          }
+        }
         break;
       case PairKind::OneBody:
         sorContactUpdate<false, kSub>(h, i);
+        if constexpr (kRolling) {
+          if (i == nextRolling) {
+            rollingUpdate<false>(h, i, j);
+            ++j;
+            nextRolling = j < h.rolling ? h.rollContact[j] : kNone;
+          }
+        }
         break;
       case PairKind::Passive:
         break;
@@ -228,11 +288,13 @@ void sweepJor(Hot& h) {
   }
 }
 
-Hot makeHot(SolverContacts& c, SolverBodies& b, std::vector<Vec3>& percussion) {
-  return Hot{c.kind.data(),     c.bodyA.data(), c.bodyB.data(),    c.frame.data(),
-             c.jacA.data(),     c.jacB.data(),  c.dOmegaA.data(),  c.dOmegaB.data(),
-             c.b.data(),        c.law.data(),   percussion.data(), c.increment.data(),
-             b.velocity.data(), b.omega.data(), b.invMass.data(),  c.size()};
+Hot makeHot(SolverContacts& c, SolverBodies& b, std::vector<Vec3>& percussion, SolverRolling& r) {
+  return Hot{c.kind.data(),     c.bodyA.data(),   c.bodyB.data(),    c.frame.data(),
+             c.jacA.data(),     c.jacB.data(),    c.dOmegaA.data(),  c.dOmegaB.data(),
+             c.b.data(),        c.law.data(),     percussion.data(), c.increment.data(),
+             b.velocity.data(), b.omega.data(),   b.invMass.data(),  c.size(),
+             r.contact.data(),  r.dOmegaA.data(), r.dOmegaB.data(),  r.b.data(),
+             r.rInv.data(),     r.bound.data(),   r.moment.data(),   r.size()};
 }
 
 /// |new - old| <= |old| relTol + absTol, component-wise.
@@ -256,7 +318,24 @@ Vec3 passivePointVelocity(const BodyStorage& bodies, std::size_t i, const Vec3& 
   return v + omega.cross(r);
 }
 
+/// Angular velocity (I frame, rad/s) of a non-simulated body: 0 for a static body, the stored
+/// one for an animated body.
+Vec3 passiveOmega(const BodyStorage& bodies, std::size_t i) {
+  if (bodies.motions()[i] == BodyMotion::Static) {
+    return Vec3::Zero();
+  }
+  return bodies.orientations()[i].toRotationMatrix() * bodies.omegasBody()[i];
+}
+
 }  // namespace
+
+void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
+                                     const ContactParameterMap& parameters) {
+  if ((settings.localMethod || settings.method != SolverMethod::SorContact) &&
+      parameters.hasRollingResistance()) {
+    throw Error(kMuRollingNeedsSorContact);
+  }
+}
 
 ContactSolver::ContactSolver(const InclusionSolverSettings& settings) : settings_(settings) {
   validate(settings_);
@@ -363,6 +442,8 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
   if (settings_.method == SolverMethod::Jor) {
     sc.increment.resize(nc);
   }
+  SolverRolling& sr = solverRolling_;
+  sr.clear();
 
   const bool jor = settings_.method == SolverMethod::Jor;
   const Real alpha = jor ? settings_.alphaJorProx : settings_.alphaSorProx;
@@ -498,6 +579,55 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
       sc.dOmegaB[c].setZero();
     }
     sc.law[c] = law;
+
+    if (param->muRolling > 0.0 && sc.kind[c] != PairKind::Passive) {
+      GRAIN_REQUIRE(settings_.method == SolverMethod::SorContact, kMuRollingNeedsSorContact);
+      // Tangent columns as stored (negated when the single simulated body is A, like the
+      // frame), so that T^T omega of the single body is the relative rolling velocity.
+      Mat32 t;
+      t.col(0) = sc.frame[c].col(1);
+      t.col(1) = sc.frame[c].col(2);
+      Mat32 dA = Mat32::Zero();
+      Mat32 dB = Mat32::Zero();
+      auto response = [&](std::uint32_t i) {
+        const SymMat3& inv = sb.invInertia[sb.solverIndexOf[i]];
+        Mat32 d;
+        d.col(0) = inv * t.col(0);
+        d.col(1) = inv * t.col(1);
+        return d;
+      };
+      Real radius = 0.0;  // R* (m)
+      if (simA && simB) {
+        dA = response(a);
+        dB = response(b);
+        const Real ra = rA.norm();
+        const Real rb = rB.norm();
+        radius = ra + rb > 0.0 ? ra * rb / (ra + rb) : 0.0;
+      } else {
+        dB = response(simB ? b : a);
+        radius = simB ? rB.norm() : rA.norm();
+      }
+      // Diagonal of T^T (Theta_a^-1 + Theta_b^-1) T.
+      const Real w11 = t.col(0).dot(dA.col(0) + dB.col(0));
+      const Real w22 = t.col(1).dot(dA.col(1) + dB.col(1));
+      const Real wMax = std::max(w11, w22);
+      // T^T (omega_B - omega_A) of the non-simulated partners, in the unsigned frame (the
+      // percussions are in the contact frame A_IC whichever body is simulated).
+      Vec3 omegaPassive = Vec3::Zero();
+      if (!simB) {
+        omegaPassive += passiveOmega(bodies, b);
+      }
+      if (!simA) {
+        omegaPassive -= passiveOmega(bodies, a);
+      }
+      sr.contact.push_back(static_cast<std::uint32_t>(c));
+      sr.dOmegaA.push_back(dA);
+      sr.dOmegaB.push_back(dB);
+      sr.b.push_back(Vec2(frame.col(1).dot(omegaPassive), frame.col(2).dot(omegaPassive)));
+      sr.rInv.push_back(wMax > 0.0 ? alpha / wMax : 0.0);
+      sr.bound.push_back(param->muRolling * radius);
+      sr.moment.push_back(Vec2::Zero());
+    }
   }
 }
 
@@ -508,7 +638,7 @@ void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactP
     return;
   }
   detail::makePercussionCacheKeys(bodies, contacts, cacheKeys_, cacheOrdinal_);
-  Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
+  Hot h = makeHot(solverContacts_, solverBodies_, percussion_, solverRolling_);
   detail::forEachCachedPercussion(
       bodies, contacts, cacheKeys_, cacheOrdinal_, cache_, [&](std::uint32_t c, const Vec3& p) {
         const PairKind kind = solverContacts_.kind[c];
@@ -542,14 +672,20 @@ bool ContactSolver::hasTangentialSweep(std::uint32_t iteration) const {
 }
 
 void ContactSolver::sweep(bool tangentialSweep) {
-  Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
+  Hot h = makeHot(solverContacts_, solverBodies_, percussion_, solverRolling_);
   const bool ds = settings_.subMethodUcf == UcfSubMethod::DeSaxce;
   switch (settings_.method) {
     case SolverMethod::SorContact:
-      if (ds) {
-        sweepSorContact<UcfSubMethod::DeSaxce>(h);
+      if (h.rolling > 0) {
+        if (ds) {
+          sweepSorContact<UcfSubMethod::DeSaxce, true>(h);
+        } else {
+          sweepSorContact<UcfSubMethod::AlartCurnier, true>(h);
+        }
+      } else if (ds) {
+        sweepSorContact<UcfSubMethod::DeSaxce, false>(h);
       } else {
-        sweepSorContact<UcfSubMethod::AlartCurnier>(h);
+        sweepSorContact<UcfSubMethod::AlartCurnier, false>(h);
       }
       break;
     case SolverMethod::SorFull:
@@ -577,6 +713,7 @@ void ContactSolver::saveOldState() {
   }
   if (settings_.convergenceMethod == ConvergenceMethod::InLambda) {
     solverContacts_.percussionOld.assign(percussion_.begin(), percussion_.end());
+    solverRolling_.momentOld.assign(solverRolling_.moment.begin(), solverRolling_.moment.end());
     return;
   }
   SolverBodies& sb = solverBodies_;
@@ -598,6 +735,16 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
       for (std::size_t c = 0; c < percussion_.size(); ++c) {
         if (!closeEnough(percussion_[c], old[c], rel, abs)) {
           return false;
+        }
+      }
+      // Rolling percussions (N m s) by the same test.
+      const detail::SolverRolling& sr = solverRolling_;
+      for (std::size_t j = 0; j < sr.size(); ++j) {
+        for (int k = 0; k < 2; ++k) {
+          if (!(std::abs(sr.moment[j][k] - sr.momentOld[j][k]) <=
+                std::abs(sr.momentOld[j][k]) * rel + abs)) {
+            return false;
+          }
         }
       }
       return true;
@@ -657,6 +804,11 @@ bool ContactSolver::allFinite(const BodyStorage& bodies) const {
       return false;
     }
   }
+  for (const Vec2& m : solverRolling_.moment) {
+    if (!m.allFinite()) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -664,11 +816,13 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
                                  SplitBodyExchange* split) {
   SolverStats stats;
   const std::size_t nc = problem.contacts.size();
+  checkRollingResistanceSupported(settings_, problem.parameters);
   setupBodies(bodies, problem);
   // Every solve tells the exchange its bodies, so that all processes stay in step.
   const bool coupled = split != nullptr && split->beginSolve(bodies, solverBodies_.storageIndex);
   if (nc == 0 && !coupled) {
     percussion_.clear();
+    solverRolling_.clear();
     cache_.clear();
     stats.converged = true;
     storeVelocities(bodies);
