@@ -104,15 +104,15 @@ TEST_P(RollingResistanceIncline, RollsWithReducedAccelerationBelowTanTheta) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    BothFormulationsAndBodyOrders, RollingResistanceIncline,
-    ::testing::Values(RollCase{UcfSubMethod::AlartCurnier, false},
-                      RollCase{UcfSubMethod::DeSaxce, false},
-                      RollCase{UcfSubMethod::AlartCurnier, true}),
-    [](const ::testing::TestParamInfo<RollCase>& param) {
-      return std::string(param.param.sub == UcfSubMethod::DeSaxce ? "DS" : "AC") +
-             (param.param.ballFirst ? "BallIsA" : "BallIsB");
-    });
+INSTANTIATE_TEST_SUITE_P(BothFormulationsAndBodyOrders, RollingResistanceIncline,
+                         ::testing::Values(RollCase{UcfSubMethod::AlartCurnier, false},
+                                           RollCase{UcfSubMethod::DeSaxce, false},
+                                           RollCase{UcfSubMethod::AlartCurnier, true}),
+                         [](const ::testing::TestParamInfo<RollCase>& param) {
+                           return std::string(param.param.sub == UcfSubMethod::DeSaxce ? "DS"
+                                                                                       : "AC") +
+                                  (param.param.ballFirst ? "BallIsA" : "BallIsB");
+                         });
 
 /// Two equal spheres (no gravity, frictionless, eps = 0) meet head-on at relative speed v with
 /// spins +-w/2 about y (relative rolling velocity w about t). The inelastic impact gives
@@ -185,8 +185,8 @@ TEST(RollingResistance, OtherMethodsRefuseMuRolling) {
     stepper.step(sys);
   };
   std::vector<InclusionSolverSettings> refused;
-  for (SolverMethod m : {SolverMethod::SorFull, SolverMethod::SorNormalTangential,
-                         SolverMethod::Jor}) {
+  for (SolverMethod m :
+       {SolverMethod::SorFull, SolverMethod::SorNormalTangential, SolverMethod::Jor}) {
     InclusionSolverSettings s = tightSettings(kDt).solver;
     s.method = m;
     refused.push_back(s);
