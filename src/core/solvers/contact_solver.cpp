@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include <grain/core/common/error.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
@@ -25,13 +24,10 @@ namespace {
 
 using detail::ContactLaw;
 using detail::kNoSolverBody;
-using detail::Mat32;
 using detail::PairKind;
 using detail::SolverBodies;
 using detail::SolverContacts;
-using detail::SolverRolling;
 using detail::SymMat3;
-using detail::Vec2;
 
 /// Raw pointers to the hot arrays of one sweep (no bounds checks, no reallocation inside).
 struct Hot {
@@ -51,15 +47,6 @@ struct Hot {
   Vec3* GRAIN_SOLVER_RESTRICT omega;
   const Real* GRAIN_SOLVER_RESTRICT invMass;
   std::size_t contacts;
-  // Rolling resistance (SolverRolling), SorContact only.
-  const std::uint32_t* GRAIN_SOLVER_RESTRICT rollContact;
-  const Mat32* GRAIN_SOLVER_RESTRICT rollDOmegaA;
-  const Mat32* GRAIN_SOLVER_RESTRICT rollDOmegaB;
-  const Vec2* GRAIN_SOLVER_RESTRICT rollB;
-  const Real* GRAIN_SOLVER_RESTRICT rollRInv;
-  const Real* GRAIN_SOLVER_RESTRICT rollBound;
-  Vec2* GRAIN_SOLVER_RESTRICT moment;
-  std::size_t rolling;
 };
 
 /// Relative contact velocity in the contact frame, gamma = W_a^T u_a + W_b^T u_b (without the
@@ -116,62 +103,15 @@ GRAIN_SOLVER_INLINE void sorContactUpdate(Hot& h, std::size_t i) {
   applyPercussion<kTwo>(h, i, pNew - p);
 }
 
-/// Rolling update of rolling entry j (contact i), after the contact's own update:
-/// w_t = T^T (omega_b - omega_a) + b, M_new = proj_{disk(bound P_N)}(M - rInv w_t),
-/// omega_b += Theta_b^-1 T dM, omega_a -= Theta_a^-1 T dM.
-template <bool kTwo>
-GRAIN_SOLVER_INLINE void rollingUpdate(Hot& h, std::size_t i, std::size_t j) {
-  const std::uint32_t bb = h.bodyB[i];
-  Vec3 w = h.omega[bb];
-  if constexpr (kTwo) {
-    w -= h.omega[h.bodyA[i]];
-  }
-  const Mat3& frame = h.frame[i];
-  const Vec2& m = h.moment[j];
-  const Real rInv = h.rollRInv[j];
-  Real x1 = m.x() - rInv * (frame.col(1).dot(w) + h.rollB[j].x());
-  Real x2 = m.y() - rInv * (frame.col(2).dot(w) + h.rollB[j].y());
-  prox::projectDisk(x1, x2, h.rollBound[j] * h.percussion[i].x());
-  const Vec2 dM(x1 - m.x(), x2 - m.y());
-  h.moment[j] = Vec2(x1, x2);
-  h.omega[bb] += h.rollDOmegaB[j] * dM;
-  if constexpr (kTwo) {
-    h.omega[h.bodyA[i]] -= h.rollDOmegaA[j] * dM;
-  }
-}
-
-/// SorContact sweep. With kRolling, the contacts with rolling resistance (ascending in
-/// h.rollContact) get their rolling update right after their own; without it the loop is the
-/// plain one.
-template <UcfSubMethod kSub, bool kRolling>
+template <UcfSubMethod kSub>
 void sweepSorContact(Hot& h) {
-  constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-  std::size_t j = 0;
-  std::size_t nextRolling = kNone;
-  if constexpr (kRolling) {
-    nextRolling = h.rolling > 0 ? h.rollContact[0] : kNone;
-  }
   for (std::size_t i = 0; i < h.contacts; ++i) {
     switch (h.kind[i]) {
       case PairKind::TwoBodies:
         sorContactUpdate<true, kSub>(h, i);
-        if constexpr (kRolling) {
-          if (i == nextRolling) {
-            rollingUpdate<true>(h, i, j);
-            ++j;
-            nextRolling = j < h.rolling ? h.rollContact[j] : kNone;
-          }
-        }
         break;
       case PairKind::OneBody:
         sorContactUpdate<false, kSub>(h, i);
-        if constexpr (kRolling) {
-          if (i == nextRolling) {
-            rollingUpdate<false>(h, i, j);
-            ++j;
-            nextRolling = j < h.rolling ? h.rollContact[j] : kNone;
-          }
-        }
         break;
       case PairKind::Passive:
         break;
@@ -288,13 +228,11 @@ void sweepJor(Hot& h) {
   }
 }
 
-Hot makeHot(SolverContacts& c, SolverBodies& b, std::vector<Vec3>& percussion, SolverRolling& r) {
-  return Hot{c.kind.data(),     c.bodyA.data(),   c.bodyB.data(),    c.frame.data(),
-             c.jacA.data(),     c.jacB.data(),    c.dOmegaA.data(),  c.dOmegaB.data(),
-             c.b.data(),        c.law.data(),     percussion.data(), c.increment.data(),
-             b.velocity.data(), b.omega.data(),   b.invMass.data(),  c.size(),
-             r.contact.data(),  r.dOmegaA.data(), r.dOmegaB.data(),  r.b.data(),
-             r.rInv.data(),     r.bound.data(),   r.moment.data(),   r.size()};
+Hot makeHot(SolverContacts& c, SolverBodies& b, std::vector<Vec3>& percussion) {
+  return Hot{c.kind.data(),     c.bodyA.data(), c.bodyB.data(),    c.frame.data(),
+             c.jacA.data(),     c.jacB.data(),  c.dOmegaA.data(),  c.dOmegaB.data(),
+             c.b.data(),        c.law.data(),   percussion.data(), c.increment.data(),
+             b.velocity.data(), b.omega.data(), b.invMass.data(),  c.size()};
 }
 
 /// |new - old| <= |old| relTol + absTol, component-wise.
@@ -316,15 +254,6 @@ Vec3 passivePointVelocity(const BodyStorage& bodies, std::size_t i, const Vec3& 
   }
   const Vec3 omega = bodies.orientations()[i].toRotationMatrix() * omegaBody;
   return v + omega.cross(r);
-}
-
-/// Angular velocity (I frame, rad/s) of a non-simulated body: 0 for a static body, the stored
-/// one for an animated body.
-Vec3 passiveOmega(const BodyStorage& bodies, std::size_t i) {
-  if (bodies.motions()[i] == BodyMotion::Static) {
-    return Vec3::Zero();
-  }
-  return bodies.orientations()[i].toRotationMatrix() * bodies.omegasBody()[i];
 }
 
 }  // namespace
@@ -442,8 +371,7 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
   if (settings_.method == SolverMethod::Jor) {
     sc.increment.resize(nc);
   }
-  SolverRolling& sr = solverRolling_;
-  sr.clear();
+  solverRolling_.clear();
 
   const bool jor = settings_.method == SolverMethod::Jor;
   const Real alpha = jor ? settings_.alphaJorProx : settings_.alphaSorProx;
@@ -582,51 +510,8 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
 
     if (param->muRolling > 0.0 && sc.kind[c] != PairKind::Passive) {
       GRAIN_REQUIRE(settings_.method == SolverMethod::SorContact, kMuRollingNeedsSorContact);
-      // Tangent columns as stored (negated when the single simulated body is A, like the
-      // frame), so that T^T omega of the single body is the relative rolling velocity.
-      Mat32 t;
-      t.col(0) = sc.frame[c].col(1);
-      t.col(1) = sc.frame[c].col(2);
-      Mat32 dA = Mat32::Zero();
-      Mat32 dB = Mat32::Zero();
-      auto response = [&](std::uint32_t i) {
-        const SymMat3& inv = sb.invInertia[sb.solverIndexOf[i]];
-        Mat32 d;
-        d.col(0) = inv * t.col(0);
-        d.col(1) = inv * t.col(1);
-        return d;
-      };
-      Real radius = 0.0;  // R* (m)
-      if (simA && simB) {
-        dA = response(a);
-        dB = response(b);
-        const Real ra = rA.norm();
-        const Real rb = rB.norm();
-        radius = ra + rb > 0.0 ? ra * rb / (ra + rb) : 0.0;
-      } else {
-        dB = response(simB ? b : a);
-        radius = simB ? rB.norm() : rA.norm();
-      }
-      // Diagonal of T^T (Theta_a^-1 + Theta_b^-1) T.
-      const Real w11 = t.col(0).dot(dA.col(0) + dB.col(0));
-      const Real w22 = t.col(1).dot(dA.col(1) + dB.col(1));
-      const Real wMax = std::max(w11, w22);
-      // T^T (omega_B - omega_A) of the non-simulated partners, in the unsigned frame (the
-      // percussions are in the contact frame A_IC whichever body is simulated).
-      Vec3 omegaPassive = Vec3::Zero();
-      if (!simB) {
-        omegaPassive += passiveOmega(bodies, b);
-      }
-      if (!simA) {
-        omegaPassive -= passiveOmega(bodies, a);
-      }
-      sr.contact.push_back(static_cast<std::uint32_t>(c));
-      sr.dOmegaA.push_back(dA);
-      sr.dOmegaB.push_back(dB);
-      sr.b.push_back(Vec2(frame.col(1).dot(omegaPassive), frame.col(2).dot(omegaPassive)));
-      sr.rInv.push_back(wMax > 0.0 ? alpha / wMax : 0.0);
-      sr.bound.push_back(param->muRolling * radius);
-      sr.moment.push_back(Vec2::Zero());
+      detail::addRollingContact(solverRolling_, sc, sb, bodies, c, a, b, rA, rB, frame,
+                                param->muRolling, alpha);
     }
   }
 }
@@ -638,7 +523,7 @@ void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactP
     return;
   }
   detail::makePercussionCacheKeys(bodies, contacts, cacheKeys_, cacheOrdinal_);
-  Hot h = makeHot(solverContacts_, solverBodies_, percussion_, solverRolling_);
+  Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
   detail::forEachCachedPercussion(
       bodies, contacts, cacheKeys_, cacheOrdinal_, cache_, [&](std::uint32_t c, const Vec3& p) {
         const PairKind kind = solverContacts_.kind[c];
@@ -672,20 +557,18 @@ bool ContactSolver::hasTangentialSweep(std::uint32_t iteration) const {
 }
 
 void ContactSolver::sweep(bool tangentialSweep) {
-  Hot h = makeHot(solverContacts_, solverBodies_, percussion_, solverRolling_);
+  Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
   const bool ds = settings_.subMethodUcf == UcfSubMethod::DeSaxce;
   switch (settings_.method) {
     case SolverMethod::SorContact:
-      if (h.rolling > 0) {
-        if (ds) {
-          sweepSorContact<UcfSubMethod::DeSaxce, true>(h);
-        } else {
-          sweepSorContact<UcfSubMethod::AlartCurnier, true>(h);
-        }
-      } else if (ds) {
-        sweepSorContact<UcfSubMethod::DeSaxce, false>(h);
+      if (ds) {
+        sweepSorContact<UcfSubMethod::DeSaxce>(h);
       } else {
-        sweepSorContact<UcfSubMethod::AlartCurnier, false>(h);
+        sweepSorContact<UcfSubMethod::AlartCurnier>(h);
+      }
+      // Rolling resistance: a pass over the contacts that have it, after the contacts' own.
+      if (solverRolling_.size() > 0) {
+        detail::sweepRolling(solverRolling_, solverContacts_, solverBodies_, percussion_);
       }
       break;
     case SolverMethod::SorFull:
@@ -804,7 +687,7 @@ bool ContactSolver::allFinite(const BodyStorage& bodies) const {
       return false;
     }
   }
-  for (const Vec2& m : solverRolling_.moment) {
+  for (const detail::Vec2& m : solverRolling_.moment) {
     if (!m.allFinite()) {
       return false;
     }

@@ -164,7 +164,8 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 ///   -w_t in N_{mu_r R* P_N B2}(M),   w_t = T^T (omega_b^E - omega_a^E)   (rad/s),
 /// R* = r_a r_b / (r_a + r_b) with r the distance from a body's centre of mass to the contact
 /// point (r of the simulated body if the partner is static or animated; an animated partner's
-/// angular velocity enters w_t). Spin about n is free. After a contact's own update,
+/// angular velocity enters w_t). Spin about n is free. Every SorContact sweep is followed by a
+/// pass over the contacts with rolling resistance (detail::sweepRolling), each
 ///   M <- proj_{disk(mu_r R* P_N)}(M - r_M^-1 w_t),  omega_b += Theta_b^-1 T dM,
 ///   omega_a -= Theta_a^-1 T dM,
 /// r_M^-1 = alphaSorProx / max diag(T^T (Theta_a^-1 + Theta_b^-1) T) (SolverRolling). M starts

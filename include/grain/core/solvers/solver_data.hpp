@@ -9,6 +9,10 @@
 #include <grain/core/bodies/body_id.hpp>
 #include <grain/core/math/types.hpp>
 
+namespace grain {
+class BodyStorage;
+}
+
 /// Hot struct-of-arrays data of the contact solver, rebuilt once per solve. Internal to
 /// ContactSolver; exposed in a header only so the kernels and the solver share one layout.
 namespace grain::detail {
@@ -125,6 +129,18 @@ struct SolverRolling {
     momentOld.clear();
   }
 };
+
+/// Appends contact c (not Passive, its SolverContacts entry already set up) to `rolling`: a, b
+/// its bodies (BodyStorage), rA, rB the contact point from their centres (I, m), frame the
+/// unsigned contact frame [n t1 t2] (I), muRolling > 0, alpha the SOR relaxation.
+void addRollingContact(SolverRolling& rolling, const SolverContacts& contacts,
+                       const SolverBodies& solverBodies, const BodyStorage& bodies, std::size_t c,
+                       std::uint32_t a, std::uint32_t b, const Vec3& rA, const Vec3& rB,
+                       const Mat3& frame, Real muRolling, Real alpha);
+/// One pass of rolling updates over the contacts of `rolling` (see SolverRolling), with the
+/// current normal percussions and solver-body angular velocities.
+void sweepRolling(SolverRolling& rolling, const SolverContacts& contacts, SolverBodies& bodies,
+                  const std::vector<Vec3>& percussion);
 
 /// Per-solve data of the accuracy measures (contact_solver_measures.cpp), in the notation of
 /// LocalProblem: r = P, u = xi + D P / dt, W = G + D / dt, q = u at P = 0.
