@@ -17,6 +17,7 @@
 #include <grain/core/common/error.hpp>
 #include <grain/core/geometry/mass_properties.hpp>
 #include <grain/core/math/quaternion.hpp>
+#include <grain/core/solvers/contact_solver.hpp>
 #include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/io/body_random.hpp>
 #include <grain/io/mesh_loader.hpp>
@@ -273,6 +274,7 @@ class SceneBuilder {
   void readSolver(const Element& e) {
     InclusionSolverSettings& s = out_.stepper.solver;
     const std::string method = e.enumeration("method");
+    solverMethodName_ = method;
     s.localMethod = localMethodFromSceneName(method);
     if (s.localMethod) {
       s.method = SolverMethod::SorContact;  // unused
@@ -380,6 +382,14 @@ class SceneBuilder {
       p.invDampingT = e.real("invDampingT");
     }
     p.relativeStiffness = e.real("relativeStiffness");
+    p.muRolling = e.real("muRolling");
+    const InclusionSolverSettings& solver = out_.stepper.solver;
+    if (p.muRolling > 0.0 && (solver.localMethod || solver.method != SolverMethod::SorContact)) {
+      e.failAt("muRolling", "attribute 'muRolling' (" + e.string("muRolling") +
+                                "): " + kMuRollingNeedsSorContact +
+                                " (InclusionSolverSettings has method=\"" + solverMethodName_ +
+                                "\")");
+    }
     atElement(e, [&] { validateContactParameter(p); });
     return p;
   }
@@ -1162,6 +1172,7 @@ class SceneBuilder {
   SceneDescription& out_;
   std::filesystem::path mediaDir_;
   std::function<bool(BodyId)> keepSimulated_;  ///< nullptr: every simulated body
+  std::string solverMethodName_;               ///< InclusionSolverSettings method as written
   std::map<std::uint32_t, std::uint64_t> nextNumber_;
   std::map<std::uint32_t, GlobalGeometry> globals_;              ///< by first id; disjoint ranges
   std::unordered_map<std::uint32_t, ShapeIndex> globalSpheres_;  ///< random spheres made so far

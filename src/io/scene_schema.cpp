@@ -184,14 +184,20 @@ constexpr SV kContactTypesLater = "UCFDD";
 constexpr SV kUcfDoc = "UCF: unilateral contact, Coulomb friction, Newton impacts";
 constexpr SV kUcfdDoc = "UCFD: UCF with inverse dampings";
 
+constexpr A kMuRolling = opt("muRolling", T::Real, "0", B::NonNegative, {},
+    "rolling-resistance coefficient mu_r (grain only, not GRSF): a constant rolling torque of at most "
+    "mu_r R* lambda_N opposes the relative rolling of the pair, R* = r_A r_B/(r_A + r_B) from the "
+    "centres of mass to the contact point; method SORContact only");
 constexpr A kStandardUcf[] = {
     reqEnum("type", kContactTypes, kContactTypesLater, kUcfDoc),
     req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
-    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
+    opt("relativeStiffness", T::Real, "1", B::Positive, {},
         "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
+    kMuRolling,
 };
 constexpr A kStandardUcfd[] = {
     reqEnum("type", kContactTypes, kContactTypesLater, kUcfdDoc),
@@ -199,8 +205,10 @@ constexpr A kStandardUcfd[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
-    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
+    opt("relativeStiffness", T::Real, "1", B::Positive, {},
         "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
+    kMuRolling,
 };
 constexpr A kPairUcf[] = {
     req("materialId1", T::Integer, B::None, {}, "first material"),
@@ -210,8 +218,10 @@ constexpr A kPairUcf[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
-    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
+    opt("relativeStiffness", T::Real, "1", B::Positive, {},
         "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
+    kMuRolling,
 };
 constexpr A kPairUcfd[] = {
     req("materialId1", T::Integer, B::None, {}, "first material"),
@@ -221,8 +231,10 @@ constexpr A kPairUcfd[] = {
     req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
     req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
     req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
-    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),    opt("relativeStiffness", T::Real, "1", B::Positive, {},
+    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
+    opt("relativeStiffness", T::Real, "1", B::Positive, {},
         "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
+    kMuRolling,
 };
 
 // ---- Geometries (shared by Geometry and GlobalGeometries) -------------------------------------

@@ -14,6 +14,7 @@ void validateContactParameter(const ContactParameter& p) {
   GRAIN_REQUIRE(std::isfinite(p.invDampingT) && p.invDampingT >= 0.0, "invDampingT must be >= 0");
   GRAIN_REQUIRE(std::isfinite(p.relativeStiffness) && p.relativeStiffness > 0.0,
                 "relativeStiffness must be > 0");
+  GRAIN_REQUIRE(std::isfinite(p.muRolling) && p.muRolling >= 0.0, "muRolling must be >= 0");
 }
 
 void ContactParameterMap::setStandard(const ContactParameter& p) {
@@ -29,6 +30,18 @@ void ContactParameterMap::set(MaterialId m1, MaterialId m2, const ContactParamet
 const ContactParameter& ContactParameterMap::get(MaterialId m1, MaterialId m2) const {
   const auto it = pairs_.find(key(m1, m2));
   return it == pairs_.end() ? standard_ : it->second;
+}
+
+bool ContactParameterMap::hasRollingResistance() const {
+  if (standard_.muRolling > 0.0) {
+    return true;
+  }
+  for (const auto& [k, p] : pairs_) {
+    if (p.muRolling > 0.0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace grain

@@ -258,6 +258,14 @@ Vec3 passivePointVelocity(const BodyStorage& bodies, std::size_t i, const Vec3& 
 
 }  // namespace
 
+void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
+                                     const ContactParameterMap& parameters) {
+  if ((settings.localMethod || settings.method != SolverMethod::SorContact) &&
+      parameters.hasRollingResistance()) {
+    throw Error(kMuRollingNeedsSorContact);
+  }
+}
+
 ContactSolver::ContactSolver(const InclusionSolverSettings& settings) : settings_(settings) {
   validate(settings_);
   const std::size_t n = settings_.reserveContacts;
@@ -363,6 +371,7 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
   if (settings_.method == SolverMethod::Jor) {
     sc.increment.resize(nc);
   }
+  solverRolling_.clear();
 
   const bool jor = settings_.method == SolverMethod::Jor;
   const Real alpha = jor ? settings_.alphaJorProx : settings_.alphaSorProx;
@@ -498,6 +507,12 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
       sc.dOmegaB[c].setZero();
     }
     sc.law[c] = law;
+
+    if (param->muRolling > 0.0 && sc.kind[c] != PairKind::Passive) {
+      GRAIN_REQUIRE(settings_.method == SolverMethod::SorContact, kMuRollingNeedsSorContact);
+      detail::addRollingContact(solverRolling_, sc, sb, bodies, c, a, b, rA, rB, frame,
+                                param->muRolling, alpha);
+    }
   }
 }
 
@@ -551,6 +566,10 @@ void ContactSolver::sweep(bool tangentialSweep) {
       } else {
         sweepSorContact<UcfSubMethod::AlartCurnier>(h);
       }
+      // Rolling resistance: a pass over the contacts that have it, after the contacts' own.
+      if (solverRolling_.size() > 0) {
+        detail::sweepRolling(solverRolling_, solverContacts_, solverBodies_, percussion_);
+      }
       break;
     case SolverMethod::SorFull:
       sweepSorFull(h);
@@ -577,6 +596,7 @@ void ContactSolver::saveOldState() {
   }
   if (settings_.convergenceMethod == ConvergenceMethod::InLambda) {
     solverContacts_.percussionOld.assign(percussion_.begin(), percussion_.end());
+    solverRolling_.momentOld.assign(solverRolling_.moment.begin(), solverRolling_.moment.end());
     return;
   }
   SolverBodies& sb = solverBodies_;
@@ -598,6 +618,16 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
       for (std::size_t c = 0; c < percussion_.size(); ++c) {
         if (!closeEnough(percussion_[c], old[c], rel, abs)) {
           return false;
+        }
+      }
+      // Rolling percussions (N m s) by the same test.
+      const detail::SolverRolling& sr = solverRolling_;
+      for (std::size_t j = 0; j < sr.size(); ++j) {
+        for (int k = 0; k < 2; ++k) {
+          if (!(std::abs(sr.moment[j][k] - sr.momentOld[j][k]) <=
+                std::abs(sr.momentOld[j][k]) * rel + abs)) {
+            return false;
+          }
         }
       }
       return true;
@@ -657,6 +687,11 @@ bool ContactSolver::allFinite(const BodyStorage& bodies) const {
       return false;
     }
   }
+  for (const detail::Vec2& m : solverRolling_.moment) {
+    if (!m.allFinite()) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -664,11 +699,13 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
                                  SplitBodyExchange* split) {
   SolverStats stats;
   const std::size_t nc = problem.contacts.size();
+  checkRollingResistanceSupported(settings_, problem.parameters);
   setupBodies(bodies, problem);
   // Every solve tells the exchange its bodies, so that all processes stay in step.
   const bool coupled = split != nullptr && split->beginSolve(bodies, solverBodies_.storageIndex);
   if (nc == 0 && !coupled) {
     percussion_.clear();
+    solverRolling_.clear();
     cache_.clear();
     stats.converged = true;
     storeVelocities(bodies);

@@ -55,6 +55,7 @@ MoreauStepper::MoreauStepper(const StepperSettings& settings)
 }
 
 SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem& problem) {
+  checkRollingResistanceSupported(settings_.solver, problem.parameters);
   for (const std::uint32_t m : problem.multiplicity) {
     GRAIN_REQUIRE(m <= 1, "the local contact solvers are serial: they cannot solve split bodies");
   }

@@ -741,6 +741,68 @@ TEST(ContactForceOutput, RelativeStiffnessPerMaterialPair) {
             std::string::npos);
 }
 
+// ---- rolling resistance (grain's own attribute muRolling) ------------------------------------
+
+TEST(RollingResistance, MuRollingIsReadDefaultedAndReloaded) {
+  const std::string sphere = bodies("s", 1, 1, R"(<Sphere distribute="uniform" radius="0.1"/>)");
+  const SceneDescription d = load(scene(R"(<ContactParameterMap>
+      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0" muRolling="0.05"/>
+      <ContactParameter materialId1="0" materialId2="1" type="UCFD" mu="0.3" epsilonN="0" epsilonT="0"
+          invDampingN="0" invDampingT="0" muRolling="0.2"/>
+      <ContactParameter materialId1="1" materialId2="1" type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
+    </ContactParameterMap>)",
+                                        sphere));
+  const ContactParameterMap& map = d.system.contactParameters;
+  EXPECT_EQ(map.standard().muRolling, 0.05);
+  EXPECT_EQ(map.get(1, 0).muRolling, 0.2);
+  EXPECT_EQ(map.get(1, 1).muRolling, 0.0);
+  EXPECT_TRUE(map.hasRollingResistance());
+  // The effective configuration carries the values and the default, and reloads to the same.
+  EXPECT_NE(d.effectiveXml.find("muRolling=\"0.05\""), std::string::npos) << d.effectiveXml;
+  EXPECT_NE(d.effectiveXml.find("muRolling=\"0.2\""), std::string::npos);
+  EXPECT_NE(d.effectiveXml.find("muRolling=\"0\""), std::string::npos);
+  const SceneDescription again = loadSceneFromString(d.effectiveXml, "again.xml");
+  EXPECT_EQ(again.system.contactParameters.standard().muRolling, 0.05);
+  EXPECT_EQ(again.system.contactParameters.get(0, 1).muRolling, 0.2);
+  EXPECT_EQ(again.system.contactParameters.get(1, 1).muRolling, 0.0);
+  // Without the attribute: 0, the law without rolling resistance.
+  EXPECT_FALSE(load(scene("", sphere)).system.contactParameters.hasRollingResistance());
+}
+
+TEST(RollingResistance, BadMuRollingAndOtherMethodsAreSceneErrors) {
+  const std::string sphere = bodies("s", 1, 1, R"(<Sphere distribute="uniform" radius="0.1"/>)");
+  EXPECT_NE(loadError(scene(R"(<ContactParameterMap>
+      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0" muRolling="-0.1"/>
+    </ContactParameterMap>)",
+                            sphere))
+                .first.find("muRolling"),
+            std::string::npos);
+  const std::string rolling = scene(R"(<ContactParameterMap>
+      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
+      <ContactParameter materialId1="0" materialId2="1" type="UCF" mu="0.3" epsilonN="0" epsilonT="0"
+          muRolling="0.1"/>
+    </ContactParameterMap>)",
+                                    sphere);
+  for (const std::string method : {"SORFull", "SORNormalTangential", "JOR", "DelassusSOR"}) {
+    const std::string text =
+        test::replaceOnce(rolling, "method=\"SORContact\"", "method=\"" + method + "\"");
+    try {
+      load(text);
+      ADD_FAILURE() << method << " accepted muRolling";
+    } catch (const SceneError& e) {
+      EXPECT_EQ(e.line(), test::lineOf(text, "muRolling=\"0.1\""));
+      EXPECT_EQ(e.path(), "SceneSettings/ContactParameterMap/ContactParameter[1]");
+      EXPECT_NE(e.message().find("attribute 'muRolling'"), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("muRolling is supported by method SORContact only"),
+                std::string::npos)
+          << e.message();
+      EXPECT_NE(e.message().find(method), std::string::npos) << e.message();
+    }
+    // muRolling="0" is the law without rolling resistance: accepted by every method.
+    EXPECT_NO_THROW(load(test::replaceOnce(text, "muRolling=\"0.1\"", "muRolling=\"0\"")));
+  }
+}
+
 // An instance count beyond memory is refused before anything is built, at the attribute, with the
 // estimated memory; also written as "1e9", which the format check would reject afterwards.
 TEST(SceneMemory, InstanceCountBeyondMemoryIsRefusedWithTheEstimate) {

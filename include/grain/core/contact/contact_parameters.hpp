@@ -26,6 +26,13 @@ struct ContactParameter {
   /// Relative normal stiffness k~ (> 0, dimensionless) of the pair for the compatible contact
   /// forces (compatible_forces.hpp, docs/contact-output.md); it never changes the dynamics.
   Real relativeStiffness = 1.0;
+  /// Rolling-resistance coefficient mu_r (>= 0, dimensionless; grain's own, not GRSF's): the
+  /// rolling percussion M (N m s) in the tangent plane opposes the relative rolling angular
+  /// velocity and is bounded by |M| <= mu_r R* P_N, R* the effective rolling radius (m)
+  /// (docs/physics.md). 0 (the default) is the law without rolling resistance. Only the
+  /// velocity prox method SorContact solves it (checkRollingResistanceSupported in
+  /// contact_solver.hpp).
+  Real muRolling = 0.0;
 };
 
 /// Throws grain::Error if a value is out of range (mu < 0, epsilons outside [0,1], ...).
@@ -42,6 +49,8 @@ class ContactParameterMap {
   const ContactParameter& get(MaterialId m1, MaterialId m2) const;
   const ContactParameter& standard() const { return standard_; }
   std::size_t size() const { return pairs_.size(); }
+  /// Whether the standard law or any pair's law has rolling resistance (muRolling > 0).
+  bool hasRollingResistance() const;
 
  private:
   static std::uint64_t key(MaterialId a, MaterialId b) {

@@ -47,6 +47,16 @@ struct ContactProblem {
 
 namespace grain {
 
+/// The message of the solvers that refuse rolling resistance.
+inline constexpr const char* kMuRollingNeedsSorContact =
+    "muRolling is supported by method SORContact only";
+
+/// Throws grain::Error (kMuRollingNeedsSorContact) if a contact law of `parameters` has rolling
+/// resistance (muRolling > 0) and the settings select another method than SorContact or a
+/// local solver.
+void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
+                                     const ContactParameterMap& parameters);
+
 /// Prox solver of the contact problem of one Moreau step (thesis §8.3.2): velocity SOR/JOR
 /// prox over the contacts, with Alart-Curnier or De Saxce projections.
 ///
@@ -147,6 +157,23 @@ namespace grain {
 /// after beginSolve() (0 iterations, converged); beginSolve() is called on every solve, so that
 /// processes stay in step.
 ///
+/// Rolling resistance (ContactParameter::muRolling = mu_r > 0; SorContact only, other methods
+/// and the local solvers refuse it, checkRollingResistanceSupported): a constant resisting
+/// torque (type A of Ai et al., Powder Technology 206, 2011). The rolling percussion
+/// M = (M_1, M_2) (N m s) acts in the tangent plane, on B as +T M, on A as -T M (T = [t1 t2]);
+///   -w_t in N_{mu_r R* P_N B2}(M),   w_t = T^T (omega_b^E - omega_a^E)   (rad/s),
+/// R* = r_a r_b / (r_a + r_b) with r the distance from a body's centre of mass to the contact
+/// point (r of the simulated body if the partner is static or animated; an animated partner's
+/// angular velocity enters w_t). Spin about n is free. Every SorContact sweep is followed by a
+/// pass over the contacts with rolling resistance (detail::sweepRolling), each
+///   M <- proj_{disk(mu_r R* P_N)}(M - r_M^-1 w_t),  omega_b += Theta_b^-1 T dM,
+///   omega_a -= Theta_a^-1 T dM,
+/// r_M^-1 = alphaSorProx / max diag(T^T (Theta_a^-1 + Theta_b^-1) T) (SolverRolling). M starts
+/// from 0 in every solve (the warm-start cache holds the contact percussions only). InVelocity
+/// and InEnergyVelocity see the rolling updates in the angular velocities; InLambda also tests
+/// M; the accuracy measures (NaturalMap, Koziara, SolverStats) cover the contact percussions
+/// only.
+///
 /// Warm start (usePercussionCache): the percussions of the previous solve are kept as world
 /// vectors keyed by (smaller body id, larger body id, ordinal of the contact among the contacts
 /// of that pair in ContactStorage order) and projected onto the new contact frames.
@@ -188,6 +215,10 @@ class ContactSolver {
   }
   /// The settings the solver was built with.
   const InclusionSolverSettings& settings() const { return settings_; }
+  /// Contacts of the last solve with rolling resistance (indices in ContactStorage, ascending)
+  /// and their rolling percussions M (N m s) in the (t1, t2) axes of the contact frame.
+  const std::vector<std::uint32_t>& rollingContacts() const { return solverRolling_.contact; }
+  const std::vector<detail::Vec2>& rollingPercussions() const { return solverRolling_.moment; }
 
  private:
   void setupBodies(const BodyStorage& bodies, const ContactProblem& problem);
@@ -211,6 +242,7 @@ class ContactSolver {
   std::vector<Vec3> percussion_;
   detail::SolverBodies solverBodies_;
   detail::SolverContacts solverContacts_;
+  detail::SolverRolling solverRolling_;
   detail::ContactMeasureData measureData_;
   std::vector<detail::PercussionCacheKey> cacheKeys_;  // current contacts, sorted
   std::vector<std::uint32_t> cacheOrdinal_;            // per contact

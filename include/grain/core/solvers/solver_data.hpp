@@ -9,6 +9,10 @@
 #include <grain/core/bodies/body_id.hpp>
 #include <grain/core/math/types.hpp>
 
+namespace grain {
+class BodyStorage;
+}
+
 /// Hot struct-of-arrays data of the contact solver, rebuilt once per solve. Internal to
 /// ContactSolver; exposed in a header only so the kernels and the solver share one layout.
 namespace grain::detail {
@@ -92,6 +96,51 @@ struct SolverContacts {
 
   std::size_t size() const { return kind.size(); }
 };
+
+/// 2-vector in the tangent plane (t1, t2) of a contact frame.
+using Vec2 = Eigen::Matrix<Real, 2, 1>;
+/// Two columns in I, e.g. Theta^-1 [t1 t2].
+using Mat32 = Eigen::Matrix<Real, 3, 2>;
+
+/// Rolling resistance (ContactParameter::muRolling > 0) of the contacts that have it, SorContact
+/// only, in struct-of-arrays form; entry j belongs to contact `contact[j]` (ascending). With
+/// T = [t1 t2] the tangent columns of SolverContacts::frame (signed as the frame is), the
+/// relative rolling velocity is w_t = T^T (omega_b - omega_a) + b (rad/s), and the update is
+///   M <- proj_{disk(bound P_N)}(M - rInv w_t),  omega_b += dOmegaB dM,  omega_a -= dOmegaA dM.
+struct SolverRolling {
+  std::vector<std::uint32_t> contact;  ///< contact index (SolverContacts order), ascending
+  std::vector<Mat32> dOmegaA;          ///< Theta_a^-1 T (I frame, 1/(kg m^2)), TwoBodies only
+  std::vector<Mat32> dOmegaB;          ///< Theta_b^-1 T, or of the single simulated body
+  std::vector<Vec2> b;          ///< T^T (omega_B - omega_A) of non-simulated partners (rad/s)
+  std::vector<Real> rInv;       ///< alpha / max diag(T^T (Theta_a^-1 + Theta_b^-1) T) (kg m^2)
+  std::vector<Real> bound;      ///< mu_r R* (m): |M| <= bound P_N
+  std::vector<Vec2> moment;     ///< M, the rolling percussion (N m s) in (t1, t2)
+  std::vector<Vec2> momentOld;  ///< convergence scratch (InLambda)
+
+  std::size_t size() const { return contact.size(); }
+  void clear() {
+    contact.clear();
+    dOmegaA.clear();
+    dOmegaB.clear();
+    b.clear();
+    rInv.clear();
+    bound.clear();
+    moment.clear();
+    momentOld.clear();
+  }
+};
+
+/// Appends contact c (not Passive, its SolverContacts entry already set up) to `rolling`: a, b
+/// its bodies (BodyStorage), rA, rB the contact point from their centres (I, m), frame the
+/// unsigned contact frame [n t1 t2] (I), muRolling > 0, alpha the SOR relaxation.
+void addRollingContact(SolverRolling& rolling, const SolverContacts& contacts,
+                       const SolverBodies& solverBodies, const BodyStorage& bodies, std::size_t c,
+                       std::uint32_t a, std::uint32_t b, const Vec3& rA, const Vec3& rB,
+                       const Mat3& frame, Real muRolling, Real alpha);
+/// One pass of rolling updates over the contacts of `rolling` (see SolverRolling), with the
+/// current normal percussions and solver-body angular velocities.
+void sweepRolling(SolverRolling& rolling, const SolverContacts& contacts, SolverBodies& bodies,
+                  const std::vector<Vec3>& percussion);
 
 /// Per-solve data of the accuracy measures (contact_solver_measures.cpp), in the notation of
 /// LocalProblem: r = P, u = xi + D P / dt, W = G + D / dt, q = u at P = 0.
