@@ -88,9 +88,7 @@ std::optional<std::vector<detail::PercussionCacheEntry>> readCache(
       cache.push_back(e);
     }
   }
-  std::sort(cache.begin(), cache.end(), [](const auto& a, const auto& b) {
-    return detail::compareCacheEntry(a.lo, a.hi, a.ordinal, b) < 0;
-  });
+  std::sort(cache.begin(), cache.end(), detail::cacheEntryLess);
   return cache;
 }
 

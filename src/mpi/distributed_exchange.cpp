@@ -144,10 +144,6 @@ bool contains(const std::vector<int>& sorted, int value) {
   return std::binary_search(sorted.begin(), sorted.end(), value);
 }
 
-bool cacheKeyLess(const detail::PercussionCacheEntry& a, const detail::PercussionCacheEntry& b) {
-  return detail::compareCacheEntry(a.lo, a.hi, a.ordinal, b) < 0;
-}
-
 }  // namespace
 
 bool holdsWarmStartHome(const BodyStorage& bodies, const detail::PercussionCacheEntry& e) {
@@ -157,6 +153,20 @@ bool holdsWarmStartHome(const BodyStorage& bodies, const detail::PercussionCache
   }
   const std::optional<std::size_t> home = bodies.isSimulated(*lo) ? lo : bodies.indexOf(e.hi);
   return home && bodies.isSimulated(*home) && bodies.ownerships()[*home] == BodyOwnership::Local;
+}
+
+std::optional<std::pair<DistributedExchange::RoutedEntry, std::size_t>>
+DistributedExchange::withHome(const BodyStorage& bodies, const detail::PercussionCacheEntry& e) {
+  const std::optional<std::size_t> lo = bodies.indexOf(e.lo);
+  if (!lo) {
+    return std::nullopt;
+  }
+  const RoutedEntry r{e, !bodies.isSimulated(*lo)};
+  const std::optional<std::size_t> home = r.homeIsHi ? bodies.indexOf(e.hi) : lo;
+  if (!home) {
+    return std::nullopt;
+  }
+  return std::pair{r, *home};
 }
 
 void DistributedExchange::putEntries(ByteWriter& w, const std::vector<RoutedEntry>& entries) {
@@ -281,8 +291,8 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
     (owner == rank_ ? kept : entries[static_cast<std::size_t>(owner)]).push_back(r);
   };
   for (const detail::PercussionCacheEntry& e : warmStart) {
-    if (const std::optional<std::size_t> lo = bodies.indexOf(e.lo)) {
-      route(RoutedEntry{e, !bodies.isSimulated(*lo)});
+    if (const auto routed = withHome(bodies, e)) {
+      route(routed->first);
     }
   }
   for (const RoutedEntry& r : homeEntries_) {
@@ -378,16 +388,12 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
   // body, ahead of the body records.
   std::vector<std::vector<RoutedEntry>>& entries = freshEntryLists(neighbours_.size());
   for (const detail::PercussionCacheEntry& e : warmStart) {
-    const std::optional<std::size_t> lo = bodies.indexOf(e.lo);
-    if (!lo) {
+    const auto routed = withHome(bodies, e);
+    if (!routed) {
       continue;
     }
-    const RoutedEntry r{e, !bodies.isSimulated(*lo)};
-    const std::optional<std::size_t> h = bodies.indexOf(r.home());
-    if (!h) {
-      continue;
-    }
-    if (bodies.ownerships()[*h] == BodyOwnership::Local) {
+    const auto& [r, h] = *routed;
+    if (bodies.ownerships()[h] == BodyOwnership::Local) {
       homeEntries_.push_back(r);
     } else {
       entries[partnerIndex(ownerOfRemote_.at(r.home()))].push_back(r);
@@ -723,7 +729,7 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     }
   }
   homeEntries_.clear();
-  std::sort(warmStart.begin(), warmStart.end(), cacheKeyLess);
+  std::sort(warmStart.begin(), warmStart.end(), detail::cacheEntryLess);
   std::sort(split_.begin(), split_.end(),
             [](const SplitBody& a, const SplitBody& b) { return a.id < b.id; });
   splitPartners_.clear();

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -155,6 +157,10 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
       tags_[id] = tag;
     }
   }
+  /// Entry `e` with its home body (both bodies' ids looked up in `bodies`), and the home body's
+  /// storage index; nothing if the pair's bodies are not held here.
+  static std::optional<std::pair<RoutedEntry, std::size_t>> withHome(
+      const BodyStorage& bodies, const detail::PercussionCacheEntry& e);
   /// Per partner k, the entries to send (storage kept between calls).
   std::vector<std::vector<RoutedEntry>>& freshEntryLists(std::size_t count);
   /// Writes entry list k ahead of writer k's records: a count, then the entries.

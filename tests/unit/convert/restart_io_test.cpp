@@ -37,6 +37,24 @@ DynamicsSystem threeBodies() {
   return s;
 }
 
+/// Stepper settings with warm start and dt = 0.01 s.
+StepperSettings warmStartSettings() {
+  StepperSettings settings;
+  settings.deltaT = 0.01;
+  settings.solver.usePercussionCache = true;
+  return settings;
+}
+
+/// record/SimState.sim with threeBodies() at t = 0 and t = 0.05 s (step 5).
+void writeTwoStates(const std::filesystem::path& record) {
+  const DynamicsSystem s = threeBodies();
+  SimFileWriter w;
+  w.open(record / "SimState.sim");
+  w.writeHeader(s.bodies);
+  w.writeState(0.0, s.bodies);
+  w.writeState(0.05, s.bodies);
+}
+
 TEST(RestartIo, ApplyStateByIdAndMismatches) {
   DynamicsSystem s = threeBodies();
   SimState st;
@@ -274,17 +292,8 @@ TEST(RestartIo, WarmStartCacheOfTheStateBeforeIsKept) {
   // complete: the restart continues from step 5 with the cache of step 5, RestartCache.prev.bin.
   TempDir dir;
   const std::filesystem::path record = dir.path();
-  StepperSettings settings;
-  settings.deltaT = 0.01;
-  settings.solver.usePercussionCache = true;
-  DynamicsSystem s = threeBodies();
-  {
-    SimFileWriter w;
-    w.open(record / "SimState.sim");
-    w.writeHeader(s.bodies);
-    w.writeState(0.0, s.bodies);
-    w.writeState(0.05, s.bodies);
-  }
+  const StepperSettings settings = warmStartSettings();
+  writeTwoStates(record);
   const std::vector<detail::PercussionCacheEntry> at5 = {
       {makeBodyId(0, 0), makeBodyId(0, 1), 0, Vec3(1, 2, 3)}};
   const std::vector<detail::PercussionCacheEntry> at10 = {
@@ -334,24 +343,14 @@ TEST(RestartIo, WarmStartCacheOfTheStateBeforeIsKept) {
   log.close();
 }
 
-}  // namespace
 TEST(RestartIo, WarmStartEntriesInAnyOrderAreReadSortedAndFiltered) {
   // A distributed run writes each process's entries in turn (RestartCache.bin in the format of
   // warmStartHeader/appendWarmStartEntry): readers sort them, and a process keeps only those it
   // asks for.
   TempDir dir;
   const std::filesystem::path record = dir.path();
-  StepperSettings settings;
-  settings.deltaT = 0.01;
-  settings.solver.usePercussionCache = true;
-  DynamicsSystem s = threeBodies();
-  {
-    SimFileWriter w;
-    w.open(record / "SimState.sim");
-    w.writeHeader(s.bodies);
-    w.writeState(0.0, s.bodies);
-    w.writeState(0.05, s.bodies);
-  }
+  const StepperSettings settings = warmStartSettings();
+  writeTwoStates(record);
   const std::vector<detail::PercussionCacheEntry> unsorted = {
       {makeBodyId(0, 1), makeBodyId(9, 0), 0, Vec3(7, 8, 9)},
       {makeBodyId(0, 0), makeBodyId(0, 1), 1, Vec3(4, 5, 6)},
@@ -385,5 +384,7 @@ TEST(RestartIo, WarmStartEntriesInAnyOrderAreReadSortedAndFiltered) {
   ASSERT_EQ(filtered.warmStartCache().size(), 1u);
   EXPECT_EQ(filtered.warmStartCache()[0].percussionOnHi, Vec3(7, 8, 9));
 }
+
+}  // namespace
 
 }  // namespace grain::io

@@ -32,6 +32,11 @@ inline int compareCacheEntry(BodyId lo, BodyId hi, std::uint32_t ord,
   return 0;
 }
 
+/// Key order of cache entries (lo, hi, ordinal): the order of a sorted cache.
+inline bool cacheEntryLess(const PercussionCacheEntry& a, const PercussionCacheEntry& b) {
+  return compareCacheEntry(a.lo, a.hi, a.ordinal, b) < 0;
+}
+
 /// Calls found(c, p) for every contact c whose key is in `cache`, with the cached percussion on
 /// body B of the contact expressed in its contact frame (N, T1, T2; N s), not projected. One
 /// merge of the sorted keys with the sorted cache.
