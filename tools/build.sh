@@ -3,8 +3,9 @@
 #   tools/build.sh example   install what is missing, build (release), run the default example scene
 #   tools/build.sh test      install what is missing, build (release), run the whole test suite
 # and the sanitizer run of CI (docs/reliability.md):
-#   tools/build.sh sanitize  install what is missing, build the unit and physics tests in the
-#                            debug-asan preset (ASan + UBSan, invariant checks) and run them
+#   tools/build.sh sanitize  install what is missing (with clang), build the unit and physics
+#                            tests in the debug-asan preset (clang, ASan + UBSan, invariant
+#                            checks) and run them
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,7 +16,11 @@ case "$mode" in
   *) echo "usage: tools/build.sh example|test|sanitize" >&2; exit 2 ;;
 esac
 
-"$root/tools/install-deps.sh"
+if [ "$mode" = sanitize ]; then
+  "$root/tools/install-deps.sh" sanitize
+else
+  "$root/tools/install-deps.sh"
+fi
 
 launcher=()
 if command -v ccache >/dev/null 2>&1; then

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs grain's build and test dependencies from Debian 12 packages (run as root).
 # Only packages that are missing are installed; a machine that has them all is left alone.
+#   tools/install-deps.sh            what the release build, the examples and the tests need
+#   tools/install-deps.sh sanitize   also clang and its sanitizer runtimes (the debug-asan preset)
 set -euo pipefail
 
 packages=(
@@ -17,6 +19,11 @@ packages=(
   libxml2-utils clang-format
   python3 python3-numpy python3-matplotlib python3-h5py
 )
+case "${1:-}" in
+  "") ;;
+  sanitize) packages+=(clang libclang-rt-dev) ;;
+  *) echo "usage: tools/install-deps.sh [sanitize]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
