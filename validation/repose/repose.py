@@ -8,17 +8,25 @@ bead-floor; the frictionless tube walls have none), reads the last state of each
 measures the heap's surface: in rings of width 3 mm around the heap axis the highest bead
 centre gives the surface height h(rho); the angle is atan of minus the slope of a straight line
 fitted to h(rho) where h lies between 20 % and 80 % of the heap height (the flanks, without the
-rounded top and the foot).
+rounded top and the foot). Each (mu, mu_r) is run with several bead samples (seeds of the
+radii and of the initial jitter); the angle of a (mu, mu_r) is the mean over the samples, with
+its standard error.
 
 usage: validation/repose/repose.py [--small] [--mu-rolling R[,R...]] [--mus M[,M...]]
-                                   [-o DIR] [-j N] [--check] [--reuse] [--extra CSV ...]
+                                   [--seeds N] [--set XPATH=VALUE]... [-o DIR] [-j N] [--check]
+                                   [--reuse] [--extra CSV ...]
 
-  (default)     1536 beads, mu = 0.1, 0.3, 0.5, 0.7, 1.0, mu_r = MU_ROLLING (docs/validation.md)
-  --small       the test-suite version: 384 beads, 0.5 s (SMALL_RUNS)
+  (default)     1536 beads, mu = 0.1, 0.3, 0.5, 0.7, 1.0, mu_r = MU_ROLLING, 4 samples each
+                (docs/validation.md)
+  --small       the test-suite version: 384 beads, 0.5 s, one sample (SMALL_RUNS)
   --mu-rolling  the mu_r values to run (every mu with every mu_r)
   --mus         the mu values to run instead of the default ones
-  --check       exit 1 unless, for the largest mu_r, the angles rise with mu and lie in the
-                bands (BANDS); --small checks its own runs (SMALL_RUNS, SMALL_CHECKS)
+  --seeds       the number of bead samples per (mu, mu_r); sample 0 is the scene's own seeds
+  --set         a grain-sim override for every run
+  --check       exit 1 unless, for the largest mu_r, the mean angles rise with mu within the
+                sampling error (no fall by more than 2 standard errors from one mu to the next,
+                a rise by more than 2 from the first to the last) and lie in the bands (BANDS);
+                --small checks its own runs (SMALL_RUNS, SMALL_CHECKS)
   --reuse       measure the runs already in the output folder instead of running them again
   --extra       repose.csv files of other runs, drawn as points in the angle plot
 """
@@ -37,8 +45,10 @@ RING = 0.003
 # The rolling-resistance coefficient of the documented runs (docs/validation.md, "Angle of
 # repose": chosen from the sensitivity study at mu = 0.5).
 MU_ROLLING = 0.2
-FULL = dict(beads=1536, mus=[0.1, 0.3, 0.5, 0.7, 1.0], end_time=1.0)
-SMALL = dict(beads=384, mus=[0.05, 0.5], end_time=0.5)
+FULL = dict(beads=1536, mus=[0.1, 0.3, 0.5, 0.7, 1.0], end_time=1.0, seeds=4)
+SMALL = dict(beads=384, mus=[0.05, 0.5], end_time=0.5, seeds=1)
+# The seeds of bead sample i: the scene's (radii 23, jitter 9) for i = 0, then these plus 100 i.
+SEED_STEP = 100
 # The small version's runs as (mu, mu_r): a nearly frictionless heap and the documented law.
 SMALL_RUNS = [(0.05, 0.0), (0.5, MU_ROLLING)]
 # Bands the full version's --check asserts, by mu: [lo, hi] in degrees (the glass-bead band).
@@ -80,19 +90,35 @@ def heap_angle(sim_path):
     return math.degrees(math.atan(-slope)), hmax, profile, max(b[4] for b in bodies)
 
 
-def one_run(cfg, outdir, mu, mu_rolling, reuse=False):
-    run_dir = os.path.join(outdir, f"mu{mu:g}" + (f"_mur{mu_rolling:g}" if mu_rolling else ""))
+def one_run(cfg, outdir, mu, mu_rolling, sample, extra, reuse=False):
+    run_dir = os.path.join(outdir, f"mu{mu:g}" + (f"_mur{mu_rolling:g}" if mu_rolling else "")
+                           + (f"_s{sample}" if sample else ""))
     cp = "SceneSettings/ContactParameterMap/ContactParameter"
+    beads = 'SceneObjects/RigidBodies[@name="beads"]'
     sets = [f'{cp}[@materialId2="0"]/@mu={mu}', f'{cp}[@materialId2="1"]/@mu={mu}',
-            f'SceneObjects/RigidBodies[@name="beads"]/@instances={cfg["beads"]}',
+            f'{beads}/@instances={cfg["beads"]}',
             f"SceneSettings/TimeStepperSettings/@endTime={cfg['end_time']}"]
     if mu_rolling:
         sets += [f'{cp}[@materialId2="0"]/@muRolling={mu_rolling}',
                  f'{cp}[@materialId2="1"]/@muRolling={mu_rolling}']
+    if sample:
+        sets += [f"{beads}/Geometry/Sphere/@seed={23 + SEED_STEP * sample}",
+                 f"{beads}/DynamicProperties/InitialCondition/InitialPosition/@seed="
+                 f"{9 + SEED_STEP * sample}"]
+    sets += extra
     rec = os.path.join(run_dir, "SimFiles", "SimDataRECORD_0")
     if not (reuse and os.path.exists(os.path.join(rec, "SimState.sim"))):
         rec = vlib.simulate(os.path.join(HERE, "heap.xml"), run_dir, sets)
     return heap_angle(os.path.join(rec, "SimState.sim"))
+
+
+def mean_and_error(values):
+    """Mean and standard error of the mean (0 for a single value)."""
+    n = len(values)
+    m = sum(values) / n
+    if n < 2:
+        return m, 0.0
+    return m, math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1) / n)
 
 
 def floats(text):
@@ -105,6 +131,8 @@ def main():
     ap.add_argument("--mu-rolling", type=floats, default=None,
                     help=f"comma-separated mu_r values (default {MU_ROLLING:g})")
     ap.add_argument("--mus", type=floats, default=None, help="comma-separated mu values")
+    ap.add_argument("--seeds", type=int, default=None, help="bead samples per (mu, mu_r)")
+    ap.add_argument("--set", action="append", default=[], help="grain-sim override for every run")
     ap.add_argument("-o", "--out", default=None)
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--check", action="store_true")
@@ -121,18 +149,36 @@ def main():
     else:
         runs = [(mu, mur) for mur in murs for mu in mus]
     murs = sorted({mur for _, mur in runs})
+    samples = range(args.seeds if args.seeds is not None else cfg["seeds"])
     outdir = os.path.abspath(args.out or ("out/repose_small" if args.small else "out/repose"))
     os.makedirs(outdir, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {run: pool.submit(one_run, cfg, outdir, *run, args.reuse) for run in runs}
-        res = {run: f.result() for run, f in futures.items()}
-    with open(os.path.join(outdir, "repose.csv"), "w") as f:
-        f.write("mu,mu_rolling,angle_deg,heap_height,max_speed\n")
+        futures = {(run, i): pool.submit(one_run, cfg, outdir, *run, i, args.set, args.reuse)
+                   for run in runs for i in samples}
+        each = {key: f.result() for key, f in futures.items()}
+    # res[(mu, mu_r)] = (mean angle, heap height, profile, max speed) with the first sample's
+    # profile; err[(mu, mu_r)] = standard error of the mean angle.
+    res, err = {}, {}
+    with open(os.path.join(outdir, "repose_runs.csv"), "w") as f:
+        f.write("mu,mu_rolling,sample,angle_deg,heap_height,max_speed\n")
         for mu, mur in runs:
-            a, h, _, v = res[(mu, mur)]
-            f.write(f"{mu},{mur},{a:.3f},{h:.5f},{v:.3g}\n")
-            print(f"mu = {mu:g}, mu_r = {mur:g}: angle of repose {a:.1f} deg, heap height "
-                  f"{h * 1000:.1f} mm, max speed at the end {v:.3g} m/s")
+            for i in samples:
+                a, h, _, v = each[((mu, mur), i)]
+                f.write(f"{mu},{mur},{i},{a:.3f},{h:.5f},{v:.3g}\n")
+                print(f"mu = {mu:g}, mu_r = {mur:g}, sample {i}: angle of repose {a:.1f} deg, "
+                      f"heap height {h * 1000:.1f} mm, max speed at the end {v:.3g} m/s")
+    with open(os.path.join(outdir, "repose.csv"), "w") as f:
+        f.write("mu,mu_rolling,angle_deg,angle_error_deg,heap_height,max_speed,samples\n")
+        for mu, mur in runs:
+            one = [each[((mu, mur), i)] for i in samples]
+            a, e = mean_and_error([r[0] for r in one])
+            h = sum(r[1] for r in one) / len(one)
+            v = max(r[3] for r in one)
+            res[(mu, mur)], err[(mu, mur)] = (a, h, one[0][2], v), e
+            f.write(f"{mu},{mur},{a:.3f},{e:.3f},{h:.5f},{v:.3g},{len(one)}\n")
+            print(f"mu = {mu:g}, mu_r = {mur:g}: angle of repose {a:.1f} +- {e:.1f} deg "
+                  f"({len(one)} samples), heap height {h * 1000:.1f} mm, largest speed at the end "
+                  f"{v:.3g} m/s")
     plt = vlib.pyplot()
     if plt:
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
@@ -150,7 +196,11 @@ def main():
         ax1.grid(alpha=0.3)
         for mur in murs:
             xs = [mu for mu, r in runs if r == mur]
-            ax2.plot(xs, [res[(mu, mur)][0] for mu in xs], "o-", label=f"grain, μ_r = {mur:g}")
+            line = ax2.errorbar(xs, [res[(mu, mur)][0] for mu in xs], yerr=[err[(mu, mur)] for mu in xs],
+                                fmt="o-", capsize=3, label=f"grain, μ_r = {mur:g} (mean ± s.e.)")
+            if len(samples) > 1:
+                ax2.plot([mu for mu in xs for i in samples], [each[((mu, mur), i)][0] for mu in xs
+                         for i in samples], ".", color=line[0].get_color(), alpha=0.4)
         for path in args.extra:
             with open(path) as f:
                 rows = [line.strip().split(",") for line in f.readlines()[1:] if line.strip()]
@@ -176,8 +226,21 @@ def main():
         return 0 if ok else 1
     mur = murs[-1]
     angles = [res[(mu, mur)][0] for mu in mus]
-    ok &= vlib.check(all(b > a for a, b in zip(angles, angles[1:])),
-                     f"mu_r = {mur:g}: angle rises with mu: " + ", ".join(f"{a:.1f}" for a in angles))
+    errors = [err[(mu, mur)] for mu in mus]
+    # Monotone within the sampling error: from one mu to the next the mean angle does not fall
+    # by more than two standard errors of the difference, and from the first mu to the last it
+    # rises by more than two.
+    def sigma(i, j):
+        return math.hypot(errors[i], errors[j])
+    listed = ", ".join(f"{a:.1f} +- {e:.1f}" for a, e in zip(angles, errors))
+    ok &= vlib.check(all(angles[i + 1] - angles[i] >= -2 * sigma(i, i + 1)
+                         for i in range(len(angles) - 1)),
+                     f"mu_r = {mur:g}: no mean angle falls by more than 2 standard errors: {listed}")
+    ok &= vlib.check(len(angles) > 1 and angles[-1] - angles[0] > 2 * sigma(0, len(angles) - 1),
+                     f"mu_r = {mur:g}: the angle rises from mu = {mus[0]:g} to {mus[-1]:g} by more "
+                     f"than 2 standard errors: {angles[-1] - angles[0]:.1f} deg")
+    strict = all(b > a for a, b in zip(angles, angles[1:]))
+    print(f"(the means {'rise' if strict else 'do not rise'} strictly from each mu to the next)")
     for mu, (lo, hi) in BANDS.items():
         if (mu, mur) in res:
             a = res[(mu, mur)][0]
