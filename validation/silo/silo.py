@@ -12,7 +12,8 @@ part, and fits C and k: W^(2/5) = (C rho_b sqrt(g))^(2/5) (D - k d) is a straigh
 
 usage: validation/silo/silo.py [--small] [-o DIR] [-j N] [--set XPATH=VALUE]... [--check] [--reuse]
 
-  (default)  10404 beads, 80 mm silo, D = 16, 20, 24 mm, 1.2 s of discharge (docs/validation.md)
+  (default)  10404 beads, 80 mm silo, D = 16, 20, 24, 28, 32 mm, 1.2 s of discharge
+             (docs/validation.md)
   --small    the test-suite version: 648 beads in a 40 mm silo, D = 16 and 22 mm, 0.6 s
   --set      a grain-sim override for the fill and the discharge runs, e.g. to change the time
              step or the solver's iteration limit
@@ -35,10 +36,11 @@ RHO_P = 2500.0  # bead density (kg/m^3)
 D_BEAD = 0.004  # mean bead diameter (radii uniform in 1.9..2.1 mm)
 BEAD_VOLUME_MEAN = 4.0 / 3.0 * math.pi * (0.0021**4 - 0.0019**4) / (4 * 0.0002)  # E[r^3] 4/3 pi
 
-# The full silo: 80 mm wide (3.3 to 5 outlet diameters), about 100 mm of settled beads (1.2 silo
+# The full silo: 80 mm wide (2.5 to 5 outlet diameters), about 95 mm of settled beads (1.2 silo
 # widths, the fill height above which the rate no longer depends on it).
-FULL = dict(beads=10404, grid=17, half_width=0.04, outlets=[0.016, 0.020, 0.024], fill_time=1.0,
-            discharge_time=1.2, t_start=0.3, max_fraction=0.5)
+FULL = dict(beads=10404, grid=17, half_width=0.04,
+            outlets=[0.016, 0.020, 0.024, 0.028, 0.032], fill_time=1.0, discharge_time=1.2,
+            t_start=0.3, max_fraction=0.5)
 SMALL = dict(beads=648, grid=9, half_width=0.02, outlets=[0.016, 0.022], fill_time=0.35,
              discharge_time=0.6, t_start=0.15, max_fraction=0.6)
 # The small silo is narrow (40 mm, 1.8 to 2.5 outlet diameters) and shallow (about 25 mm of
@@ -148,17 +150,23 @@ def main():
     for D in outlets:
         law = 0.58 * rho_b * math.sqrt(G) * (D - 1.5 * D_BEAD) ** 2.5
         print(f"D = {D * 1000:.0f} mm (D/d = {D / D_BEAD:.1f}): {results[D][1]:.1f} beads/s, "
-              f"W = {results[D][0] * 1000:.2f} g/s (Beverloo with C = 0.58, k = 1.5: {law * 1000:.2f} g/s)")
+              f"W = {results[D][0] * 1000:.2f} g/s (Beverloo with C = 0.58, k = 1.5: {law * 1000:.2f} g/s, "
+              f"so C = {0.58 * results[D][0] / law:.3f} with k = 1.5)")
 
     # 3. Fit: W^(2/5) = s (D - k d), s = (C rho_b sqrt g)^(2/5).
     a, s, r2 = vlib.line_fit(outlets, [w**0.4 for w in W])
     C = s**2.5 / (rho_b * math.sqrt(G))
     k = -a / s / D_BEAD
     C_inner = C * phi / phi_inner
+    # With k fixed at the literature's 1.5, a one-parameter fit (least squares in W^(2/5)).
+    xs = [(D - 1.5 * D_BEAD) for D in outlets]
+    s15 = sum(x * w**0.4 for x, w in zip(xs, W)) / sum(x * x for x in xs)
+    C15 = s15**2.5 / (rho_b * math.sqrt(G))
     print(f"Beverloo fit: C = {C:.3f}, k = {k:.3f} (r^2 = {r2:.4f}; literature C ~ 0.58, k ~ 1.5); "
-          f"with the interior bulk density C = {C_inner:.3f}")
+          f"with the interior bulk density C = {C_inner:.3f}; with k fixed at 1.5, C = {C15:.3f}")
     with open(os.path.join(outdir, "silo.csv"), "a") as f:
-        f.write(f"# C = {C:.4f}\n# k = {k:.4f}\n# C_interior_density = {C_inner:.4f}\n")
+        f.write(f"# C = {C:.4f}\n# k = {k:.4f}\n# C_interior_density = {C_inner:.4f}\n"
+                f"# C_at_k_1.5 = {C15:.4f}\n")
 
     plt = vlib.pyplot()
     if plt:
