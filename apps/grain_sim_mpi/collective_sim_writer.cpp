@@ -7,14 +7,12 @@
 
 #include <grain/core/common/error.hpp>
 
+#include "mpi_text.hpp"
+
 namespace grain::app {
 
 void CollectiveSimWriter::fail(const std::string& what, int code) const {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw Error(path_.string() + ": " + what + ": " +
-              std::string(text, static_cast<std::size_t>(length)));
+  throw Error(path_.string() + ": " + what + ": " + mpiErrorText(code));
 }
 
 void CollectiveSimWriter::open(int amode) {

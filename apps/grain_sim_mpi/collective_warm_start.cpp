@@ -5,27 +5,9 @@
 
 #include <grain/core/common/error.hpp>
 
+#include "mpi_text.hpp"
+
 namespace grain::app {
-
-namespace {
-
-/// The first process's error message (empty: none) on every process.
-std::string shared(MPI_Comm comm, std::string text) {
-  unsigned long long n = text.size();
-  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-  text.resize(n);
-  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
-  return text;
-}
-
-std::string mpiErrorText(int code) {
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  return std::string(text, static_cast<std::size_t>(length));
-}
-
-}  // namespace
 
 CollectiveWarmStart::CollectiveWarmStart(MPI_Comm comm, std::filesystem::path record)
     : comm_(comm), record_(std::move(record)) {
@@ -44,7 +26,8 @@ void CollectiveWarmStart::store(const std::vector<detail::PercussionCacheEntry>&
       problem = e.what();
     }
   }
-  if (problem = shared(comm_, problem); !problem.empty()) {
+  // The first process's error message (empty: none) on every process.
+  if (problem = broadcastText(comm_, problem); !problem.empty()) {
     throw Error(problem);
   }
 
@@ -100,7 +83,7 @@ void CollectiveWarmStart::store(const std::vector<detail::PercussionCacheEntry>&
       problem = e.what();
     }
   }
-  if (problem = shared(comm_, problem); !problem.empty()) {
+  if (problem = broadcastText(comm_, problem); !problem.empty()) {
     throw Error(problem);
   }
 }

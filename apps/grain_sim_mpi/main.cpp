@@ -47,6 +47,7 @@
 #include "../common/sim_summary.hpp"
 #include "collective_sim_writer.hpp"
 #include "collective_warm_start.hpp"
+#include "mpi_text.hpp"
 
 namespace {
 
@@ -91,16 +92,6 @@ bool checkedOnAll(Step&& step) {
     code = kExitBadInput;
   }
   return agree(code) == kExitOk;
-}
-
-/// Broadcasts a path from the first process.
-fs::path broadcastPath(const fs::path& path) {
-  std::string text = path.string();
-  unsigned long long n = text.size();
-  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
-  text.resize(n);
-  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD);
-  return text;
 }
 
 void writeText(const fs::path& file, const std::string& text) {
@@ -578,7 +569,7 @@ int run(const app::SimOptions& opt) {
     say("grain-sim-mpi: " + problem + "\n");
     return kExitFailure;
   }
-  record = broadcastPath(record);
+  record = app::broadcastText(MPI_COMM_WORLD, record.string());
   try {
     if (!opt.localDirs.empty()) {
       const fs::path dir = opt.localDirs.size() == 1

@@ -147,12 +147,11 @@ bool contains(const std::vector<int>& sorted, int value) {
 }  // namespace
 
 bool holdsWarmStartHome(const BodyStorage& bodies, const detail::PercussionCacheEntry& e) {
-  const std::optional<std::size_t> lo = bodies.indexOf(e.lo);
-  if (!lo) {
-    return false;  // static and animated bodies are everywhere: a simulated body held elsewhere
-  }
-  const std::optional<std::size_t> home = bodies.isSimulated(*lo) ? lo : bodies.indexOf(e.hi);
-  return home && bodies.isSimulated(*home) && bodies.ownerships()[*home] == BodyOwnership::Local;
+  // Static and animated bodies are everywhere: without the smaller id the pair's simulated body
+  // is held elsewhere.
+  const auto routed = DistributedExchange::withHome(bodies, e);
+  return routed && bodies.isSimulated(routed->second) &&
+         bodies.ownerships()[routed->second] == BodyOwnership::Local;
 }
 
 std::optional<std::pair<DistributedExchange::RoutedEntry, std::size_t>>

@@ -125,6 +125,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   }
 
  private:
+  friend bool holdsWarmStartHome(const BodyStorage& bodies, const detail::PercussionCacheEntry& e);
   /// A body with contacts on several processes. Every holder keeps the same `holders` list and
   /// averages the copies in that order, so all copies get the same bits.
   struct SplitBody {

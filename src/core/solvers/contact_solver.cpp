@@ -508,8 +508,8 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
     }
     sc.law[c] = law;
 
+    // solve() refused rolling resistance for the other methods (checkRollingResistanceSupported).
     if (param->muRolling > 0.0 && sc.kind[c] != PairKind::Passive) {
-      GRAIN_REQUIRE(settings_.method == SolverMethod::SorContact, kMuRollingNeedsSorContact);
       detail::addRollingContact(solverRolling_, sc, sb, bodies, c, a, b, rA, rB, frame,
                                 param->muRolling, alpha);
     }
