@@ -13,6 +13,7 @@
 #include <grain/core/timestepping/exchange.hpp>
 #include <grain/mpi/communicator.hpp>
 #include <grain/mpi/messages.hpp>
+#include <grain/mpi/records.hpp>
 #include <grain/mpi/topology.hpp>
 
 namespace grain::mpi {
@@ -140,12 +141,6 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
         partnerIndex;  ///< per holder: its position in splitPartners_, or kSelf
   };
   static constexpr std::uint32_t kSelf = UINT32_MAX;
-  /// A warm-start entry on its way to the processes holding its home body.
-  struct RoutedEntry {
-    detail::PercussionCacheEntry entry;
-    bool homeIsHi = false;  ///< the pair's smaller id is a static or animated body
-    BodyId home() const { return homeIsHi ? entry.hi : entry.lo; }
-  };
   /// Removes and returns the tag of a body this process hands over (0: none).
   std::uint32_t takeTag(BodyId id) {
     const auto it = tags_.find(id);
@@ -168,9 +163,10 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
       const BodyStorage& bodies, const detail::PercussionCacheEntry& e);
   /// Per partner k, the entries to send (storage kept between calls).
   std::vector<std::vector<RoutedEntry>>& freshEntryLists(std::size_t count);
-  /// Writes entry list k ahead of writer k's records: a count, then the entries.
+  /// Writes entry list k ahead of writer k's records: a count, then the entries (RoutedEntry,
+  /// records.hpp).
   static void putEntries(ByteWriter& w, const std::vector<RoutedEntry>& entries);
-  /// Reads the entries ahead of a message's records into `to`.
+  /// Reads the entries ahead of a message's records and appends them to `to`.
   static void getEntries(ByteReader& r, std::vector<RoutedEntry>& to);
   std::size_t partnerIndex(int rank) const;
   void requireNeighbour(int rank, BodyId id, const char* what) const;
