@@ -88,6 +88,14 @@ bool contains(const std::vector<int>& sorted, int value) {
   return std::binary_search(sorted.begin(), sorted.end(), value);
 }
 
+/// A well-mixed number of a body pair (splitmix64 finaliser), the same on every process.
+std::uint64_t pairHash(BodyId lo, BodyId hi) {
+  std::uint64_t x = lo * 0x9e3779b97f4a7c15ull + hi;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
 }  // namespace
 
 bool holdsWarmStartHome(const BodyStorage& bodies, const detail::PercussionCacheEntry& e) {
@@ -467,10 +475,14 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
 }
 
 void DistributedExchange::selectContacts(const BodyStorage& bodies, ContactStorage& contacts) {
-  // A simulated body is held by exactly the processes its box overlaps (its owner among them);
-  // static and animated bodies by all. Both bodies of a contact touch, so their boxes share a
-  // point, whose process holds both: the contact goes to the lowest process holding both. Every
-  // process that holds both computes the same sets from the same bits.
+  // Every contact is solved by exactly one process that holds both bodies, chosen by a rule that
+  // every such process evaluates alike (same bits, same owners):
+  //   - with a static or animated body (held everywhere): the simulated body's owner;
+  //   - two bodies with one owner: that owner (it holds both; nothing is split);
+  //   - two owners: one that holds the other body too, by a hash of the pair if both do, so
+  //     that the contacts across a domain boundary divide evenly between its two sides;
+  //   - else the lowest process holding both (their boxes touch, so one exists).
+  // A simulated body is held by exactly the processes its box overlaps, its owner among them.
   std::vector<std::vector<int>>& held = heldBy_;
   held.resize(bodies.size());
   std::vector<char> known(bodies.size(), 0);
@@ -484,23 +496,39 @@ void DistributedExchange::selectContacts(const BodyStorage& bodies, ContactStora
     }
     return held[i];
   };
+  auto owner = [&](std::uint32_t i) {
+    return bodies.ownerships()[i] == BodyOwnership::Local ? rank_
+                                                          : ownerOfRemote_.at(bodies.ids()[i]);
+  };
   std::vector<char> keep(contacts.size(), 0);
   for (std::size_t c = 0; c < contacts.size(); ++c) {
     const std::uint32_t a = contacts.bodyA()[c];
     const std::uint32_t b = contacts.bodyB()[c];
     int handler = -1;
     if (!bodies.isSimulated(a) || !bodies.isSimulated(b)) {
-      const std::vector<int>& h = holders(bodies.isSimulated(a) ? a : b);
-      handler = h.empty() ? -1 : h.front();
+      handler = owner(bodies.isSimulated(a) ? a : b);
+    } else if (const int oa = owner(a), ob = owner(b); oa == ob) {
+      handler = oa;
     } else {
-      const std::vector<int>& ha = holders(a);
-      const std::vector<int>& hb = holders(b);
-      for (auto x = ha.begin(), y = hb.begin(); x != ha.end() && y != hb.end();) {
-        if (*x == *y) {
-          handler = *x;
-          break;
+      const bool aSide = contains(holders(b), oa);
+      const bool bSide = contains(holders(a), ob);
+      if (aSide && bSide) {
+        const BodyId lo = std::min(bodies.ids()[a], bodies.ids()[b]);
+        const BodyId hi = std::max(bodies.ids()[a], bodies.ids()[b]);
+        const bool loSide = (pairHash(lo, hi) & 1u) == 0;
+        handler = loSide == (bodies.ids()[a] == lo) ? oa : ob;
+      } else if (aSide || bSide) {
+        handler = aSide ? oa : ob;
+      } else {
+        const std::vector<int>& ha = holders(a);
+        const std::vector<int>& hb = holders(b);
+        for (auto x = ha.begin(), y = hb.begin(); x != ha.end() && y != hb.end();) {
+          if (*x == *y) {
+            handler = *x;
+            break;
+          }
+          (*x < *y) ? ++x : ++y;
         }
-        (*x < *y) ? ++x : ++y;
       }
     }
     keep[c] = handler == rank_ ? 1 : 0;
@@ -612,7 +640,13 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     }
   }
   homeEntries_.clear();
-  std::sort(warmStart.begin(), warmStart.end(), detail::cacheEntryLess);
+  // The solver merges the cache with its sorted contact keys, so the cache must be sorted. Most
+  // entries are this process's own, still in the order of its last (sorted) cache; only those
+  // that arrived from other processes are not: sort those and merge, rather than sort them all.
+  const auto sortedEnd =
+      std::is_sorted_until(warmStart.begin(), warmStart.end(), detail::cacheEntryLess);
+  std::sort(sortedEnd, warmStart.end(), detail::cacheEntryLess);
+  std::inplace_merge(warmStart.begin(), sortedEnd, warmStart.end(), detail::cacheEntryLess);
   std::sort(split_.begin(), split_.end(),
             [](const SplitBody& a, const SplitBody& b) { return a.id < b.id; });
   splitPartners_.clear();

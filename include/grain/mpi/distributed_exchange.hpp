@@ -35,14 +35,16 @@ namespace grain::mpi {
 /// grain::Error), and a body that would need a process that is not a neighbour (too large or too
 /// fast for the cells) is an error naming the body.
 ///
-/// Contacts: a contact is solved by the lowest process that holds both bodies (the processes a
-/// simulated body's box overlaps hold it; static and animated bodies are everywhere). Their boxes
-/// touch, so such a process exists, and every process computes the same choice. Mass splitting: a
-/// simulated body with contacts on several processes is split among its owner and those processes
-/// (multiplicity p = number of them, thesis §13.3): remote processes tell the owner, the owner
-/// answers with p. Averaging sends the copies' velocities to the owner, which sums them in rank
-/// order and sends the mean back; convergence decisions are taken among the coupled processes only
-/// (a communicator split off again when the set of coupled processes changes).
+/// Contacts: a contact is solved by one process that holds both bodies (the processes a simulated
+/// body's box overlaps hold it; static and animated bodies are everywhere), preferably an owner of
+/// one of them, so that contacts among one process's bodies are never split off and those across
+/// a boundary divide evenly (selectContacts); every process computes the same choice. Mass
+/// splitting: a simulated body with contacts on several processes is split among its owner and
+/// those processes (multiplicity p = number of them, thesis §13.3): remote processes tell the
+/// owner, the owner answers with p. Averaging: every holder sends its copy's velocities to the
+/// other holders, and each takes the mean in rank order; convergence decisions are taken among the
+/// coupled processes only (a communicator split off again when the set of coupled processes
+/// changes).
 ///
 /// Warm start: each warm-start entry has a home body, the pair's body with the smaller id if it is
 /// simulated, else the other one (warmStartHome). The entries travel with their home body, so that
