@@ -23,7 +23,7 @@ namespace grain::app {
 
 namespace {
 
-/// Tags of the sparse exchanges on the reader's own communicator.
+/// Tags of the sparse exchange (this one and the next) on the reader's own communicator.
 constexpr int kTagRecords = 120;
 
 /// Records decoded per read call: bounds the int counts of MPI and the read buffer (at most
@@ -87,33 +87,19 @@ std::vector<char> readAndRoute(MPI_Comm comm, MPI_File file, MPI_Offset base, st
     destinations.push_back(to);
     send.push_back(std::move(bytes));
   }
-  // STAND-IN until mpi::SparseExchange is merged: an all-to-all of the counts.
-  std::vector<int> sendCounts(static_cast<std::size_t>(size), 0);
-  std::vector<int> recvCounts(static_cast<std::size_t>(size), 0);
-  for (std::size_t j = 0; j < destinations.size(); ++j) {
-    sendCounts[static_cast<std::size_t>(destinations[j])] = static_cast<int>(send[j].size());
+  mpi::SparseExchange exchange(comm, kTagRecords);
+  std::vector<mpi::ReceivedMessage> received;
+  mpi::TrafficCounters traffic;
+  exchange.exchange(destinations, send, received, traffic);
+  std::size_t total = 0;
+  for (const mpi::ReceivedMessage& m : received) {
+    total += m.bytes.size();
   }
-  MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, comm);
-  std::vector<int> sdispl(static_cast<std::size_t>(size), 0),
-      rdispl(static_cast<std::size_t>(size), 0);
-  std::vector<char> flat;
-  for (int r = 0; r < size; ++r) {
-    sdispl[static_cast<std::size_t>(r)] = static_cast<int>(flat.size());
-    for (std::size_t j = 0; j < destinations.size(); ++j) {
-      if (destinations[j] == r) {
-        flat.insert(flat.end(), send[j].begin(), send[j].end());
-      }
-    }
+  std::vector<char> records;
+  records.reserve(total);
+  for (const mpi::ReceivedMessage& m : received) {
+    records.insert(records.end(), m.bytes.begin(), m.bytes.end());
   }
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
-    rdispl[static_cast<std::size_t>(r)] = total;
-    total += recvCounts[static_cast<std::size_t>(r)];
-  }
-  std::vector<char> records(static_cast<std::size_t>(total));
-  MPI_Alltoallv(flat.data(), sendCounts.data(), sdispl.data(), MPI_BYTE, records.data(),
-                recvCounts.data(), rdispl.data(), MPI_BYTE, comm);
-  (void)kTagRecords;
   return records;
 }
 

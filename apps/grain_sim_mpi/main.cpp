@@ -17,6 +17,7 @@
 // Exit codes as grain-sim: 0 finished, 1 runtime failure (on any process: all stop, with that
 // process's message), 2 bad command line or scene, 3 stopped by a signal (on any process).
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -79,22 +80,35 @@ int agree(int code) {
   return worst;
 }
 
-/// Runs a step of the setup on every process: a SceneError or grain::Error is printed by the
-/// first process (all reach the same verdict on the same input). Returns false on an error on any
-/// process.
+/// Runs a step of the setup on every process. Returns false on an error (SceneError or
+/// grain::Error) on any process, after every process's error has reached the user once: the
+/// lowest failing process prints its message, and every other failing process whose message
+/// differs prints its own, naming itself (a scene error is found alike by all; a body missing
+/// from one process's share of a restart state is found by that process alone).
 template <class Step>
 bool checkedOnAll(Step&& step) {
-  int code = kExitOk;
+  std::string message;
   try {
     step();
   } catch (const io::SceneError& e) {
-    say(std::string(e.what()) + "\n");
-    code = kExitBadInput;
+    message = e.what();
   } catch (const Error& e) {
-    say("grain-sim-mpi: " + std::string(e.what()) + "\n");
-    code = kExitBadInput;
+    message = "grain-sim-mpi: " + std::string(e.what());
   }
-  return agree(code) == kExitOk;
+  int first = message.empty() ? gSize : gRank;
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == gSize) {
+    return true;
+  }
+  const std::string firstMessage = app::broadcastText(MPI_COMM_WORLD, message, first);
+  if (gRank == first) {
+    std::fprintf(stderr, "%s\n", message.c_str());
+  } else if (!message.empty() && message != firstMessage) {
+    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", gRank, message.c_str());
+  }
+  std::fflush(stderr);
+  MPI_Barrier(MPI_COMM_WORLD);  // every message is out before any process exits
+  return false;
 }
 
 void writeText(const fs::path& file, const std::string& text) {
@@ -324,6 +338,7 @@ class MpiHooks final : public app::RunHooks {
       fromCentres_ += outcome == mpi::BuildOutcome::FromCentres ? 1 : 0;
       keptPrevious_ += outcome == mpi::BuildOutcome::KeptPrevious ? 1 : 0;
     }
+    mostNeighbours_ = std::max(mostNeighbours_, exchange_.neighbours().size());
     StepStats stats =
         stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &exchange_.reducer()});
     computeSeconds_ += std::max(0.0, stats.stepSeconds - exchange_.traffic().seconds);
@@ -350,7 +365,7 @@ class MpiHooks final : public app::RunHooks {
       }
       *processLog_ << step << '\t' << stats.time << '\t' << local << '\t' << remote << '\t'
                    << exchange_.splitBodies() << '\t' << stepper_.contacts().size() << '\t'
-                   << localBytes_;
+                   << localBytes_ << '\t' << exchange_.neighbours().size();
       for (const double t : stats.stageSeconds) {
         *processLog_ << '\t' << t;
       }
@@ -380,6 +395,8 @@ class MpiHooks final : public app::RunHooks {
   int signal() const { return signal_; }
   /// Rebuilds of the decomposition so far.
   std::uint64_t rebuilds() const { return rebuilds_; }
+  /// Most neighbours this process had in any step (the domains it exchanges bodies with).
+  std::size_t mostNeighbours() const { return mostNeighbours_; }
   /// Rebuilds whose prediction made a cell thinner than a body: from the centres alone, or the
   /// previous decomposition kept.
   std::uint64_t fromCentres() const { return fromCentres_; }
@@ -396,6 +413,7 @@ class MpiHooks final : public app::RunHooks {
   io::RunLogWriter* log_;
   std::ofstream* processLog_;
   std::uint64_t localBytes_ = 0;
+  std::size_t mostNeighbours_ = 0;
   int signal_ = 0;
   std::uint64_t rebuilds_ = 0;
   std::uint64_t fromCentres_ = 0;
@@ -625,7 +643,7 @@ int run(const app::SimOptions& opt) {
                       opt.restart.empty() ? std::ios::trunc : std::ios::app);
       if (opt.restart.empty()) {
         processLog << "# Step\tSimulationTime [s]\tLocalBodies\tRemoteBodies\tSplitBodies"
-                      "\tContacts\tBytesSent";
+                      "\tContacts\tBytesSent\tNeighbours";
         for (std::size_t k = 0; k < static_cast<std::size_t>(Stage::Count); ++k) {
           processLog << '\t' << toString(static_cast<Stage>(k)) << "Time [s]";
         }
@@ -718,6 +736,20 @@ int run(const app::SimOptions& opt) {
   }
   if (progress) {
     progress->finish(app::summaryLine(result, hooks.signal()));
+  }
+  {
+    // Neighbours per process: they bound a process's messages per exchange; a large kd-tree
+    // domain can border many small ones.
+    std::array<double, 3> n{static_cast<double>(hooks.mostNeighbours()),
+                            static_cast<double>(exchange.neighbours().size()),
+                            static_cast<double>(exchange.neighbours().size())};
+    MPI_Allreduce(MPI_IN_PLACE, n.data(), 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &n[2], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "neighbours per process: max %.0f during the run, now max %.0f and mean %.1f\n",
+                  n[0], n[1], n[2] / gSize);
+    say("domains    " + std::string(line));
   }
   if (hooks.rebuilds() > 0) {
     std::string fallbacks;

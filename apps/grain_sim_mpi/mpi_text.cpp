@@ -3,11 +3,11 @@
 
 namespace grain::app {
 
-std::string broadcastText(MPI_Comm comm, std::string text) {
+std::string broadcastText(MPI_Comm comm, std::string text, int root) {
   unsigned long long n = text.size();
-  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, root, comm);
   text.resize(n);
-  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, root, comm);
   return text;
 }
 

@@ -7,8 +7,9 @@
 
 namespace grain::app {
 
-/// The first process's `text` on every process of `comm`. Collective.
-std::string broadcastText(MPI_Comm comm, std::string text);
+/// The `root` process's `text` (default: the first process's) on every process of `comm`.
+/// Collective.
+std::string broadcastText(MPI_Comm comm, std::string text, int root = 0);
 
 /// MPI's description of the error code `code`.
 std::string mpiErrorText(int code);

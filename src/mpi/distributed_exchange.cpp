@@ -1,20 +1,22 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 
 #include <grain/core/common/error.hpp>
 #include <grain/core/solvers/percussion_cache.hpp>
 #include <grain/mpi/distributed_exchange.hpp>
 #include <grain/mpi/messages.hpp>
+#include <grain/mpi/records.hpp>
 
 namespace grain::mpi {
 
 namespace {
 
 enum Tag : int { kTagBodies = 101, kTagPlanContacts, kTagPlanMultiplicity, kTagAverage };
-
-enum class Record : std::uint8_t { Notify = 1, Update = 2, Remove = 3, Transfer = 4 };
+/// Tags of the rebuild's sparse exchange (it alternates this tag and the next).
+constexpr int kTagRebuild = 110;
 
 /// Bounding box of a body for the overlap queries: its bounding sphere, enlarged so that rounding
 /// never drops a process that holds a point of the body (contact points lie on the surface).
@@ -24,81 +26,12 @@ void bodyBox(const BodyStorage& bodies, std::size_t i, Vec3& lo, Vec3& hi) {
   hi = bodies.positions()[i] + Vec3::Constant(r);
 }
 
-void putState(ByteWriter& w, const BodyStorage& b, std::size_t i) {
-  w.put(b.positions()[i]);
-  w.put(b.orientations()[i]);
-  w.put(b.velocities()[i]);
-  w.put(b.omegasBody()[i]);
-  w.put(b.orientationsStart()[i]);
+BodyState stateOf(const BodyStorage& b, std::size_t i) {
+  return {b.positions()[i], b.orientations()[i], b.velocities()[i], b.omegasBody()[i],
+          b.orientationsStart()[i]};
 }
 
-/// A simulated body's shape by value: its type, then its values (processes do not share shape
-/// numbering; see ShapeStore::intern).
-void putShape(ByteWriter& w, const Shape& shape, BodyId id) {
-  w.put(static_cast<std::uint8_t>(shape.index()));
-  if (const auto* s = std::get_if<Sphere>(&shape)) {
-    w.put(s->radius);
-  } else if (const auto* b = std::get_if<Box>(&shape)) {
-    w.put(b->halfExtent);
-    w.put(b->center);
-  } else if (const auto* c = std::get_if<Capsule>(&shape)) {
-    w.put(c->axis);
-    w.put(c->radius);
-    w.put(c->length);
-  } else {
-    throw Error("body " + formatBodyId(id) +
-                ": only spheres, boxes and capsules can move between processes");
-  }
-}
-
-Shape getShape(ByteReader& r, BodyId id) {
-  const auto type = static_cast<ShapeType>(r.get<std::uint8_t>());
-  switch (type) {
-    case ShapeType::Sphere:
-      return Sphere{r.get<Real>()};
-    case ShapeType::Box: {
-      Box b;
-      b.halfExtent = r.get<Vec3>();
-      b.center = r.get<Vec3>();
-      return b;
-    }
-    case ShapeType::Capsule: {
-      Capsule c;
-      c.axis = r.get<Vec3>();
-      c.radius = r.get<Real>();
-      c.length = r.get<Real>();
-      return c;
-    }
-    default:
-      throw Error("body " + formatBodyId(id) + " arrived with an unknown shape type");
-  }
-}
-
-void putFull(ByteWriter& w, const DynamicsSystem& system, std::size_t i) {
-  const BodyStorage& b = system.bodies;
-  putShape(w, system.shapes[b.shapes()[i]], b.ids()[i]);
-  w.put(b.materials()[i]);
-  w.put(b.masses()[i]);
-  w.put(b.inertiasBody()[i]);
-  putState(w, b, i);
-}
-
-struct State {
-  Vec3 position, velocity, omegaBody;
-  Quat orientation, orientationStart;
-};
-
-State getState(ByteReader& r) {
-  State s;
-  s.position = r.get<Vec3>();
-  s.orientation = r.get<Quat>();
-  s.velocity = r.get<Vec3>();
-  s.omegaBody = r.get<Vec3>();
-  s.orientationStart = r.get<Quat>();
-  return s;
-}
-
-void applyState(BodyStorage& b, std::size_t i, const State& s) {
+void applyState(BodyStorage& b, std::size_t i, const BodyState& s) {
   b.positions()[i] = s.position;
   b.orientations()[i] = s.orientation;
   b.velocities()[i] = s.velocity;
@@ -106,27 +39,38 @@ void applyState(BodyStorage& b, std::size_t i, const State& s) {
   b.orientationsStart()[i] = s.orientationStart;
 }
 
+/// A simulated body with its shape by value (processes do not share shape numbering; see
+/// ShapeStore::intern).
+FullBody fullBodyOf(const DynamicsSystem& system, std::size_t i) {
+  const BodyStorage& b = system.bodies;
+  const Shape& shape = system.shapes[b.shapes()[i]];
+  if (!shapeTravels(shape)) {
+    throw Error("body " + formatBodyId(b.ids()[i]) +
+                ": only spheres, boxes and capsules can move between processes");
+  }
+  return {shape, b.materials()[i], b.masses()[i], b.inertiasBody()[i], stateOf(b, i)};
+}
+
 /// Adds (or overwrites) a body received with its full data; returns its index.
-std::size_t receiveFull(DynamicsSystem& system, ByteReader& r, BodyId id, BodyOwnership ownership) {
-  BodyDef d;
-  d.id = id;
-  const Shape shape = getShape(r, id);
-  d.material = r.get<MaterialId>();
-  d.mass = r.get<Real>();
-  d.inertiaBody = r.get<Vec3>();
-  const State s = getState(r);
+std::size_t receiveFull(DynamicsSystem& system, BodyId id, const FullBody& full,
+                        BodyOwnership ownership) {
   BodyStorage& b = system.bodies;
   std::optional<std::size_t> i = b.indexOf(id);
   if (!i) {
-    d.shape = system.shapes.intern(shape);
-    d.position = s.position;
-    d.orientation = s.orientation;
-    d.velocity = s.velocity;
-    d.omegaBody = s.omegaBody;
+    BodyDef d;
+    d.id = id;
+    d.material = full.material;
+    d.mass = full.mass;
+    d.inertiaBody = full.inertiaBody;
+    d.shape = system.shapes.intern(full.shape);
+    d.position = full.state.position;
+    d.orientation = full.state.orientation;
+    d.velocity = full.state.velocity;
+    d.omegaBody = full.state.omegaBody;
     d.ownership = ownership;
     i = system.addBody(d);
   }
-  applyState(b, *i, s);
+  applyState(b, *i, full.state);
   b.ownerships()[*i] = ownership;
   return *i;
 }
@@ -154,8 +98,8 @@ bool holdsWarmStartHome(const BodyStorage& bodies, const detail::PercussionCache
          bodies.ownerships()[routed->second] == BodyOwnership::Local;
 }
 
-std::optional<std::pair<DistributedExchange::RoutedEntry, std::size_t>>
-DistributedExchange::withHome(const BodyStorage& bodies, const detail::PercussionCacheEntry& e) {
+std::optional<std::pair<RoutedEntry, std::size_t>> DistributedExchange::withHome(
+    const BodyStorage& bodies, const detail::PercussionCacheEntry& e) {
   const std::optional<std::size_t> lo = bodies.indexOf(e.lo);
   if (!lo) {
     return std::nullopt;
@@ -169,31 +113,15 @@ DistributedExchange::withHome(const BodyStorage& bodies, const detail::Percussio
 }
 
 void DistributedExchange::putEntries(ByteWriter& w, const std::vector<RoutedEntry>& entries) {
-  w.put(static_cast<std::uint32_t>(entries.size()));
-  for (const RoutedEntry& r : entries) {
-    w.put(r.entry.lo);
-    w.put(r.entry.hi);
-    w.put(r.entry.ordinal);
-    w.put(r.entry.percussionOnHi);
-    w.put(static_cast<std::uint8_t>(r.homeIsHi ? 1 : 0));
-  }
+  w.put(entries);
 }
 
 void DistributedExchange::getEntries(ByteReader& r, std::vector<RoutedEntry>& to) {
-  const auto n = r.get<std::uint32_t>();
-  for (std::uint32_t k = 0; k < n; ++k) {
-    RoutedEntry e;
-    e.entry.lo = r.get<BodyId>();
-    e.entry.hi = r.get<BodyId>();
-    e.entry.ordinal = r.get<std::uint32_t>();
-    e.entry.percussionOnHi = r.get<Vec3>();
-    e.homeIsHi = r.get<std::uint8_t>() != 0;
-    to.push_back(e);
-  }
+  const auto entries = r.get<std::vector<RoutedEntry>>();  // no allocation when empty
+  to.insert(to.end(), entries.begin(), entries.end());
 }
 
-std::vector<std::vector<DistributedExchange::RoutedEntry>>& DistributedExchange::freshEntryLists(
-    std::size_t count) {
+std::vector<std::vector<RoutedEntry>>& DistributedExchange::freshEntryLists(std::size_t count) {
   entriesOut_.resize(count);
   for (auto& list : entriesOut_) {
     list.clear();
@@ -208,7 +136,8 @@ DistributedExchange::DistributedExchange(MPI_Comm comm, std::shared_ptr<const To
       topology_(std::move(topology)),
       period_(std::max(1u, splitNodeUpdateRatio)),
       checkRatio_(std::max(1u, convergenceCheckRatio)),
-      allReducer_(comm) {
+      allReducer_(comm),
+      rebuildExchange_(comm, kTagRebuild) {
   allReducer_.countTimeInto(&traffic_);
   coupledReducer_.countTimeInto(&traffic_);
   int size = 0;
@@ -276,10 +205,15 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
                 std::to_string(topology->minCellExtent()) +
                 " m, smaller than the largest simulated body (" + std::to_string(largest) + " m)");
   }
+  // What goes to each new owner: warm-start entries and body records, kept only for the
+  // processes that get something (a map, not an array over all processes).
+  struct Outgoing {
+    std::vector<RoutedEntry> entries;
+    ByteWriter bodies;
+  };
+  std::map<int, Outgoing> outgoing;
   // Warm start: every entry goes to the new owner of its home body (while remote copies still
   // give the home body's position).
-  const auto processes = static_cast<std::size_t>(size());
-  std::vector<std::vector<RoutedEntry>>& entries = freshEntryLists(processes);
   std::vector<RoutedEntry> kept;
   auto route = [&](const RoutedEntry& r) {
     const std::optional<std::size_t> h = bodies.indexOf(r.home());
@@ -287,7 +221,7 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
       return;
     }
     const int owner = topology->ownerOf(bodies.positions()[*h]);
-    (owner == rank_ ? kept : entries[static_cast<std::size_t>(owner)]).push_back(r);
+    (owner == rank_ ? kept : outgoing[owner].entries).push_back(r);
   };
   for (const detail::PercussionCacheEntry& e : warmStart) {
     if (const auto routed = withHome(bodies, e)) {
@@ -316,7 +250,6 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
   split_.clear();
   splitPartners_.clear();
 
-  std::vector<ByteWriter> out(processes);
   std::vector<BodyId> leaving;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (!bodies.isSimulated(i)) {
@@ -324,54 +257,36 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
     }
     const int owner = topology_->ownerOf(bodies.positions()[i]);
     if (owner != rank_) {
-      ByteWriter& w = out[static_cast<std::size_t>(owner)];
-      w.put(bodies.ids()[i]);
-      putFull(w, system, i);
-      w.put(takeTag(bodies.ids()[i]));
+      outgoing[owner].bodies.put(
+          HandoverRecord{bodies.ids()[i], fullBodyOf(system, i), takeTag(bodies.ids()[i])});
       leaving.push_back(bodies.ids()[i]);
     }
   }
   for (const BodyId id : leaving) {
     bodies.remove(id);
   }
-  std::vector<int> sendCounts(processes), recvCounts(processes), sendOffsets(processes),
-      recvOffsets(processes);
-  // A message to a process is empty if there is nothing for it, else the warm-start entries
-  // (a count first) and the bodies.
-  std::vector<char> sendBytes;
-  ByteWriter head;
-  for (std::size_t r = 0; r < processes; ++r) {
-    sendOffsets[r] = static_cast<int>(sendBytes.size());
-    if (!entries[r].empty() || !out[r].bytes().empty()) {
-      head.clear();
-      putEntries(head, entries[r]);
-      sendBytes.insert(sendBytes.end(), head.bytes().begin(), head.bytes().end());
-      sendBytes.insert(sendBytes.end(), out[r].bytes().begin(), out[r].bytes().end());
-    }
-    sendCounts[r] = static_cast<int>(sendBytes.size()) - sendOffsets[r];
-    traffic_.bytes += static_cast<std::size_t>(sendCounts[r]);
-    traffic_.messages += sendCounts[r] == 0 ? 0 : 1;
+  // One message per new owner (the warm-start entries, a count first, then the bodies), in a
+  // sparse exchange: the cost grows with the processes that trade bodies, not with all of them.
+  std::vector<int> destinations;
+  std::vector<std::vector<char>> send;
+  for (auto& [rank, o] : outgoing) {
+    ByteWriter w;
+    putEntries(w, o.entries);
+    w.bytes().insert(w.bytes().end(), o.bodies.bytes().begin(), o.bodies.bytes().end());
+    destinations.push_back(rank);
+    send.push_back(std::move(w.bytes()));
   }
-  MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, comm_);
-  int total = 0;
-  for (std::size_t r = 0; r < processes; ++r) {
-    recvOffsets[r] = total;
-    total += recvCounts[r];
-  }
-  std::vector<char> recvBytes(static_cast<std::size_t>(total));
-  MPI_Alltoallv(sendBytes.data(), sendCounts.data(), sendOffsets.data(), MPI_BYTE, recvBytes.data(),
-                recvCounts.data(), recvOffsets.data(), MPI_BYTE, comm_);
-  for (std::size_t source = 0; source < processes; ++source) {
-    if (recvCounts[source] == 0) {
-      continue;
-    }
-    ByteReader r(recvBytes.data() + recvOffsets[source],
-                 static_cast<std::size_t>(recvCounts[source]));
+  outgoing.clear();
+  std::vector<ReceivedMessage> received;
+  rebuildExchange_.exchange(destinations, send, received, traffic_);
+  send.clear();
+  for (const ReceivedMessage& m : received) {
+    ByteReader r(m.bytes);
     getEntries(r, homeEntries_);
     while (!r.done()) {
-      const auto id = r.get<BodyId>();
-      receiveFull(system, r, id, BodyOwnership::Local);
-      giveTag(id, r.get<std::uint32_t>());
+      const auto handover = r.get<HandoverRecord>();
+      receiveFull(system, handover.id, handover.body, BodyOwnership::Local);
+      giveTag(handover.id, handover.tag);
     }
   }
   bodies.sortById();
@@ -438,22 +353,15 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
       if (r == rank_) {
         continue;
       }
-      ByteWriter& w = to(r);
-      const bool update = contains(old, r);
-      w.put(update ? Record::Update : Record::Notify);
-      w.put(id);
-      w.put(owner);
-      if (update) {
-        putState(w, bodies, i);
+      if (contains(old, r)) {
+        putBodyRecord(to(r), UpdateRecord{id, owner, stateOf(bodies, i)});
       } else {
-        putFull(w, system, i);
+        putBodyRecord(to(r), NotifyRecord{id, owner, fullBodyOf(system, i)});
       }
     }
     for (const int r : old) {
       if (!contains(targets, r) && r != owner) {
-        ByteWriter& w = to(r);
-        w.put(Record::Remove);
-        w.put(id);
+        putBodyRecord(to(r), RemoveRecord{id});
       }
     }
     if (owner == rank_) {
@@ -468,15 +376,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
     }
     // Ownership moves to the neighbour `owner`, with the list of processes holding copies.
     transferredTo_[id] = owner;
-    ByteWriter& w = to(owner);
-    w.put(Record::Transfer);
-    w.put(id);
-    putFull(w, system, i);
-    w.put(static_cast<std::uint32_t>(targets.size()));
-    for (const int r : targets) {
-      w.put(r);
-    }
-    w.put(takeTag(id));
+    putBodyRecord(to(owner), TransferRecord{{id, fullBodyOf(system, i), takeTag(id)}, targets});
     if (found != holders_.end()) {
       holders_.erase(found);
     }
@@ -502,30 +402,29 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
     ByteReader& r = in_[k];
     getEntries(r, homeEntries_);
     while (!r.done()) {
-      const auto kind = r.get<Record>();
-      const auto id = r.get<BodyId>();
+      const auto kind = r.get<BodyRecordKind>();
       switch (kind) {
-        case Record::Notify: {
-          const int owner = r.get<int>();
-          receiveFull(system, r, id, BodyOwnership::Remote);
-          ownerOfRemote_[id] = owner;
-          updatedRemote[id] = owner;
+        case BodyRecordKind::Notify: {
+          const auto notify = r.get<NotifyRecord>();
+          receiveFull(system, notify.id, notify.body, BodyOwnership::Remote);
+          ownerOfRemote_[notify.id] = notify.owner;
+          updatedRemote[notify.id] = notify.owner;
           break;
         }
-        case Record::Update: {
-          const int owner = r.get<int>();
-          const State s = getState(r);
-          const auto i = bodies.indexOf(id);
+        case BodyRecordKind::Update: {
+          const auto update = r.get<UpdateRecord>();
+          const auto i = bodies.indexOf(update.id);
           if (!i || bodies.ownerships()[*i] != BodyOwnership::Remote) {
             throw Error("process " + std::to_string(rank_) + " received an update for body " +
-                        formatBodyId(id) + ", of which it holds no copy");
+                        formatBodyId(update.id) + ", of which it holds no copy");
           }
-          applyState(bodies, *i, s);
-          ownerOfRemote_[id] = owner;
-          updatedRemote[id] = owner;
+          applyState(bodies, *i, update.state);
+          ownerOfRemote_[update.id] = update.owner;
+          updatedRemote[update.id] = update.owner;
           break;
         }
-        case Record::Remove: {
+        case BodyRecordKind::Remove: {
+          const BodyId id = r.get<RemoveRecord>().id;
           const auto i = bodies.indexOf(id);
           if (i && bodies.ownerships()[*i] == BodyOwnership::Remote) {
             bodies.remove(id);
@@ -533,21 +432,17 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
           }
           break;
         }
-        case Record::Transfer: {
-          receiveFull(system, r, id, BodyOwnership::Local);
-          ownerOfRemote_.erase(id);
-          const auto n = r.get<std::uint32_t>();
-          std::vector<int> holders;
-          for (std::uint32_t h = 0; h < n; ++h) {
-            const int rank = r.get<int>();
-            if (rank != rank_) {
-              holders.push_back(rank);
-            }
-          }
+        case BodyRecordKind::Transfer: {
+          auto transfer = r.get<TransferRecord>();
+          const HandoverRecord& handover = transfer.handover;
+          receiveFull(system, handover.id, handover.body, BodyOwnership::Local);
+          ownerOfRemote_.erase(handover.id);
+          std::vector<int>& holders = transfer.holders;
+          holders.erase(std::remove(holders.begin(), holders.end(), rank_), holders.end());
           if (!holders.empty()) {
-            holders_[id] = std::move(holders);
+            holders_[handover.id] = std::move(holders);
           }
-          giveTag(id, r.get<std::uint32_t>());
+          giveTag(handover.id, handover.tag);
           break;
         }
         default:
@@ -645,7 +540,7 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (inContact[i] != 0 && bodies.isSimulated(i) &&
         bodies.ownerships()[i] == BodyOwnership::Remote) {
-      out[partnerIndex(ownerOfRemote_.at(bodies.ids()[i]))].put(bodies.ids()[i]);
+      out[partnerIndex(ownerOfRemote_.at(bodies.ids()[i]))].put(ContactReport{bodies.ids()[i]});
     }
   }
   sendWriters(kTagPlanContacts, neighbours_);
@@ -657,7 +552,7 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     ByteReader& r = in_[k];
     getEntries(r, homeEntries_);
     while (!r.done()) {
-      holders[r.get<BodyId>()].push_back(neighbours_[k]);
+      holders[r.get<ContactReport>().id].push_back(neighbours_[k]);
     }
   }
   split_.clear();
@@ -687,17 +582,11 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     GRAIN_REQUIRE(i.has_value() && bodies.ownerships()[*i] == BodyOwnership::Local,
                   "process " + std::to_string(rank_) + " was told of contacts on body " +
                       formatBodyId(s.id) + ", which it does not own");
-    const auto p = static_cast<std::uint32_t>(s.holders.size());
-    multiplicity[*i] = p;
+    multiplicity[*i] = static_cast<std::uint32_t>(s.holders.size());
+    const SplitHolders record{s.id, s.holders};
     for (const int r : s.holders) {
-      if (r == rank_) {
-        continue;
-      }
-      ByteWriter& w = out[partnerIndex(r)];
-      w.put(s.id);
-      w.put(p);
-      for (const int h : s.holders) {
-        w.put(static_cast<std::int32_t>(h));
+      if (r != rank_) {
+        out[partnerIndex(r)].put(record);
       }
     }
   }
@@ -707,18 +596,13 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     ByteReader& r = in_[k];
     getEntries(r, received);
     while (!r.done()) {
-      const auto id = r.get<BodyId>();
-      const auto p = r.get<std::uint32_t>();
-      const auto i = bodies.indexOf(id);
+      auto record = r.get<SplitHolders>();
+      const auto i = bodies.indexOf(record.id);
       GRAIN_REQUIRE(i.has_value(), "process " + std::to_string(rank_) +
                                        " received the multiplicity of unknown body " +
-                                       formatBodyId(id));
-      multiplicity[*i] = p;
-      SplitBody s{id, false, {}, {}};
-      for (std::uint32_t h = 0; h < p; ++h) {
-        s.holders.push_back(r.get<std::int32_t>());
-      }
-      split_.push_back(std::move(s));
+                                       formatBodyId(record.id));
+      multiplicity[*i] = static_cast<std::uint32_t>(record.holders.size());
+      split_.push_back({record.id, false, std::move(record.holders), {}});
     }
   }
   warmStart.clear();
@@ -753,14 +637,23 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
                            splitPartners_.begin()));
     }
   }
-  // The coupled processes decide convergence together; the others iterate on their own.
-  if (coupledComm_ != MPI_COMM_NULL) {
-    MPI_Comm_free(&coupledComm_);
-  }
+  // The coupled processes decide convergence together; the others iterate on their own. Their
+  // communicator is split off again only when a process's coupling changed: one allreduce of a
+  // flag per step (log P), where MPI_Comm_split gathers every process's colour (P entries).
+  const bool coupled = !splitPartners_.empty();
   const double start = MPI_Wtime();
-  MPI_Comm_split(comm_, splitPartners_.empty() ? MPI_UNDEFINED : 0, rank_, &coupledComm_);
+  int changed = coupledCommBuilds_ == 0 || coupled != coupled_ ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, comm_);
+  if (changed != 0) {
+    if (coupledComm_ != MPI_COMM_NULL) {
+      MPI_Comm_free(&coupledComm_);
+    }
+    MPI_Comm_split(comm_, coupled ? 0 : MPI_UNDEFINED, rank_, &coupledComm_);
+    coupledReducer_.setCommunicator(coupledComm_);
+    ++coupledCommBuilds_;
+  }
+  coupled_ = coupled;
   traffic_.seconds += MPI_Wtime() - start;
-  coupledReducer_.setCommunicator(coupledComm_);
 }
 
 bool DistributedExchange::beginSolve(const BodyStorage& bodies,
@@ -790,8 +683,7 @@ void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omeg
     const std::uint32_t slot = splitSlot_[k];
     for (const std::uint32_t p : split_[k].partnerIndex) {
       if (p != kSelf) {
-        out[p].put(velocity[slot]);
-        out[p].put(omega[slot]);
+        out[p].put(SplitVelocity{velocity[slot], omega[slot]});
       }
     }
   }
@@ -805,8 +697,9 @@ void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omeg
         v += velocity[slot];
         w += omega[slot];
       } else {
-        v += in_[p].get<Vec3>();
-        w += in_[p].get<Vec3>();
+        const auto copy = in_[p].get<SplitVelocity>();
+        v += copy.velocity;
+        w += copy.omega;
       }
     }
     const Real inv = 1.0 / static_cast<Real>(split_[k].holders.size());
