@@ -17,6 +17,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libpng-dev
   libxml2-utils clang-format
+  strace
   python3 python3-numpy python3-matplotlib python3-h5py
 )
 case "${1:-}" in

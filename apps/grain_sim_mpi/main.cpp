@@ -5,14 +5,15 @@
 //                             [--set XPATH=VALUE]... [--print-scene]
 //   mpirun -np P grain-sim-mpi --restart OUTDIR/SimFiles/SimDataRECORD_<n> [--set ...]
 //
-// Every process reads the scene and builds a share of its simulated bodies (chosen by a hash of
-// the id); one all-to-all then moves each body to the process whose domain holds its centre
-// (MPISettings: the domain decomposition), which steps it with the others (grain_mpi). The run
-// writes one OUTDIR/SimFiles/SimDataRECORD_<n>/ as grain-sim does: SimState.sim written by all
-// processes together (MPI-IO; extra bytes: rank, material, overlap, global geometry id),
-// SceneFile.xml, EffectiveScene.xml and SimData.dat (statistics of all processes, with the bytes
-// and messages sent); with -l, one ProcessLog_<rank>.dat per process. A run of any process count
-// continues with --restart, from a serial or a distributed run.
+// Every process reads the scene and builds a share of its simulated bodies (a contiguous block of
+// about N/P of them); one exchange then moves each body to the process whose domain holds its
+// centre (a kd-tree over the initial centres, then MPISettings' decomposition), which steps it
+// with the others (grain_mpi). The run writes one OUTDIR/SimFiles/SimDataRECORD_<n>/ as grain-sim
+// does: SimState.sim written by all processes together (MPI-IO; extra bytes: rank, material,
+// overlap, global geometry id), SceneFile.xml, EffectiveScene.xml and SimData.dat (statistics of
+// all processes, with the bytes and messages sent); with -l, one ProcessLog_<rank>.dat per
+// process. A run of any process count continues with --restart, from a serial or a distributed
+// run.
 // Exit codes as grain-sim: 0 finished, 1 runtime failure (on any process: all stop, with that
 // process's message), 2 bad command line or scene, 3 stopped by a signal (on any process).
 #include <algorithm>
@@ -39,6 +40,7 @@
 #include <grain/io/scene.hpp>
 #include <grain/io/scene_overrides.hpp>
 #include <grain/io/sim_file.hpp>
+#include <grain/io/simulated_share.hpp>
 #include <grain/io/version.hpp>
 #include <grain/mpi/distributed_exchange.hpp>
 #include <grain/mpi/load_balancer.hpp>
@@ -47,6 +49,7 @@
 #include "../common/sim_options.hpp"
 #include "../common/sim_summary.hpp"
 #include "collective_sim_writer.hpp"
+#include "collective_state_reader.hpp"
 #include "collective_warm_start.hpp"
 #include "mpi_text.hpp"
 
@@ -125,13 +128,17 @@ std::size_t lineOf(const std::string& text, const std::string& tag) {
                        text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
 }
 
-/// The first domain decomposition of the run (collective): the load balancer's grid over the box of
-/// the simulated bodies' centres that every process built, each cell at least as wide as the
-/// largest body; its dimensions are the scene's grid `dimension` when given with
-/// matchProcessDimToExtent="false", else the factorisation of the process count closest to cubes.
-std::shared_ptr<const mpi::Topology> firstGrid(const io::SceneDescription& scene,
-                                               std::size_t simulatedInScene,
-                                               std::string& description) {
+/// The first domain decomposition of the run (collective), from the simulated bodies every process
+/// built: a kd-tree by Zoltan's RCB of their centres, each body weighing 1, so every process starts
+/// with about N/P bodies however unevenly they lie. A grid instead when the scene's MPISettings
+/// fix its `dimension` (matchProcessDimToExtent="false": a decomposition that does not depend on
+/// the state, so a restart continues bit for bit), on one process, or when a kd-tree cell would
+/// be thinner than the largest body: the load balancer's grid over the box of the centres, cells
+/// at least as wide as the largest body (the box grows rather than refuse a body), dimensions the
+/// factorisation of the process count closest to cubes.
+std::shared_ptr<const mpi::Topology> firstDecomposition(const io::SceneDescription& scene,
+                                                        std::size_t simulatedInScene,
+                                                        std::string& description) {
   mpi::LoadBalanceSettings first;
   first.type = mpi::LoadBalanceSettings::TopologyType::Grid;
   first.buildMode = mpi::LoadBalanceSettings::BuildMode::Aabb;
@@ -157,6 +164,7 @@ std::shared_ptr<const mpi::Topology> firstGrid(const io::SceneDescription& scene
       how = "from MPISettings dimension";
     }
   }
+  const bool fixedGrid = !first.matchProcessDimToExtent;
   if (simulatedInScene == 0) {  // nothing to decompose: any box will do
     first.buildMode = mpi::LoadBalanceSettings::BuildMode::Predefined;
     first.minPoint = Vec3::Constant(-1.0);
@@ -172,6 +180,20 @@ std::shared_ptr<const mpi::Topology> firstGrid(const io::SceneDescription& scene
     }
   }
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (!fixedGrid && gSize > 1 && simulatedInScene > 0) {
+    mpi::LoadBalanceSettings kd;
+    kd.type = mpi::LoadBalanceSettings::TopologyType::KdTree;
+    kd.buildMode = mpi::LoadBalanceSettings::BuildMode::Aabb;
+    kd.massPointCount = 0;  // the initial centres
+    kd.minCellSize = 0.0;   // the cell thickness is checked here, with the grid as fallback
+    mpi::BuiltTopology tree = mpi::buildTopology(MPI_COMM_WORLD, kd, bodies, Vec3::Zero(), {}, 0.0);
+    // Every process has the same cuts, hence the same verdict.
+    if (tree.topology->minCellExtent() >= largest) {
+      description = "kd-tree (Zoltan RCB) over the initial centres";
+      return tree.topology;
+    }
+    how = "chosen for the extent of the bodies (a kd-tree cell was thinner than a body)";
+  }
   first.minCellSize = std::max<Real>(largest, 1e-6);  // the box grows rather than refuse a body
   mpi::BuiltTopology built =
       mpi::buildTopology(MPI_COMM_WORLD, first, bodies, Vec3::Zero(), {}, largest);
@@ -406,23 +428,21 @@ struct Setup {
   io::SceneDescription scene;
   std::unordered_map<BodyId, std::uint32_t> globalGeomId;  ///< of the bodies this process built
   std::size_t simulatedInScene = 0;                        ///< on all processes together
-};
+  io::SimulatedOrdinals ordinals;  ///< of the scene's simulated bodies: who built a body
 
-/// The process that builds a simulated body from the scene (before the first decomposition
-/// moves it to its owner): a hash of the id, so every group is spread over all processes.
-int builderOf(BodyId id) {
-  std::uint64_t x = id + 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return static_cast<int>(x % static_cast<std::uint64_t>(gSize));
-}
+  /// The process that built a simulated body of the scene (-1 for any other id).
+  int builderOf(BodyId id) const { return ordinals.shareOfBody(id, gSize); }
+};
 
 Setup loadScene(const app::SimOptions& opt) {
   io::SceneLoadOptions loadOptions;
   loadOptions.mediaDirectory = opt.mediaDir;
+  // A GlobalInitialCondition's states are read by all processes together (run()).
+  loadOptions.readInitialState = false;
   if (gSize > 1) {
-    loadOptions.keepSimulatedBody = [](BodyId id) { return builderOf(id) == gRank; };
+    // Process k builds the simulated bodies of ordinals [k N / P, (k + 1) N / P) (the builder
+    // of a body follows from its id: io::SimulatedOrdinals), visiting only those.
+    loadOptions.simulatedShare = std::pair{gRank, gSize};
     // Each process holds a share of the bodies: the scene may need the memory of all of them
     // (an upper bound, as if every process had a machine of its own).
     loadOptions.memoryBudget = io::machineMemoryBytes() * static_cast<std::uint64_t>(gSize);
@@ -433,7 +453,7 @@ Setup loadScene(const app::SimOptions& opt) {
   }
   const std::string text =
       io::applySceneOverrides(io::readSceneText(opt.scene), opt.scene.string(), overrides);
-  Setup s{io::loadSceneFromString(text, opt.scene, loadOptions), {}};
+  Setup s{io::loadSceneFromString(text, opt.scene, loadOptions), {}, 0, {}};
   const BodyStorage& b = s.scene.system.bodies;
   for (std::size_t i = 0; i < b.size() && i < s.scene.globalGeomIdOfBody.size(); ++i) {
     if (s.scene.globalGeomIdOfBody[i] != 0) {
@@ -445,6 +465,7 @@ Setup loadScene(const app::SimOptions& opt) {
       s.simulatedInScene += g.loaded;
     }
   }
+  s.ordinals = io::SimulatedOrdinals(s.scene.groups);
   if (gSize > 1 && s.scene.stepper.solver.localMethod) {
     throw io::SceneError(opt.scene.string(), lineOf(s.scene.text, "<InclusionSolverSettings"),
                          "SceneSettings/TimeStepperSettings/InclusionSolverSettings",
@@ -487,21 +508,27 @@ int run(const app::SimOptions& opt) {
   io::ResumePoint resume;
   std::shared_ptr<const mpi::Topology> topology;
   std::string topologyText;
-  // Every process built a share of the simulated bodies (see loadScene); the first grid over
-  // the box of all of them gives each body its owner, and one all-to-all moves it there.
+  // Every process built a share of the simulated bodies (see loadScene); a state to start from
+  // (restart, GlobalInitialCondition) is read by all processes together, each a 1/P slice of it,
+  // and each body's record is sent to the process that built it. The first decomposition then
+  // gives each body its owner, and one exchange moves it there.
+  app::CollectiveReadBytes readBytes;
+  const auto builderOf = [&](BodyId id) { return setup->builderOf(id); };
   if (!checkedOnAll([&] {
         if (!opt.restart.empty()) {
-          // Each process keeps the warm-start entries of its share of the bodies.
-          resume = io::loadResumeState(opt.restart, system, stepper, setup->simulatedInScene,
-                                       [&](const detail::PercussionCacheEntry& e) {
-                                         return mpi::holdsWarmStartHome(system.bodies, e);
-                                       });
+          // Each process gets the warm-start entries of the bodies it built.
+          resume = app::loadResumeStateTogether(MPI_COMM_WORLD, opt.restart, system, stepper,
+                                                setup->simulatedInScene, builderOf, readBytes);
+        } else if (scene.initialCondition && !scene.initialCondition->statesRead) {
+          app::readInitialStateTogether(MPI_COMM_WORLD, scene.file, *scene.initialCondition,
+                                        system.bodies, builderOf, readBytes);
         }
         system.bodies.sortById();
       })) {
     return kExitBadInput;
   }
-  if (!checkedOnAll([&] { topology = firstGrid(scene, setup->simulatedInScene, topologyText); })) {
+  if (!checkedOnAll(
+          [&] { topology = firstDecomposition(scene, setup->simulatedInScene, topologyText); })) {
     return kExitBadInput;
   }
   const auto simulated = static_cast<std::uint32_t>(setup->simulatedInScene);
@@ -516,19 +543,37 @@ int run(const app::SimOptions& opt) {
       })) {
     return kExitBadInput;
   }
-  // The scene's decomposition, built in parallel from the bodies the first grid gave each process.
+  if (gSize > 1) {
+    // The largest share of the first decomposition over the mean (the start line names it).
+    std::array<double, 2> owned{0.0, 0.0};
+    for (std::size_t i = 0; i < system.bodies.size(); ++i) {
+      owned[0] +=
+          system.bodies.isSimulated(i) && system.bodies.ownerships()[i] == BodyOwnership::Local;
+    }
+    owned[1] = owned[0];
+    MPI_Allreduce(MPI_IN_PLACE, &owned[0], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &owned[1], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    const double mean = owned[1] / gSize;
+    char share[96];
+    std::snprintf(share, sizeof(share), " (largest share %.0f bodies, %.3f x the mean)", owned[0],
+                  mean > 0.0 ? owned[0] / mean : 1.0);
+    topologyText += share;
+  }
+  // The scene's decomposition, built in parallel from the bodies the first decomposition gave each
+  // process.
   const mpi::LoadBalanceSettings balance = balanceSettings(scene);
   if (scene.mpi && gSize > 1) {
     const bool ok = checkedOnAll([&] {
       const mpi::BuildOutcome outcome = rebalance(balance, system, stepper, exchange);
       const bool kdTree = balance.type == mpi::LoadBalanceSettings::TopologyType::KdTree;
-      topologyText = kdTree ? "kd-tree (Zoltan RCB)" : "grid over the bodies";
+      std::string text = kdTree ? "kd-tree (Zoltan RCB)" : "grid over the bodies";
       if (outcome == mpi::BuildOutcome::FromCentres) {
-        topologyText += " from the centres (the prediction made a cell thinner than a body)";
+        text += " from the centres (the prediction made a cell thinner than a body)";
       } else if (outcome == mpi::BuildOutcome::KeptPrevious) {
-        topologyText =
-            "first grid kept (every " + topologyText + " build made a cell thinner than a body)";
+        text = "the first decomposition kept (every " + text +
+               " build made a cell thinner than a body)";
       }
+      topologyText = "first " + topologyText + ", then " + text;
       if (balance.mode == mpi::LoadBalanceSettings::Mode::Static) {
         topologyText += ", static";
       } else {
@@ -627,8 +672,14 @@ int run(const app::SimOptions& opt) {
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
   if (!opt.restart.empty()) {
-    say("restart    from state " + std::to_string(resume.stateIndex) + " at t = " +
-        std::to_string(resume.time) + " s (step " + std::to_string(resume.step) + ")\n");
+    // The most any process read of the record's files (each reads about 1/P of the state).
+    std::array<unsigned long long, 2> most{readBytes.sim, readBytes.cache};
+    MPI_Allreduce(MPI_IN_PLACE, most.data(), 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    say("restart    from state " + std::to_string(resume.stateIndex) +
+        " at t = " + std::to_string(resume.time) + " s (step " + std::to_string(resume.step) +
+        "); each process read at most " + std::to_string(most[0]) + " bytes of SimState.sim (" +
+        std::to_string(resume.simHeader.bytesPerState()) + " per state) and " +
+        std::to_string(most[1]) + " of the warm-start data\n");
     for (const auto& m : resume.messages) {
       say("warning    " + m + "\n");
     }

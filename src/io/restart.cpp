@@ -298,6 +298,30 @@ std::array<char, kWarmStartHeaderBytes> warmStartHeader(double time, std::uint64
   return h;
 }
 
+std::optional<WarmStartHeader> decodeWarmStartHeader(const char* in) {
+  std::uint32_t version = 0;
+  std::memcpy(&version, in + 4, 4);
+  if (std::memcmp(in, kCacheMagic, 4) != 0 || version != kCacheVersion) {
+    return std::nullopt;
+  }
+  WarmStartHeader h;
+  std::memcpy(&h.time, in + 8, 8);
+  std::memcpy(&h.step, in + 16, 8);
+  std::memcpy(&h.count, in + 24, 8);
+  return h;
+}
+
+detail::PercussionCacheEntry decodeWarmStartEntry(const char* in) {
+  detail::PercussionCacheEntry e;
+  double v[3];
+  std::memcpy(&e.lo, in, 8);
+  std::memcpy(&e.hi, in + 8, 8);
+  std::memcpy(&e.ordinal, in + 16, 4);
+  std::memcpy(v, in + 20, 24);
+  e.percussionOnHi = Vec3(v[0], v[1], v[2]);
+  return e;
+}
+
 void appendWarmStartEntry(std::vector<char>& out, const detail::PercussionCacheEntry& e) {
   const std::size_t at = out.size();
   out.resize(at + kWarmStartEntryBytes);

@@ -25,6 +25,7 @@
 #include <grain/io/restart.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/sim_file.hpp>
+#include <grain/io/simulated_share.hpp>
 
 #include "io/xml_reader.hpp"
 
@@ -186,12 +187,14 @@ struct GroupShapes {
 class SceneBuilder {
  public:
   SceneBuilder(const XmlDocument& doc, Diagnostics& diag, SceneDescription& out,
-               std::filesystem::path mediaDir, std::function<bool(BodyId)> keepSimulated)
+               std::filesystem::path mediaDir, const SceneLoadOptions& options)
       : doc_(doc),
         diag_(diag),
         out_(out),
         mediaDir_(std::move(mediaDir)),
-        keepSimulated_(std::move(keepSimulated)) {}
+        keepSimulated_(options.keepSimulatedBody),
+        share_(options.simulatedShare),
+        readInitialState_(options.readInitialState) {}
 
   void build() {
     const pugi::xml_node root = doc_.root();
@@ -207,6 +210,16 @@ class SceneBuilder {
     const Element settings = *rootElement.child("SceneSettings");
     readSceneSettings(settings);
     if (const auto objects = rootElement.child("SceneObjects")) {
+      if (share_) {
+        // The share's ordinals need the scene's simulated bodies in all: the instances of the
+        // simulated groups (a few attributes per RigidBodies element).
+        std::uint64_t total = 0;
+        for (const Element& rb : objects->children("RigidBodies")) {
+          const Element state = *rb.child("DynamicProperties")->child("DynamicState");
+          total += state.spec().variantValue == "simulated" ? rb.integer("instances") : 0;
+        }
+        shareRange_ = shareOf(total, share_->first, share_->second);
+      }
       for (const Element& rb : objects->children("RigidBodies")) {
         readRigidBodies(rb);
       }
@@ -611,6 +624,49 @@ class SceneBuilder {
            out_.selectiveIds->contains(group.id(k));
   }
 
+  /// The number of k in [0, count) that selected() accepts, from the selection's set and ranges
+  /// (not by visiting every index).
+  std::uint32_t selectedCount(const BodyGroup& group) const {
+    if (!group.enableSelectiveIds || !out_.selectiveIds || group.count == 0) {
+      return group.count;
+    }
+    const SelectiveIds& sel = *out_.selectiveIds;
+    const BodyId a = group.id(0);
+    const BodyId b = a + group.count;  // one past the group's last id
+    // The ranges clipped to [a, b), merged.
+    std::vector<std::pair<BodyId, BodyId>> ranges;
+    for (const auto& [first, second] : sel.ranges) {
+      const BodyId lo = std::max(first, a);
+      const BodyId hi = std::min(second, b);
+      if (lo < hi) {
+        ranges.emplace_back(lo, hi);
+      }
+    }
+    std::sort(ranges.begin(), ranges.end());
+    std::uint64_t n = 0;
+    BodyId covered = a;  // ids below it are counted
+    for (const auto& [lo, hi] : ranges) {
+      const BodyId from = std::max(lo, covered);
+      if (from < hi) {
+        n += hi - from;
+        covered = hi;
+      }
+    }
+    const auto inRange = [&](BodyId id) {
+      return std::any_of(ranges.begin(), ranges.end(),
+                         [&](const auto& r) { return id >= r.first && id < r.second; });
+    };
+    // The set is sorted and may repeat an id.
+    auto it = std::lower_bound(sel.set.begin(), sel.set.end(), a);
+    for (BodyId last = b; it != sel.set.end() && *it < b; ++it) {
+      if (*it != last && !inRange(*it)) {
+        ++n;
+      }
+      last = *it;
+    }
+    return static_cast<std::uint32_t>(n);
+  }
+
   void readRigidBodies(const Element& e) {
     BodyGroup group;
     group.name = e.string("name");
@@ -699,11 +755,30 @@ class SceneBuilder {
 
     const std::uint32_t groupIndex = static_cast<std::uint32_t>(out_.groups.size());
     bool first = true;
-    for (std::uint32_t k = 0; k < group.count; ++k) {
+    // The indices to visit: all, or for simulated bodies with a share those of the share (the
+    // group's ordinals are [nextOrdinal_, nextOrdinal_ + count)); `loaded` then counts the
+    // selected bodies of the whole group without visiting them.
+    std::uint32_t kBegin = 0;
+    std::uint32_t kEnd = group.count;
+    const bool shared = simulated && share_.has_value();
+    if (shared) {
+      const std::uint64_t lo = std::max(shareRange_.begin, nextOrdinal_);
+      const std::uint64_t hi = std::min(shareRange_.end, nextOrdinal_ + group.count);
+      kBegin = lo < hi ? static_cast<std::uint32_t>(lo - nextOrdinal_) : 0;
+      kEnd = lo < hi ? static_cast<std::uint32_t>(hi - nextOrdinal_) : 0;
+      group.loaded = selectedCount(group);
+    }
+    if (simulated) {
+      nextOrdinal_ += group.count;
+      out_.simulatedIndicesVisited += kEnd - kBegin;
+    }
+    for (std::uint32_t k = kBegin; k < kEnd; ++k) {
       if (!selected(group, k)) {
         continue;
       }
-      ++group.loaded;
+      if (!shared) {
+        ++group.loaded;
+      }
       if (simulated && keepSimulated_ && !keepSimulated_(group.id(k))) {
         continue;  // another process builds it
       }
@@ -791,7 +866,9 @@ class SceneBuilder {
       range = "startId .. endId = ";
     }
     const char* attr = shapes.kind == GroupShapes::Kind::GlobalUniform ? "id" : "startId";
-    for (std::uint64_t id = first; id <= last; ++id) {
+    // One check per definition the range meets (not per id: a group of 10^8 bodies with linear
+    // ids would otherwise be a loop over all of them on every process).
+    for (std::uint64_t id = first; id <= last;) {
       const GlobalGeometry* global = findGlobal(static_cast<std::uint32_t>(id));
       if (global == nullptr) {
         g.failAt(attr, range.empty()
@@ -803,6 +880,8 @@ class SceneBuilder {
       }
       checkMotionAllowsShape(g, group, global->element,
                              " (global geometry " + std::to_string(id) + ")");
+      id = std::uint64_t{std::prev(globals_.upper_bound(static_cast<std::uint32_t>(id)))->first} +
+           global->count;
     }
   }
 
@@ -1109,9 +1188,22 @@ class SceneBuilder {
       e.failAt("file", err.what());
     }
 
-    // The state is read block by block into the bodies built here (on a process of a
-    // distributed run, its share): no copy of the whole state is kept.
+    src.line = e.line();
     BodyStorage& bodies = out_.system.bodies;
+    if (!readInitialState_) {
+      // The caller reads the bodies' states (grain-sim-mpi: each process a slice of the state);
+      // the time is needed here (endTime check, animated bodies).
+      src.statesRead = false;
+      try {
+        src.stateTime = reader.readTime(src.stateIndex);
+      } catch (const grain::Error& err) {
+        e.failAt("file", err.what());
+      }
+      continueFrom(src);
+      return;
+    }
+    // The state is read block by block into the bodies built here: no copy of the whole state
+    // is kept.
     std::vector<std::size_t> missingIndex;
     try {
       src.stateTime = readIntoHeldBodies(
@@ -1147,6 +1239,13 @@ class SceneBuilder {
                            " (t = " + detail::formatReal(stateTime) + " s) of '" +
                            src.file.string() + "': " + list);
     }
+    continueFrom(src);
+  }
+
+  /// useTimeToContinue: the run starts at the state's time, animated bodies at their pose then.
+  void continueFrom(const InitialConditionSource& src) {
+    BodyStorage& bodies = out_.system.bodies;
+    const double stateTime = src.stateTime;
     if (src.continueTime) {
       out_.system.time = stateTime;
       // Animated bodies continue from their pose at that time.
@@ -1172,7 +1271,11 @@ class SceneBuilder {
   SceneDescription& out_;
   std::filesystem::path mediaDir_;
   std::function<bool(BodyId)> keepSimulated_;  ///< nullptr: every simulated body
-  std::string solverMethodName_;               ///< InclusionSolverSettings method as written
+  std::optional<std::pair<int, int>> share_;   ///< SceneLoadOptions::simulatedShare
+  OrdinalRange shareRange_;                    ///< the share's ordinals (with share_)
+  std::uint64_t nextOrdinal_ = 0;              ///< ordinal of the next simulated group's index 0
+  bool readInitialState_ = true;
+  std::string solverMethodName_;  ///< InclusionSolverSettings method as written
   std::map<std::uint32_t, std::uint64_t> nextNumber_;
   std::map<std::uint32_t, GlobalGeometry> globals_;              ///< by first id; disjoint ranges
   std::unordered_map<std::uint32_t, ShapeIndex> globalSpheres_;  ///< random spheres made so far
@@ -1381,7 +1484,7 @@ SceneDescription loadSceneFromString(std::string text, const std::filesystem::pa
   Diagnostics diag;
   const std::filesystem::path media =
       options.mediaDirectory.empty() ? file.parent_path() : options.mediaDirectory;
-  SceneBuilder(doc, diag, out, media, options.keepSimulatedBody).build();
+  SceneBuilder(doc, diag, out, media, options).build();
   // Elements read twice report their ignored parts twice: keep the first of each.
   std::vector<std::string> ignored;
   for (std::string& i : diag.ignored) {

@@ -160,6 +160,39 @@ char* encodeSimBody(char* out, AdditionalBytesType type, const SimBodyState& bod
   return out;
 }
 
+void decodeSimBody(const char* in, AdditionalBytesType type, SimBodyState& body) {
+  decodeBody(in, type, isKnownType(static_cast<std::uint32_t>(type)), body);
+}
+
+SimFileHeader decodeSimHeader(const char* bytes, const std::string& name) {
+  const auto fail = [&](const std::string& message) { throw SimFileError(name + ": " + message); };
+  if (std::memcmp(bytes, kSignature, 4) != 0) {
+    fail("not a .sim file (signature '" + printable(bytes, 4) + "', expected 'MBSF')");
+  }
+  const char* p = bytes + 4;
+  SimFileHeader h;
+  h.version = get<std::uint32_t>(p);
+  h.nSimBodies = get<std::uint32_t>(p);
+  h.nDofQ = get<std::uint32_t>(p);
+  h.nDofU = get<std::uint32_t>(p);
+  const auto type = get<std::uint32_t>(p);
+  h.additionalType = static_cast<AdditionalBytesType>(type);
+  h.additionalBytes = get<std::uint32_t>(p);
+  if (h.version != SimFileHeader::kVersion) {
+    fail("unsupported .sim version " + std::to_string(h.version) + " (grain reads version 2)");
+  }
+  if (h.nDofQ != 7 || h.nDofU != 6) {
+    fail("unsupported layout nDOFq=" + std::to_string(h.nDofQ) +
+         ", nDOFu=" + std::to_string(h.nDofU) + " (grain reads 7 and 6)");
+  }
+  if (isKnownType(type) && h.additionalBytes != additionalBytesPerBody(h.additionalType)) {
+    fail("additional-bytes type " + std::to_string(type) + " has " +
+         std::to_string(additionalBytesPerBody(h.additionalType)) +
+         " bytes per body, header says " + std::to_string(h.additionalBytes));
+  }
+  return h;
+}
+
 std::uint32_t additionalBytesPerBody(AdditionalBytesType type) {
   switch (type) {
     case AdditionalBytesType::Nothing:
@@ -447,31 +480,7 @@ void SimFileReader::open(const std::filesystem::path& file) {
   if (!in_) {
     fail("cannot read the header");
   }
-  if (std::memcmp(bytes, kSignature, 4) != 0) {
-    fail("not a .sim file (signature '" + printable(bytes, 4) + "', expected 'MBSF')");
-  }
-  const char* p = bytes + 4;
-  SimFileHeader h;
-  h.version = get<std::uint32_t>(p);
-  h.nSimBodies = get<std::uint32_t>(p);
-  h.nDofQ = get<std::uint32_t>(p);
-  h.nDofU = get<std::uint32_t>(p);
-  const auto type = get<std::uint32_t>(p);
-  h.additionalType = static_cast<AdditionalBytesType>(type);
-  h.additionalBytes = get<std::uint32_t>(p);
-  if (h.version != SimFileHeader::kVersion) {
-    fail("unsupported .sim version " + std::to_string(h.version) + " (grain reads version 2)");
-  }
-  if (h.nDofQ != 7 || h.nDofU != 6) {
-    fail("unsupported layout nDOFq=" + std::to_string(h.nDofQ) +
-         ", nDOFu=" + std::to_string(h.nDofU) + " (grain reads 7 and 6)");
-  }
-  if (isKnownType(type) && h.additionalBytes != additionalBytesPerBody(h.additionalType)) {
-    fail("additional-bytes type " + std::to_string(type) + " has " +
-         std::to_string(additionalBytesPerBody(h.additionalType)) +
-         " bytes per body, header says " + std::to_string(h.additionalBytes));
-  }
-  header_ = h;
+  header_ = decodeSimHeader(bytes, path_.string());
   const std::uint64_t payload = fileSize_ - SimFileHeader::kSize;
   const std::uint64_t perState = header_.bytesPerState();
   stateCount_ = static_cast<std::size_t>(payload / perState);

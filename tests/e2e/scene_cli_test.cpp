@@ -152,8 +152,10 @@ void runShort(const fs::path& scene, const std::string& name,
   const CommandResult r = runSim(args, dir / "err.txt");
   ASSERT_EQ(r.exitCode, 0) << scene << "\n" << r.errors;
   EXPECT_EQ(r.errors, "") << scene;
-  const io::SceneDescription d = io::loadScene(recordDir(dir / "out") / "EffectiveScene.xml",
-                                               io::SceneLoadOptions{scene.parent_path(), {}, {}});
+  io::SceneLoadOptions options;
+  options.mediaDirectory = scene.parent_path();
+  const io::SceneDescription d =
+      io::loadScene(recordDir(dir / "out") / "EffectiveScene.xml", options);
   io::SimFileReader sim;
   sim.open(recordDir(dir / "out") / "SimState.sim");
   EXPECT_EQ(sim.header().nSimBodies, d.system.bodies.simulatedCount()) << scene;

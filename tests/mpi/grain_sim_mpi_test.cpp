@@ -258,8 +258,9 @@ std::string widePile(double endTime, int side, int layers, const std::string& mp
   return s.str();
 }
 
-// A converged pile (relTol 1e-12) on 1-4 processes, with the first grid and with the scene's
-// kd-tree (Zoltan RCB, built once from the bodies): the serial states, bit for bit on 1 process.
+// A converged pile (relTol 1e-12) on 1-4 processes, with the first decomposition (a kd-tree over
+// the initial centres) and with the scene's kd-tree (Zoltan RCB, built once from the bodies): the
+// serial states, bit for bit on 1 process.
 TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
   const fs::path dir = makeTempDir("mpi_equivalence");
   const std::string kdTree = R"(    <MPISettings>
@@ -638,6 +639,158 @@ TEST_F(GrainSimMpi, RestartWithWarmStartContinuesBitForBit) {
   checkStates(dir / "parts3" / "SimState.sim", 64, 11);
 }
 
+// The first decomposition is a count-weighted RCB of the initial centres: on a pile of very
+// uneven density (192 beads packed in one corner of the box, 8 spread over 1 m) every process of
+// 4 starts with about N/P bodies. (The uniform grid over the box of all centres used before gave
+// one process the whole packed corner: 193 bodies, 3.86 times the mean.)
+TEST_F(GrainSimMpi, FirstDecompositionGivesEveryProcessItsShareOfAnUnevenPile) {
+  const fs::path dir = makeTempDir("mpi_uneven");
+  const std::string spread = R"(    <RigidBodies name="spread" instances="8" groupId="30">
+      <Geometry><Sphere distribute="uniform" radius="0.01"/></Geometry>
+      <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.004"/>
+        <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="linear" position="0.05 0.05 0.3" direction="0 0 1"
+              distance="0.125" jitter="false" delta="0"/>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+)";
+  writeText(dir / "uneven.xml", pileScene(0.002, 12, spread));
+  const CommandResult r = runCommand(mpirun(4) + " -s " + (dir / "uneven.xml").string() + " -g " +
+                                     (dir / "out").string());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::string tag = "kd-tree (Zoltan RCB) over the initial centres (largest share ";
+  const std::size_t at = r.output.find(tag);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  std::istringstream figures(r.output.substr(at + tag.size()));
+  std::size_t largest = 0;
+  std::string bodiesWord;
+  double overMean = 0.0;
+  figures >> largest >> bodiesWord >> overMean;
+  EXPECT_LE(largest, 52u) << r.output;  // 200 bodies on 4 processes
+  EXPECT_LE(overMean, 1.05) << r.output;
+  checkStates(record(dir / "out") / "SimState.sim", 200, 1);
+}
+
+/// Bytes each process read from files whose name ends in `name`, from the per-process traces
+/// `prefix`.PID of strace -ff -y (processes that read none of it are left out).
+std::vector<std::uint64_t> bytesReadPerProcess(const fs::path& prefix, const std::string& name) {
+  std::vector<std::uint64_t> out;
+  for (const fs::directory_entry& e : fs::directory_iterator(prefix.parent_path())) {
+    const std::string file = e.path().filename().string();
+    if (file.rfind(prefix.filename().string() + ".", 0) != 0) {
+      continue;
+    }
+    std::istringstream in(readText(e.path()));
+    std::uint64_t total = 0;
+    for (std::string line; std::getline(in, line);) {
+      // pread64(12</dir/SimState.sim>, "..."..., 2112, 36) = 2112
+      const std::size_t fd = line.find(name + ">");
+      const std::size_t eq = line.rfind(") = ");
+      if (fd == std::string::npos || eq == std::string::npos || eq < fd) {
+        continue;
+      }
+      const long long n = std::atoll(line.c_str() + eq + 4);
+      total += n > 0 ? static_cast<std::uint64_t>(n) : 0;
+    }
+    if (total > 0) {
+      out.push_back(total);
+    }
+  }
+  return out;
+}
+
+// A restart reads about 1/P of the state per process: on 4 processes (traced with strace, one
+// trace per process) no process reads more of SimState.sim than a quarter of the last state plus
+// the header and two times, nor more of RestartCache.bin than a quarter of its entries plus its
+// header; together they read the whole state once.
+TEST_F(GrainSimMpi, RestartReadsAQuarterOfTheStatePerProcessOnFour) {
+  if (runCommand("strace -f -o /dev/null true").exitCode != 0) {
+    GTEST_SKIP() << "strace is not installed (tools/install-deps.sh installs it) or may not trace";
+  }
+  const fs::path dir = makeTempDir("mpi_restart_slices");
+  writeText(dir / "pile.xml", pileScene(0.1, 16));  // 256 beads
+  const std::string solver = " --set 'SceneSettings/TimeStepperSettings/InclusionSolverSettings/";
+  const std::string warm = solver + "@usePercussionCache=true'";
+  const std::string half = " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'";
+  const CommandResult first = runCommand(mpirun(4) + " -s " + (dir / "pile.xml").string() + " -g " +
+                                         (dir / "out").string() + warm + half);
+  ASSERT_EQ(first.exitCode, 0) << first.output;
+  const fs::path rec = record(dir / "out");
+  const std::uint64_t cacheBytes = fs::file_size(rec / "RestartCache.bin");
+  ASSERT_GT(cacheBytes, 32u + 4 * 44u) << "the pile has contacts at t = 0.05 s";
+  // The restart with the same end time continues from the last state and makes no step.
+  const fs::path trace = dir / "trace";
+  const CommandResult again =
+      runCommand("strace -f -ff -y -e trace=read,pread64,readv,preadv,preadv2 -o " +
+                 trace.string() + " " + mpirun(4) + " --restart " + rec.string() + half);
+  ASSERT_EQ(again.exitCode, 0) << again.output;
+  EXPECT_NE(again.output.find("restart    from state 5"), std::string::npos) << again.output;
+  const std::uint64_t state = 8 + 256 * 132;
+  const std::vector<std::uint64_t> sim = bytesReadPerProcess(trace, "SimState.sim");
+  ASSERT_EQ(sim.size(), 4u) << "every process reads its slice";
+  std::uint64_t sum = 0;
+  for (const std::uint64_t bytes : sim) {
+    EXPECT_LE(bytes, 28 + 2 * 8 + 64 * 132) << "a process read more than a quarter of the state";
+    sum += bytes;
+  }
+  EXPECT_GE(sum, state - 8);
+  EXPECT_LE(sum, state + 28 + 8);
+  const std::uint64_t entries = (cacheBytes - 32) / 44;
+  for (const std::uint64_t bytes : bytesReadPerProcess(trace, "RestartCache.bin")) {
+    EXPECT_LE(bytes, 32 + (entries + 3) / 4 * 44) << "of " << cacheBytes << " bytes";
+  }
+}
+
+// A GlobalInitialCondition (the last state of a serial run, time continued) read by the
+// processes together, each a slice of the state: the serial continuation's states, bit for bit on
+// 1 process and to 1e-9 m on 3; a simulated body the state lacks is a scene error at the element
+// on every process count.
+TEST_F(GrainSimMpi, GlobalInitialConditionGivesTheSerialStates) {
+  const fs::path dir = makeTempDir("mpi_initial_state");
+  writeText(dir / "pile.xml", pileScene(0.05));
+  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
+                       (dir / "first").string())
+                .exitCode,
+            0);
+  const std::string initial = R"(    <GlobalInitialCondition file=")" +
+                              (record(dir / "first") / "SimState.sim").string() +
+                              R"(" whichState="end" useTimeToContinue="true"/>
+)";
+  writeText(dir / "continued.xml", pileScene(0.1, 4, "", initial));
+  const CommandResult serial =
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "continued.xml").string() + " -g " +
+                 (dir / "serial").string());
+  ASSERT_EQ(serial.exitCode, 0) << serial.output;
+  const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 6);
+  for (const int np : {1, 3}) {
+    SCOPED_TRACE(std::to_string(np) + " processes");
+    const fs::path out = dir / ("mpi" + std::to_string(np));
+    const CommandResult r =
+        runCommand(mpirun(np) + " -s " + (dir / "continued.xml").string() + " -g " + out.string());
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const Difference d = compare(reference, checkStates(record(out) / "SimState.sim", 64, 6));
+    EXPECT_TRUE(d.sameIds);
+    if (np == 1) {
+      EXPECT_EQ(d.position, 0.0);
+      EXPECT_EQ(d.velocity, 0.0);
+    } else {
+      EXPECT_LT(d.position, 1e-9);
+    }
+  }
+  // Five layers of beads: the 16 of the fifth are not in the state.
+  writeText(dir / "more.xml", pileScene(0.1, 5, "", initial));
+  const CommandResult more = runCommand(mpirun(3) + " -s " + (dir / "more.xml").string() + " -g " +
+                                        (dir / "more").string());
+  EXPECT_EQ(more.exitCode, 2) << more.output;
+  EXPECT_NE(more.output.find("SceneSettings/GlobalInitialCondition: 16 simulated bodies are "
+                             "missing from state 5"),
+            std::string::npos)
+      << more.output;
+  EXPECT_FALSE(fs::exists(dir / "more" / "SimFiles"));
+}
+
 TEST_F(GrainSimMpi, BadInputStopsEveryProcessBeforeWriting) {
   const fs::path dir = makeTempDir("mpi_bad_input");
   std::string text = pileScene(0.1);
@@ -689,8 +842,8 @@ TEST_F(GrainSimMpi, AnInputErrorFoundByOneProcessReachesTheUser) {
 }
 
 TEST_F(GrainSimMpi, AnErrorOnOneProcessStopsAllWithItsMessage) {
-  // A sphere far too fast for the domain cells (4 along z over the pile's height) leaves its
-  // owner's neighbourhood in one step.
+  // A sphere far too fast for the domain cells (a grid of 4 along z over the pile's height, fixed
+  // by the scene) leaves its owner's neighbourhood in one step.
   const std::string bullet = R"(    <RigidBodies name="bullet" instances="1" groupId="30">
       <Geometry><Sphere distribute="uniform" radius="0.005"/></Geometry>
       <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.001"/>
@@ -703,7 +856,15 @@ TEST_F(GrainSimMpi, AnErrorOnOneProcessStopsAllWithItsMessage) {
     </RigidBodies>
 )";
   const fs::path dir = makeTempDir("mpi_error");
-  writeText(dir / "pile.xml", pileScene(0.1, 4, bullet));
+  const std::string grid = R"(    <MPISettings>
+      <ProcessTopology mode="static">
+        <Topology type="grid" buildMode="AABB" dimension="1 1 4" matchProcessDimToExtent="false"
+            minCellSize="0.001"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
+    </MPISettings>
+)";
+  writeText(dir / "pile.xml", pileScene(0.1, 4, bullet, grid));
   const CommandResult r = runCommand(mpirun(4) + " -s " + (dir / "pile.xml").string() + " -g " +
                                      (dir / "out").string());
   EXPECT_EQ(r.exitCode, 1) << r.output;
@@ -783,8 +944,11 @@ TEST_P(GrainSimMpiManyProcesses, KdTreePileKeepsEveryBodyAndTheSerialBulk) {
   const CommandResult r = runCommand(mpirun(np) + " -s " + (dir / "pile.xml").string() + " -g " +
                                      (dir / "mpi").string());
   ASSERT_EQ(r.exitCode, 0) << r.output;
-  EXPECT_NE(r.output.find("processes  " + std::to_string(np) + ", kd-tree (Zoltan RCB)"),
+  EXPECT_NE(r.output.find("processes  " + std::to_string(np) +
+                          ", first kd-tree (Zoltan RCB) over the initial centres"),
             std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("then kd-tree (Zoltan RCB), rebuilt every 50 steps"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("the decomposition was rebuilt"), std::string::npos) << r.output;
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 1000, 7);

@@ -55,11 +55,11 @@ struct ResumePoint {
 
 /// The read-only part of resumeRun(): loads the last complete state of record/SimState.sim into
 /// `system`, sets the time, the stepper's step count and (if RestartCache.bin belongs to that
-/// state) the warm-start cache. Touches no file, so every process of a distributed run can call
-/// it. The cache is looked for in RestartCache.bin, then in RestartCache.prev.bin.
-/// `simulatedInScene` as for applyState. Throws grain::Error.
-/// `keepWarmStart`: the cache entries to keep (all without it; a process of a distributed run
-/// keeps those of its own bodies, so its memory does not grow with the whole scene).
+/// state) the warm-start cache. Touches no file. The cache is looked for in RestartCache.bin,
+/// then in RestartCache.prev.bin. `simulatedInScene` as for applyState. Throws grain::Error.
+/// `keepWarmStart`: the cache entries to keep (all without it). Every caller reads the whole
+/// state and cache: grain-sim-mpi reads them in slices instead (app::loadResumeStateTogether),
+/// with the decoding of this library (decodeSimBody, decodeWarmStartEntry).
 ResumePoint loadResumeState(
     const std::filesystem::path& record, DynamicsSystem& system, MoreauStepper& stepper,
     std::optional<std::size_t> simulatedInScene = std::nullopt,
@@ -104,6 +104,16 @@ std::array<char, kWarmStartHeaderBytes> warmStartHeader(double time, std::uint64
                                                         std::uint64_t count);
 /// Appends the kWarmStartEntryBytes of `e` to `out`.
 void appendWarmStartEntry(std::vector<char>& out, const detail::PercussionCacheEntry& e);
+/// A warm-start file's header: the state it belongs to and its entry count.
+struct WarmStartHeader {
+  double time = 0.0;  ///< s
+  std::uint64_t step = 0;
+  std::uint64_t count = 0;
+};
+/// The header at `in` (kWarmStartHeaderBytes), nullopt if it is not one (magic, version).
+std::optional<WarmStartHeader> decodeWarmStartHeader(const char* in);
+/// The entry at `in` (kWarmStartEntryBytes).
+detail::PercussionCacheEntry decodeWarmStartEntry(const char* in);
 
 /// Stores the warm-start cache of every written state, so that a run killed at any moment can
 /// be continued bit-identically.

@@ -71,7 +71,8 @@ struct BodyGroup {
                                   ///< RigidBodies with the same groupId)
   std::uint32_t count = 0;        ///< instances
   std::uint32_t loaded = 0;  ///< bodies selected (count unless selective loading applies), also
-                             ///< those SceneLoadOptions::keepSimulatedBody leaves to others
+                             ///< those SceneLoadOptions::keepSimulatedBody or simulatedShare
+                             ///< leaves to others
   BodyMotion motion = BodyMotion::Simulated;
   /// Prescribed velocity (m/s) and angular velocity (rad/s) of animated bodies, inertial frame.
   Vec3 animatedVelocity = Vec3::Zero();
@@ -104,6 +105,10 @@ struct InitialConditionSource {
   double stateTime = 0.0;      ///< its time (s)
   bool continueTime = false;   ///< useTimeToContinue: the run starts at stateTime
   bool readVelocities = true;
+  /// false: the bodies' states were not read (SceneLoadOptions::readInitialState), the caller
+  /// reads them.
+  bool statesRead = true;
+  std::size_t line = 0;  ///< line of the GlobalInitialCondition element, for messages
 };
 
 /// MPISettings/ProcessTopology/Topology.
@@ -182,6 +187,10 @@ struct SceneDescription {
   /// ignored. grain-sim prints it and writes it beside the output.
   std::string effectiveXml;
 
+  /// Simulated body indices the loader visited (looked at, whether built or not): every index of
+  /// every simulated group, or with SceneLoadOptions::simulatedShare only those of the share.
+  std::uint64_t simulatedIndicesVisited = 0;
+
   /// The group of a body id, or nullptr.
   const BodyGroup* groupOf(BodyId id) const;
 };
@@ -195,6 +204,17 @@ struct SceneLoadOptions {
   /// built; the scene is checked as a whole either way, and BodyGroup::loaded still counts every
   /// selected body of the group.
   std::function<bool(BodyId)> keepSimulatedBody;
+  /// {part, parts}: build only the simulated bodies whose ordinal (SimulatedOrdinals, from the
+  /// scene text alone) lies in share `part` of `parts` contiguous blocks (shareOf). The loader
+  /// visits only those indices, so a process's work follows its share, not the scene. The
+  /// bodies' initial states depend on their index alone (jitter, random radii and random global
+  /// geometries draw from the stream (seed, index)), so every body is built with the bits of a
+  /// serial load. Combines with keepSimulatedBody (both must accept a body).
+  std::optional<std::pair<int, int>> simulatedShare;
+  /// false: GlobalInitialCondition's .sim file is checked and its state chosen (time included),
+  /// but the bodies' states are left to the caller (InitialConditionSource::statesRead), who
+  /// reads them its own way (a distributed run: each process a slice of the state).
+  bool readInitialState = true;
   /// Memory the run may use (bytes). Before anything is built, the bodies of all RigidBodies
   /// elements (their `instances`) times kEstimatedBytesPerBody is compared with it, and a scene
   /// that needs more is refused (SceneError at the `instances` attribute that goes beyond it,

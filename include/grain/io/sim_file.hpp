@@ -82,6 +82,13 @@ struct SimBodyState {
 /// Encodes one body record (id, the 13 state values, the additional bytes of `type`) at `out`,
 /// which must have SimFileHeader::bytesPerBody() bytes; returns the position after it.
 char* encodeSimBody(char* out, AdditionalBytesType type, const SimBodyState& body);
+/// Decodes one body record at `in` (SimFileHeader::bytesPerBody() bytes) into `body`; the
+/// additional bytes only if `type` is a known type (else `body.additional` is zero). For readers of
+/// their own (collective MPI-IO input).
+void decodeSimBody(const char* in, AdditionalBytesType type, SimBodyState& body);
+/// The header at `in` (SimFileHeader::kSize bytes), checked as SimFileReader::open checks it;
+/// throws SimFileError "NAME: message" (`name`: the file, for the message).
+SimFileHeader decodeSimHeader(const char* in, const std::string& name);
 
 /// One state of a .sim file.
 struct SimState {

@@ -18,6 +18,7 @@
 #include <grain/io/radius_distribution.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/sim_file.hpp>
+#include <grain/io/simulated_share.hpp>
 
 #include "io_test_util.hpp"
 
@@ -358,6 +359,88 @@ TEST(SelectiveIds, RangeIsHalfOpen) {
           .first,
       "SceneSettings/GlobalSelectiveIds: <GlobalSelectiveIds> needs exactly one of Set, Range (got "
       "2)");
+}
+
+// ---- shares of a distributed run (SceneLoadOptions::simulatedShare) --------------------------
+
+// Each of P processes builds the simulated bodies of one contiguous block of ordinals and visits
+// only those indices (N/P, not N); together the shares are the serial scene bit for bit (random
+// radii, random global geometries and jitter depend on the body's index alone); static bodies are
+// on every process; `loaded` still counts the whole group (also with selective loading).
+TEST(SimulatedShare, EachPartVisitsOnlyItsBlockAndTheSharesAreTheSerialScene) {
+  std::string all =
+      bodies("beads", 1000, 0, kRandomBead) +
+      bodies("fixed", 3, 5, R"(<Sphere distribute="uniform" radius="0.1"/>)", "",
+             "<DynamicState type=\"static\"/>") +
+      bodies("chosen", 200, 1, kRandomBead, "enableSelectiveIds=\"true\"") +
+      bodies("globals", 301, 2,
+             R"(<GlobalGeomId distribute="random" startId="10" endId="14" seed="8"/>)");
+  const std::string still = R"(jitter="false" delta="0")";
+  all.replace(all.find(still), still.size(), R"(jitter="true" delta="0.2" seed="3")");
+  // Selected bodies of group 1: a set (4 of them) or a range (110).
+  for (const auto& [selection, selected] :
+       {std::pair{R"(<Set value="1,3 1,150 0,7 1,15 1,199"/>)", 4u},
+        std::pair{R"(<Range value="1,10 1,120"/>)", 110u}}) {
+    const std::string text = scene(
+        std::string(kGlobals) + "<GlobalSelectiveIds>" + selection + "</GlobalSelectiveIds>", all);
+    const SceneDescription full = load(text);
+    const std::uint64_t total = 1000 + 200 + 301;
+    EXPECT_EQ(full.simulatedIndicesVisited, total);
+    ASSERT_EQ(full.groups.size(), 4u);
+    EXPECT_EQ(full.groups[2].loaded, selected);
+    const SimulatedOrdinals ordinals(full.groups);
+    EXPECT_EQ(ordinals.total(), total);
+    EXPECT_EQ(ordinals.ordinalOf(makeBodyId(1, 0)), 1000u);
+    EXPECT_EQ(ordinals.ordinalOf(makeBodyId(2, 300)), 1500u);
+    EXPECT_FALSE(ordinals.ordinalOf(makeBodyId(5, 0)).has_value());  // static
+    EXPECT_FALSE(ordinals.ordinalOf(makeBodyId(2, 301)).has_value());
+    const BodyStorage& f = full.system.bodies;
+    for (const int parts : {1, 2, 3, 7}) {
+      std::set<BodyId> seen;
+      for (int part = 0; part < parts; ++part) {
+        SCOPED_TRACE("part " + std::to_string(part) + " of " + std::to_string(parts));
+        SceneLoadOptions options;
+        options.simulatedShare = std::pair{part, parts};
+        const SceneDescription d = loadSceneFromString(text, "features.xml", options);
+        const OrdinalRange range = shareOf(total, part, parts);
+        EXPECT_EQ(d.simulatedIndicesVisited, range.size());
+        EXPECT_LE(range.size(), (total + parts - 1) / parts);
+        for (std::size_t g = 0; g < full.groups.size(); ++g) {
+          EXPECT_EQ(d.groups[g].loaded, full.groups[g].loaded);
+        }
+        const BodyStorage& b = d.system.bodies;
+        std::size_t statics = 0;
+        for (std::size_t i = 0; i < b.size(); ++i) {
+          const BodyId id = b.ids()[i];
+          const std::size_t j = *f.indexOf(id);
+          if (!b.isSimulated(i)) {
+            ++statics;
+            continue;
+          }
+          EXPECT_EQ(ordinals.shareOfBody(id, parts), part) << formatBodyId(id);
+          EXPECT_TRUE(seen.insert(id).second) << formatBodyId(id);
+          EXPECT_EQ(b.positions()[i], f.positions()[j]) << formatBodyId(id);
+          EXPECT_EQ(b.orientations()[i].coeffs(), f.orientations()[j].coeffs());
+          EXPECT_EQ(b.velocities()[i], f.velocities()[j]);
+          EXPECT_EQ(b.masses()[i], f.masses()[j]);
+          EXPECT_EQ(b.inertiasBody()[i], f.inertiasBody()[j]);
+          EXPECT_EQ(b.boundingRadii()[i], f.boundingRadii()[j]) << formatBodyId(id);
+          EXPECT_EQ(d.globalGeomIdOfBody[i], full.globalGeomIdOfBody[j]) << formatBodyId(id);
+        }
+        EXPECT_EQ(statics, 3u);
+      }
+      EXPECT_EQ(seen.size(), f.simulatedCount()) << parts << " parts";
+    }
+  }
+  // The share of an ordinal is the block that holds it, for uneven splits too.
+  for (const std::uint64_t n : {1u, 5u, 1501u}) {
+    for (const int parts : {1, 2, 3, 7, 16}) {
+      for (std::uint64_t o = 0; o < n; ++o) {
+        const OrdinalRange r = shareOf(n, shareHolding(o, n, parts), parts);
+        EXPECT_TRUE(o >= r.begin && o < r.end) << o << " of " << n << " in " << parts;
+      }
+    }
+  }
 }
 
 // ---- initial states from a .sim file ----------------------------------------------------------
