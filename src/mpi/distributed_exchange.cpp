@@ -342,12 +342,17 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
       throw Error("body " + formatBodyId(id) + " has a non-finite position on process " +
                   std::to_string(rank_));
     }
-    const int owner = topology_->ownerOf(position);
-    requireNeighbour(owner, id, "moved into the domain of");
     Vec3 lo, hi;
     bodyBox(bodies, i, lo, hi);
     overlapped.clear();
-    topology_->ranksOverlapping(lo, hi, overlapped);
+    int owner = rank_;
+    if (topology_->insideDomain(rank_, lo, hi)) {  // deep inside: stays, no copies
+      overlapped.push_back(rank_);
+    } else {
+      owner = topology_->ownerOf(position);
+      requireNeighbour(owner, id, "moved into the domain of");
+      topology_->ranksOverlapping(lo, hi, overlapped);
+    }
     targets.clear();
     for (const int r : overlapped) {
       if (r != owner) {
@@ -492,7 +497,11 @@ void DistributedExchange::selectContacts(const BodyStorage& bodies, ContactStora
       held[i].clear();
       Vec3 lo, hi;
       bodyBox(bodies, i, lo, hi);
-      topology_->ranksOverlapping(lo, hi, held[i]);
+      if (topology_->insideDomain(rank_, lo, hi)) {
+        held[i].push_back(rank_);
+      } else {
+        topology_->ranksOverlapping(lo, hi, held[i]);
+      }
     }
     return held[i];
   };

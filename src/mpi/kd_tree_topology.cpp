@@ -428,6 +428,20 @@ std::array<Vec3, 2> KdTreeTopology::fetchBox(int rank) const {
   return box;
 }
 
+bool KdTreeTopology::insideDomain(int rank, const Vec3& lo, const Vec3& hi) const {
+  if (size_ == 1) {
+    return true;
+  }
+  const Vec3 centre = rotationKI_ * (0.5 * (lo + hi));
+  const Vec3 half = rotationKI_.cwiseAbs() * (0.5 * (hi - lo));
+  const std::array<Vec3, 2> d = domainBox(rank);
+  // Strictly inside the half-open domain (lo, hi] along every axis, with a margin against the
+  // rounding of the rotation (queries of the same box go through the same arithmetic).
+  const Vec3 slack = Vec3::Constant(1e-12) + 1e-12 * centre.cwiseAbs();
+  return ((centre - half - slack) - d[0]).minCoeff() > 0 &&
+         (d[1] - (centre + half + slack)).minCoeff() > 0;
+}
+
 std::vector<int> KdTreeTopology::neighbours(int rank) const {
   GRAIN_REQUIRE(rank >= 0 && rank < size_, "kd-tree topology: rank out of range");
   return rank == rank_ ? neighbours_ : neighboursOf(rank);

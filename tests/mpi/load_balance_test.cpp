@@ -185,6 +185,27 @@ void checkInvariants(const KdTreeTopology& topo, const std::string& name) {
   }
   check(boxes, name + ": ranksOverlapping appends exactly the domains a box meets, increasing");
 
+  // insideDomain is a shortcut for boxes deep inside a domain: when it says so, the box overlaps
+  // that domain alone and its centre belongs to it; it says so for some small boxes.
+  bool inside = true;
+  int found = 0;
+  std::uniform_real_distribution<Real> small(0, 0.02);
+  for (int i = 0; i < 2000; ++i) {
+    const Vec3 a(u(gen), u(gen), u(gen));
+    const Vec3 b = a + Vec3(small(gen), small(gen), small(gen));
+    std::vector<int> ranks;
+    topo.ranksOverlapping(a, b, ranks);
+    const int o = topo.ownerOf(0.5 * (a + b));
+    for (int r = 0; r < p; ++r) {
+      if (topo.insideDomain(r, a, b)) {
+        inside = inside && r == o && ranks == std::vector<int>{r};
+        ++found;
+      }
+    }
+  }
+  check(inside && found > 0,
+        name + ": a box insideDomain overlaps that domain alone and its centre belongs to it");
+
   bool symmetric = true;
   bool touching = true;
   bool withinMargin = true;

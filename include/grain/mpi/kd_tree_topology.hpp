@@ -99,6 +99,8 @@ class KdTreeTopology final : public Topology {
   int ownerOf(const Vec3& point) const override;
   void ranksOverlapping(const Vec3& lo, const Vec3& hi, std::vector<int>& ranks) const override;
   std::vector<int> neighbours(int rank) const override;
+  /// Compares the box (its K-aligned bounding box) with the domain box: no Zoltan call.
+  bool insideDomain(int rank, const Vec3& lo, const Vec3& hi) const override;
   /// Smallest extent of a domain along a K axis, each domain clipped to the box of the
   /// partitioned points (m); axes along which a domain is unbounded on both sides do not count.
   /// Infinite with one process.

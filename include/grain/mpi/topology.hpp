@@ -24,6 +24,13 @@ class Topology {
   /// Appends to `ranks` every process whose domain overlaps the box [lo, hi] (I frame, m), in
   /// increasing order, without duplicates.
   virtual void ranksOverlapping(const Vec3& lo, const Vec3& hi, std::vector<int>& ranks) const = 0;
+  /// True only if the box [lo, hi] (I frame, m) lies inside the domain of `rank`, away from its
+  /// boundary: then ranksOverlapping gives `rank` alone and ownerOf any point of the box is `rank`.
+  /// A cheap test for the many bodies deep inside a domain; false when unsure (the default), so
+  /// callers fall back to the full queries.
+  virtual bool insideDomain(int /*rank*/, const Vec3& /*lo*/, const Vec3& /*hi*/) const {
+    return false;
+  }
   /// The processes whose domains touch the domain of `rank` (faces, edges, corners), increasing.
   virtual std::vector<int> neighbours(int rank) const = 0;
   /// Smallest extent of a domain between two boundaries along an axis (m): no body may be
