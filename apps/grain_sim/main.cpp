@@ -55,27 +55,6 @@ using Options = grain::app::SimOptions;
 /// Set once the run folder exists: later errors are runtime failures, not bad input.
 bool gOutputCreated = false;
 
-/// Writes `file` through FILE.part and a rename, so that a run killed meanwhile leaves the old
-/// file or the new one, never a partial one (a restart reads SceneFile.xml).
-void writeText(const fs::path& file, const std::string& text) {
-  fs::path part = file;
-  part += ".part";
-  {
-    std::ofstream out(part, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      throw grain::Error("cannot write " + part.string() + " (disk full or file-size limit?)");
-    }
-  }
-  std::error_code ec;
-  fs::rename(part, file, ec);
-  if (ec) {
-    throw grain::Error("cannot rename " + part.string() + " to " + file.filename().string() + ": " +
-                       ec.message());
-  }
-}
-
 int run(const Options& opt) {
   // Everything that can fail on bad input happens before the output folder is created.
   grain::io::SceneLoadOptions loadOptions;
@@ -112,8 +91,8 @@ int run(const Options& opt) {
     record = grain::app::createRecordDirectory(opt.outDir);
     gOutputCreated = true;
     // The scene as read (after --set), and the effective configuration beside it.
-    writeText(record / "SceneFile.xml", scene.text);
-    writeText(record / "EffectiveScene.xml", scene.effectiveXml);
+    grain::app::writeTextFile(record / "SceneFile.xml", scene.text);
+    grain::app::writeTextFile(record / "EffectiveScene.xml", scene.effectiveXml);
     grain::io::writeRunInfo(record, opt.scene, opt.mediaDir);
     if (recording) {
       sim.open(record / "SimState.sim");
@@ -127,8 +106,8 @@ int run(const Options& opt) {
     resume = grain::io::resumeRun(record, system, stepper, recording ? &sim : nullptr, log);
     if (!opt.overrides.empty()) {
       // Later restarts continue with the changed scene (e.g. a later endTime).
-      writeText(record / "SceneFile.xml", scene.text);
-      writeText(record / "EffectiveScene.xml", scene.effectiveXml);
+      grain::app::writeTextFile(record / "SceneFile.xml", scene.text);
+      grain::app::writeTextFile(record / "EffectiveScene.xml", scene.effectiveXml);
     }
     std::printf("restart    from state %zu at t = %.17g s (step %llu)\n", resume.stateIndex,
                 resume.time, static_cast<unsigned long long>(resume.step));

@@ -111,14 +111,6 @@ bool checkedOnAll(Step&& step) {
   return false;
 }
 
-void writeText(const fs::path& file, const std::string& text) {
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-  if (!out) {
-    throw Error("cannot write " + file.string());
-  }
-}
-
 /// 1-based line of the first occurrence of `tag` in the scene text (0 if absent), for messages.
 std::size_t lineOf(const std::string& text, const std::string& tag) {
   const std::size_t at = text.find(tag);
@@ -612,14 +604,14 @@ int run(const app::SimOptions& opt) {
       log = std::make_unique<io::RunLogWriter>();
       if (opt.restart.empty()) {
         record = app::createRecordDirectory(opt.outDir);
-        writeText(record / "SceneFile.xml", scene.text);
-        writeText(record / "EffectiveScene.xml", scene.effectiveXml);
+        app::writeTextFile(record / "SceneFile.xml", scene.text);
+        app::writeTextFile(record / "EffectiveScene.xml", scene.effectiveXml);
         io::writeRunInfo(record, opt.scene, opt.mediaDir);
         log->open(record / "SimData.dat");
       } else {
         if (!opt.overrides.empty()) {
-          writeText(record / "SceneFile.xml", scene.text);
-          writeText(record / "EffectiveScene.xml", scene.effectiveXml);
+          app::writeTextFile(record / "SceneFile.xml", scene.text);
+          app::writeTextFile(record / "EffectiveScene.xml", scene.effectiveXml);
         }
         log->openAppend(record / "SimData.dat", resume.step);
       }

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+#include <fstream>
+
 #include <grain/app/run_directory.hpp>
 #include <grain/core/common/error.hpp>
 
@@ -18,6 +20,25 @@ std::filesystem::path createRecordDirectory(const std::filesystem::path& outDir,
     }
   }
   throw Error("no free record folder under " + simFiles.string());
+}
+
+void writeTextFile(const std::filesystem::path& file, const std::string& text) {
+  std::filesystem::path part = file;
+  part += ".part";
+  {
+    std::ofstream out(part, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      throw Error("cannot write " + part.string() + " (disk full or file-size limit?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(part, file, ec);
+  if (ec) {
+    throw Error("cannot rename " + part.string() + " to " + file.filename().string() + ": " +
+                ec.message());
+  }
 }
 
 }  // namespace grain::app
