@@ -48,6 +48,8 @@
 #include "collective_sim_writer.hpp"
 #include "collective_warm_start.hpp"
 #include "mpi_text.hpp"
+#include "step_profile.hpp"
+#include "world_value.hpp"
 
 namespace {
 
@@ -58,8 +60,9 @@ using app::kExitFailure;
 using app::kExitOk;
 using app::kExitStopped;
 
-int gRank = 0;
-int gSize = 1;
+// Asked from MPI at every use, not stored: no mutable globals (world_value.hpp).
+const app::WorldValue gRank(MPI_Comm_rank);
+const app::WorldValue gSize(MPI_Comm_size);
 
 /// A message of the first process (all processes reach the same conclusion in the setup).
 void say(const std::string& text) {
@@ -272,6 +275,7 @@ class MpiHooks final : public app::RunHooks {
         processLog_(processLog) {}
 
   StepStats step() override {
+    profile_.beginStep();
     exchange_.resetTraffic();
     // Load balancing before the step (GRSF checkAndRebuild).
     const auto ownedBodies = [&] {
@@ -284,6 +288,7 @@ class MpiHooks final : public app::RunHooks {
     };
     const bool bodyLimit = balance_.policy == mpi::LoadBalanceSettings::Policy::BodyLimit;
     const std::size_t local = bodyLimit ? ownedBodies() : 0;  // only the bodyLimit policy reads it
+    profile_.beginRebuild();
     if (mpi::shouldRebuild(MPI_COMM_WORLD, balance_, stepper_.stepCount(), local)) {
       // bodyWeight="time": this process's compute time per owned body since the last rebuild
       // (microseconds), averaged with the previous estimate so that timing noise does not make
@@ -302,6 +307,7 @@ class MpiHooks final : public app::RunHooks {
       fromCentres_ += outcome == mpi::BuildOutcome::FromCentres ? 1 : 0;
       keptPrevious_ += outcome == mpi::BuildOutcome::KeptPrevious ? 1 : 0;
     }
+    profile_.endRebuild();
     StepStats stats =
         stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &exchange_.reducer()});
     computeSeconds_ += std::max(0.0, stats.stepSeconds - exchange_.traffic().seconds);
@@ -311,6 +317,7 @@ class MpiHooks final : public app::RunHooks {
     exchange_.reducer().sum(traffic);
     stats.bytesSent = static_cast<std::uint64_t>(traffic[0]);
     stats.messagesSent = static_cast<std::uint64_t>(traffic[1]);
+    profile_.endStep(exchange_.traffic());
     return stats;
   }
 
@@ -362,6 +369,7 @@ class MpiHooks final : public app::RunHooks {
   /// previous decomposition kept.
   std::uint64_t fromCentres() const { return fromCentres_; }
   std::uint64_t keptPrevious() const { return keptPrevious_; }
+  const app::StepProfile& profile() const { return profile_; }
 
  private:
   DynamicsSystem& system_;
@@ -380,6 +388,7 @@ class MpiHooks final : public app::RunHooks {
   std::uint64_t keptPrevious_ = 0;
   double computeSeconds_ = 0.0;  ///< s: step time less communication time since the last rebuild
   double costPerBody_ = 0.0;     ///< us per owned body and window, smoothed (bodyWeight="time")
+  app::StepProfile profile_;
 };
 
 /// Everything that can be wrong with the input, checked on every process before anything is
@@ -605,7 +614,7 @@ int run(const app::SimOptions& opt) {
       }
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", gRank, e.what());
+    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", static_cast<int>(gRank), e.what());
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
   if (!opt.restart.empty()) {
@@ -640,7 +649,8 @@ int run(const app::SimOptions& opt) {
     if (const std::size_t bad = findNonFiniteBody(system.bodies); bad < system.bodies.size()) {
       body = "\n" + nonFiniteText(scene, system.bodies, bad, stepper.stepCount() + 1);
     }
-    std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s%s\n", gRank, e.what(), body.c_str());
+    std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s%s\n", static_cast<int>(gRank), e.what(),
+                 body.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
@@ -668,6 +678,7 @@ int run(const app::SimOptions& opt) {
   if (progress) {
     progress->finish(app::summaryLine(result, hooks.signal()));
   }
+  say(hooks.profile().summary(MPI_COMM_WORLD));
   if (hooks.rebuilds() > 0) {
     std::string fallbacks;
     if (hooks.fromCentres() + hooks.keptPrevious() > 0) {
@@ -692,8 +703,6 @@ int run(const app::SimOptions& opt) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
-  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
   app::SimOptions opt;
   int code = kExitOk;
   app::SimProgram program;
@@ -704,7 +713,7 @@ int main(int argc, char** argv) {
     try {
       code = run(opt);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", gRank, e.what());
+      std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", static_cast<int>(gRank), e.what());
       MPI_Abort(MPI_COMM_WORLD, kExitFailure);
     }
   }

@@ -759,7 +759,9 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   }
   const double start = MPI_Wtime();
   MPI_Comm_split(comm_, splitPartners_.empty() ? MPI_UNDEFINED : 0, rank_, &coupledComm_);
-  traffic_.seconds += MPI_Wtime() - start;
+  const double splitSeconds = MPI_Wtime() - start;
+  traffic_.seconds += splitSeconds;
+  traffic_.collectiveSeconds += splitSeconds;
   coupledReducer_.setCommunicator(coupledComm_);
 }
 
