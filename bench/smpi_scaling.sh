@@ -6,6 +6,7 @@
 #
 #   bench/smpi_scaling.sh --bodies-per-rank N --ranks 'LIST' [--platform FILE] [--thesis]
 #                         [--strong] [--steps S] [--keep] [--write-scene R FILE]
+#   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
 # Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
 # lattice resting on a floor, LAYERS = 15 layers high) of about N bodies per rank, growing in x
@@ -25,8 +26,14 @@
 # read with its hostfile made here: the ranks fill one node's cores after the other. The
 # simulated cores compute at this machine's speed (the platform's host speed equals
 # --cfg=smpi/host-speed). Progress, the settings used and each run's profile go to stderr; run
-# folders and logs stay in build/smpi_bench/ (removed unless --keep). --write-scene R FILE only
+# folders and logs stay in build/smpi_bench/MODE/ (removed unless --keep). --write-scene R FILE only
 # writes the scene of R ranks to FILE (for real runs of the same scene, e.g. the calibration).
+#
+# --calibrate: the scenes of 1 and 2 ranks (N default 1500, S default 21 steps), K times each
+# (default 3), simulated on bench/platforms/workstation.xml (one node with 2 cores) and run for real
+# with OpenMPI's mpirun on this machine (build/release, built if missing); prints per run
+#   calibration ranks R  simulated T_s  real T_r  simulated/real Q
+# with the median over the K runs (s per step, steps 2-S). Run it on an idle machine.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -42,6 +49,8 @@ strong=0
 steps=6
 keep=0
 writeScene=""
+calibrate=0
+repeat=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --bodies-per-rank) perRank="$2"; shift 2 ;;
@@ -51,11 +60,19 @@ while [ $# -gt 0 ]; do
     --strong) strong=1; shift ;;
     --steps) steps="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
+    --calibrate) calibrate=1; shift ;;
+    --repeat) repeat="$2"; shift 2 ;;
     --write-scene) writeScene="$2"; sceneFile="$3"; shift 3 ;;
     *) usage ;;
   esac
 done
 [ -z "$writeScene" ] || ranks="$writeScene"
+if [ "$calibrate" = 1 ]; then
+  perRank="${perRank:-1500}"
+  ranks="1 2"
+  platform="$root/bench/platforms/workstation.xml"
+  [ "$steps" != 6 ] || steps=21
+fi
 if [ "$strong" = 1 ]; then
   ranks="${ranks:-16 32 64 128 256 512 1024}"
 else
@@ -168,39 +185,88 @@ if [ -n "$writeScene" ]; then
   fi
   exit 0
 fi
-out="$root/build/smpi_bench"
+mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)
+[ "$calibrate" = 0 ] || mode=calibrate
+out="$root/build/smpi_bench/$mode"
 rm -rf "$out"
 mkdir -p "$out"
 [ "$keep" = 1 ] || trap 'rm -rf "$out"' EXIT
-
 echo "# platform $platform ($cores cores per node); load: $(uptime | sed 's/.*load average: //')" >&2
 
+# SMPI's options (docs/benchmarks.md): compute bursts are measured on this machine (thread CPU
+# time) and replayed on cores of the same speed; collectives as OpenMPI implements them (much
+# cheaper to simulate than the default selector); no privatisation (grain-sim-mpi has no mutable
+# globals); the platform's bandwidths and latencies as written (no correction factors); an
+# MPI_Iprobe or MPI_Test costs 1 us (the default, 100 us, would make every probed receive of the
+# neighbour exchanges wait that long).
 smpi=(--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi --cfg=smpi/privatization:0
       --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6
-      --cfg=smpi/display-timing:yes --log=root.thres:warning)
-reference=""
-referenceRanks=""
-for r in $ranks; do
-  if [ "$strong" = 0 ]; then
-    read -r rx ry < <(factor "$r")
-    scene $((rx * ta)) $((ry * tb)) "$layers" "$out/scene_$r.xml"
-  else
-    scene 250 250 16 "$out/scene_$r.xml"
+      --log=root.thres:warning)
+
+sceneFor() {  # ranks -> the scene file of that rank count
+  local r="$1" file="$out/scene_$1.xml"
+  if [ ! -f "$file" ]; then
+    if [ "$strong" = 0 ]; then
+      read -r rx ry < <(factor "$r")
+      scene $((rx * ta)) $((ry * tb)) "$layers" "$file"
+    else
+      scene 250 250 16 "$file"
+    fi
   fi
+  echo "$file"
+}
+profileTime() {  # log -> max over processes of the s/step of the profile line
+  awk '/^profile +s\/step .*\(max over processes\)/ { print $3; exit }' "$1"
+}
+simulate() {  # ranks name -> simulated s/step (run folder and log under $out/name)
+  local r="$1" name="$2" start wall t
   hostfile "$r" > "$out/hosts_$r"
   start=$(date +%s)
   if ! smpirun -np "$r" -platform "$platform" -hostfile "$out/hosts_$r" "${smpi[@]}" \
-      "$bin" -s "$out/scene_$r.xml" -g "$out/run_$r" > "$out/run_$r.log" 2>&1; then
+      "$bin" -s "$(sceneFor "$r")" -g "$out/$name" > "$out/$name.log" 2>&1; then
     echo "smpi_scaling: the run on $r ranks failed:" >&2
-    tail -20 "$out/run_$r.log" >&2
+    tail -20 "$out/$name.log" >&2
     exit 1
   fi
   wall=$(( $(date +%s) - start ))
-  t=$(awk '/^profile +s\/step .*\(max over processes\)/ { print $3; exit }' "$out/run_$r.log")
-  [ -n "$t" ] || { echo "smpi_scaling: no profile line in $out/run_$r.log" >&2; exit 1; }
-  grep -E '^(processes|profile)' "$out/run_$r.log" | sed "s/^/# $r ranks: /" >&2
-  grep -iE 'simulated time|simulation time' "$out/run_$r.log" | sed "s/^/# $r ranks: /" >&2 || true
+  t=$(profileTime "$out/$name.log")
+  [ -n "$t" ] || { echo "smpi_scaling: no profile line in $out/$name.log" >&2; exit 1; }
+  grep -E '^(processes|profile)' "$out/$name.log" | sed "s/^/# $r ranks: /" >&2
   echo "# $r ranks: $wall s wall time; load: $(uptime | sed 's/.*load average: //')" >&2
+  echo "$t"
+}
+median() { /usr/bin/python3 -c "import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+
+if [ "$calibrate" = 1 ]; then
+  real="$root/build/release/apps/grain_sim_mpi/grain-sim-mpi"
+  if [ ! -x "$real" ]; then
+    (cd "$root" && cmake --preset release >/dev/null &&
+      cmake --build build/release --target grain-sim-mpi) >&2
+  fi
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  for r in 1 2; do
+    sims=()
+    reals=()
+    for ((k = 1; k <= repeat; ++k)); do
+      sims+=("$(simulate "$r" "sim_${r}_$k")")
+      mpirun --oversubscribe -np "$r" "$real" -s "$(sceneFor "$r")" -g "$out/real_${r}_$k" \
+        > "$out/real_${r}_$k.log" 2>&1
+      reals+=("$(profileTime "$out/real_${r}_$k.log")")
+      echo "# $r ranks, run $k: simulated ${sims[-1]} real ${reals[-1]} s/step;" \
+        "load: $(uptime | sed 's/.*load average: //')" >&2
+    done
+    ts=$(median "${sims[@]}")
+    tr=$(median "${reals[@]}")
+    printf 'calibration ranks %s  simulated %.6f  real %.6f  simulated/real %.3f\n' "$r" "$ts" "$tr" \
+      "$(/usr/bin/python3 -c "print($ts / $tr)")"
+  done
+  exit 0
+fi
+
+reference=""
+referenceRanks=""
+for r in $ranks; do
+  t=$(simulate "$r" "run_$r")
   if [ -z "$reference" ]; then
     reference="$t"
     referenceRanks="$r"
