@@ -1286,6 +1286,37 @@ std::string formatBytes(double bytes) {
 
 namespace {
 
+/// Refuses, before anything is built, a scene that records more simulated bodies than a `.sim`
+/// file can count: its header holds the bodies per state in 32 bits (the GRSF format), so a
+/// larger state would be written with a wrong count. Runs without output are not limited.
+void checkSimBodyCount(const XmlDocument& doc) {
+  const pugi::xml_node settings = doc.root().child("SceneSettings");
+  if (std::string_view(settings.child("RecorderSettings").attribute("mode").value()) ==
+      "noOutput") {
+    return;
+  }
+  constexpr std::uint64_t kLimit = 0xffffffffull;
+  std::uint64_t simulated = 0;
+  for (const pugi::xml_node rb : doc.root().child("SceneObjects").children("RigidBodies")) {
+    const std::string_view type =
+        rb.child("DynamicProperties").child("DynamicState").attribute("type").value();
+    const pugi::xml_attribute a = rb.attribute("instances");
+    const auto n = detail::parseUnsigned(a.value());
+    if (type != "simulated" || !n) {
+      continue;  // the format check reports a bad count
+    }
+    simulated += *n;
+    if (simulated > kLimit) {
+      doc.fail(doc.lineOf(a, rb), "SceneObjects/RigidBodies",
+               "attribute 'instances' (\"" + std::string(a.value()) + "\"): the scene simulates " +
+                   std::to_string(simulated) +
+                   " bodies so far, more than the 4294967295 a .sim file counts per state (a "
+                   "32-bit field of the format); use RecorderSettings mode=\"noOutput\" or "
+                   "fewer bodies");
+    }
+  }
+}
+
 /// Refuses a scene whose bodies cannot fit into `budget` bytes, before anything is built: the
 /// `instances` of every RigidBodies element (also a value such as "1e9" that the format check
 /// would reject later) times kEstimatedBytesPerBody.
@@ -1340,7 +1371,9 @@ SceneDescription loadSceneFromString(std::string text, const std::filesystem::pa
   out.file = file;
   out.text = text;
   const XmlDocument doc(std::move(text), file.string());
-  // Refused up front, before any body is built: a scene that cannot fit into memory.
+  // Refused up front, before any body is built: a scene whose states a .sim file cannot count,
+  // and a scene that cannot fit into memory.
+  checkSimBodyCount(doc);
   if (const std::uint64_t budget = options.memoryBudget.value_or(machineMemoryBytes());
       budget > 0) {
     checkMemory(doc, budget);

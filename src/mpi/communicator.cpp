@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <climits>
 
 #include <grain/core/common/error.hpp>
@@ -92,6 +93,57 @@ void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partne
     MPI_Recv(recv[k].data(), count, MPI_BYTE, partners[k], tag, comm, MPI_STATUS_IGNORE);
   }
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+}
+
+void SparseExchange::exchange(const std::vector<int>& destinations,
+                              const std::vector<std::vector<char>>& send,
+                              std::vector<ReceivedMessage>& received, TrafficCounters& traffic) {
+  GRAIN_REQUIRE(send.size() == destinations.size(), "SparseExchange: one message per destination");
+  const CommTimer timer(&traffic);
+  const int tag = tag_ + static_cast<int>(round_ % 2);
+  ++round_;
+  received.clear();
+  std::vector<MPI_Request> sends(destinations.size(), MPI_REQUEST_NULL);
+  for (std::size_t k = 0; k < destinations.size(); ++k) {
+    GRAIN_REQUIRE(send[k].size() <= static_cast<std::size_t>(INT_MAX),
+                  "message to process " + std::to_string(destinations[k]) + " exceeds 2 GiB");
+    MPI_Issend(send[k].data(), static_cast<int>(send[k].size()), MPI_BYTE, destinations[k], tag,
+               comm_, &sends[k]);
+    traffic.bytes += send[k].size();
+    ++traffic.messages;
+  }
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  bool inBarrier = false;
+  for (;;) {
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, tag, comm_, &arrived, &status);
+    if (arrived != 0) {
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      ReceivedMessage& m = received.emplace_back();
+      m.source = status.MPI_SOURCE;
+      m.bytes.resize(static_cast<std::size_t>(count));
+      MPI_Recv(m.bytes.data(), count, MPI_BYTE, m.source, tag, comm_, MPI_STATUS_IGNORE);
+      continue;
+    }
+    int done = 0;
+    if (!inBarrier) {
+      // Synchronous sends complete once received: then this process has nothing in flight.
+      MPI_Testall(static_cast<int>(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE);
+      if (done != 0) {
+        MPI_Ibarrier(comm_, &barrier);
+        inBarrier = true;
+      }
+    } else {
+      MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+      if (done != 0) {
+        break;
+      }
+    }
+  }
+  std::sort(received.begin(), received.end(),
+            [](const ReceivedMessage& a, const ReceivedMessage& b) { return a.source < b.source; });
 }
 
 }  // namespace grain::mpi

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 
 #include <grain/core/common/error.hpp>
@@ -13,6 +14,8 @@ namespace grain::mpi {
 namespace {
 
 enum Tag : int { kTagBodies = 101, kTagPlanContacts, kTagPlanMultiplicity, kTagAverage };
+/// Tags of the rebuild's sparse exchange (it alternates this tag and the next).
+constexpr int kTagRebuild = 110;
 
 enum class Record : std::uint8_t { Notify = 1, Update = 2, Remove = 3, Transfer = 4 };
 
@@ -208,7 +211,8 @@ DistributedExchange::DistributedExchange(MPI_Comm comm, std::shared_ptr<const To
       topology_(std::move(topology)),
       period_(std::max(1u, splitNodeUpdateRatio)),
       checkRatio_(std::max(1u, convergenceCheckRatio)),
-      allReducer_(comm) {
+      allReducer_(comm),
+      rebuildExchange_(comm, kTagRebuild) {
   allReducer_.countTimeInto(&traffic_);
   coupledReducer_.countTimeInto(&traffic_);
   int size = 0;
@@ -276,10 +280,15 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
                 std::to_string(topology->minCellExtent()) +
                 " m, smaller than the largest simulated body (" + std::to_string(largest) + " m)");
   }
+  // What goes to each new owner: warm-start entries and body records, kept only for the
+  // processes that get something (a map, not an array over all processes).
+  struct Outgoing {
+    std::vector<RoutedEntry> entries;
+    ByteWriter bodies;
+  };
+  std::map<int, Outgoing> outgoing;
   // Warm start: every entry goes to the new owner of its home body (while remote copies still
   // give the home body's position).
-  const auto processes = static_cast<std::size_t>(size());
-  std::vector<std::vector<RoutedEntry>>& entries = freshEntryLists(processes);
   std::vector<RoutedEntry> kept;
   auto route = [&](const RoutedEntry& r) {
     const std::optional<std::size_t> h = bodies.indexOf(r.home());
@@ -287,7 +296,7 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
       return;
     }
     const int owner = topology->ownerOf(bodies.positions()[*h]);
-    (owner == rank_ ? kept : entries[static_cast<std::size_t>(owner)]).push_back(r);
+    (owner == rank_ ? kept : outgoing[owner].entries).push_back(r);
   };
   for (const detail::PercussionCacheEntry& e : warmStart) {
     if (const auto routed = withHome(bodies, e)) {
@@ -316,7 +325,6 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
   split_.clear();
   splitPartners_.clear();
 
-  std::vector<ByteWriter> out(processes);
   std::vector<BodyId> leaving;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (!bodies.isSimulated(i)) {
@@ -324,7 +332,7 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
     }
     const int owner = topology_->ownerOf(bodies.positions()[i]);
     if (owner != rank_) {
-      ByteWriter& w = out[static_cast<std::size_t>(owner)];
+      ByteWriter& w = outgoing[owner].bodies;
       w.put(bodies.ids()[i]);
       putFull(w, system, i);
       w.put(takeTag(bodies.ids()[i]));
@@ -334,39 +342,23 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
   for (const BodyId id : leaving) {
     bodies.remove(id);
   }
-  std::vector<int> sendCounts(processes), recvCounts(processes), sendOffsets(processes),
-      recvOffsets(processes);
-  // A message to a process is empty if there is nothing for it, else the warm-start entries
-  // (a count first) and the bodies.
-  std::vector<char> sendBytes;
-  ByteWriter head;
-  for (std::size_t r = 0; r < processes; ++r) {
-    sendOffsets[r] = static_cast<int>(sendBytes.size());
-    if (!entries[r].empty() || !out[r].bytes().empty()) {
-      head.clear();
-      putEntries(head, entries[r]);
-      sendBytes.insert(sendBytes.end(), head.bytes().begin(), head.bytes().end());
-      sendBytes.insert(sendBytes.end(), out[r].bytes().begin(), out[r].bytes().end());
-    }
-    sendCounts[r] = static_cast<int>(sendBytes.size()) - sendOffsets[r];
-    traffic_.bytes += static_cast<std::size_t>(sendCounts[r]);
-    traffic_.messages += sendCounts[r] == 0 ? 0 : 1;
+  // One message per new owner (the warm-start entries, a count first, then the bodies), in a
+  // sparse exchange: the cost grows with the processes that trade bodies, not with all of them.
+  std::vector<int> destinations;
+  std::vector<std::vector<char>> send;
+  for (auto& [rank, o] : outgoing) {
+    ByteWriter w;
+    putEntries(w, o.entries);
+    w.bytes().insert(w.bytes().end(), o.bodies.bytes().begin(), o.bodies.bytes().end());
+    destinations.push_back(rank);
+    send.push_back(std::move(w.bytes()));
   }
-  MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, comm_);
-  int total = 0;
-  for (std::size_t r = 0; r < processes; ++r) {
-    recvOffsets[r] = total;
-    total += recvCounts[r];
-  }
-  std::vector<char> recvBytes(static_cast<std::size_t>(total));
-  MPI_Alltoallv(sendBytes.data(), sendCounts.data(), sendOffsets.data(), MPI_BYTE, recvBytes.data(),
-                recvCounts.data(), recvOffsets.data(), MPI_BYTE, comm_);
-  for (std::size_t source = 0; source < processes; ++source) {
-    if (recvCounts[source] == 0) {
-      continue;
-    }
-    ByteReader r(recvBytes.data() + recvOffsets[source],
-                 static_cast<std::size_t>(recvCounts[source]));
+  outgoing.clear();
+  std::vector<ReceivedMessage> received;
+  rebuildExchange_.exchange(destinations, send, received, traffic_);
+  send.clear();
+  for (const ReceivedMessage& m : received) {
+    ByteReader r(m.bytes);
     getEntries(r, homeEntries_);
     while (!r.done()) {
       const auto id = r.get<BodyId>();
@@ -753,16 +745,25 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
                            splitPartners_.begin()));
     }
   }
-  // The coupled processes decide convergence together; the others iterate on their own.
-  if (coupledComm_ != MPI_COMM_NULL) {
-    MPI_Comm_free(&coupledComm_);
-  }
+  // The coupled processes decide convergence together; the others iterate on their own. Their
+  // communicator is split off again only when a process's coupling changed: one allreduce of a
+  // flag per step (log P), where MPI_Comm_split gathers every process's colour (P entries).
+  const bool coupled = !splitPartners_.empty();
   const double start = MPI_Wtime();
-  MPI_Comm_split(comm_, splitPartners_.empty() ? MPI_UNDEFINED : 0, rank_, &coupledComm_);
+  int changed = coupledCommBuilds_ == 0 || coupled != coupled_ ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, comm_);
+  if (changed != 0) {
+    if (coupledComm_ != MPI_COMM_NULL) {
+      MPI_Comm_free(&coupledComm_);
+    }
+    MPI_Comm_split(comm_, coupled ? 0 : MPI_UNDEFINED, rank_, &coupledComm_);
+    coupledReducer_.setCommunicator(coupledComm_);
+    ++coupledCommBuilds_;
+  }
+  coupled_ = coupled;
   const double splitSeconds = MPI_Wtime() - start;
   traffic_.seconds += splitSeconds;
   traffic_.collectiveSeconds += splitSeconds;
-  coupledReducer_.setCommunicator(coupledComm_);
 }
 
 bool DistributedExchange::beginSolve(const BodyStorage& bodies,

@@ -264,7 +264,8 @@ std::shared_ptr<KdTreeTopology> KdTreeTopology::build(MPI_Comm comm, const Weigh
     throwIfAny(comm, rc != ZOLTAN_OK && rc != ZOLTAN_WARN,
                "Zoltan_LB_Partition (RCB) failed with code " + std::to_string(rc));
   }
-  topo->computeDomains(comm, coords, weights);
+  topo->scratch_.resize(static_cast<std::size_t>(topo->size_));
+  topo->computeDomains(comm);
   return topo;
 }
 
@@ -274,41 +275,22 @@ KdTreeTopology::~KdTreeTopology() {
   }
 }
 
-void KdTreeTopology::computeDomains(MPI_Comm comm, const std::vector<Vec3>& frameCoords,
-                                    const std::vector<Real>& weights) {
-  const auto n = static_cast<std::size_t>(size_);
-  domains_.assign(n, {Vec3::Constant(-kInf), Vec3::Constant(kInf)});
-  neighbours_.assign(n, {});
-  if (size_ > 1) {
-    for (int r = 0; r < size_; ++r) {
-      int dim = 0;
-      double lo[3];
-      double hi[3];
-      GRAIN_REQUIRE(
-          Zoltan_RCB_Box(zz_, r, &dim, &lo[0], &lo[1], &lo[2], &hi[0], &hi[1], &hi[2]) == ZOLTAN_OK,
-          "kd-tree topology: Zoltan_RCB_Box failed");
-      // Zoltan marks unbounded faces with +-DBL_MAX.
-      for (int k = 0; k < 3; ++k) {
-        domains_[static_cast<std::size_t>(r)][0][k] =
-            lo[k] <= -std::numeric_limits<double>::max() ? -kInf : lo[k];
-        domains_[static_cast<std::size_t>(r)][1][k] =
-            hi[k] >= std::numeric_limits<double>::max() ? kInf : hi[k];
-      }
-    }
-  }
-
-  // Smallest extent between two cuts. A domain open on one side of an axis cannot be crossed
-  // along it, however close its cut lies to the edge of the cloud (many predicted points resting
-  // on a floor put a cut right there).
+void KdTreeTopology::computeDomains(MPI_Comm comm) {
+  MPI_Comm_rank(comm, &rank_);
+  boxCache_.clear();
+  neighbours_.clear();
+  // Smallest extent between two cuts, over every domain: each process measures its own, one
+  // reduction. A domain open on one side of an axis cannot be crossed along it, however close
+  // its cut lies to the edge of the cloud (many predicted points resting on a floor put a cut
+  // right there).
   minCellExtent_ = kInf;
-  for (const auto& d : domains_) {
-    for (int k = 0; k < 3; ++k) {
-      if (std::isinf(d[0][k]) || std::isinf(d[1][k])) {
-        continue;
-      }
-      minCellExtent_ = std::min(minCellExtent_, d[1][k] - d[0][k]);
+  const std::array<Vec3, 2> own = fetchBox(rank_);
+  for (int k = 0; k < 3; ++k) {
+    if (!std::isinf(own[0][k]) && !std::isinf(own[1][k])) {
+      minCellExtent_ = std::min(minCellExtent_, own[1][k] - own[0][k]);
     }
   }
+  MPI_Allreduce(MPI_IN_PLACE, &minCellExtent_, 1, MPI_DOUBLE, MPI_MIN, comm);
   // Domains closer than the margin are neighbours. Without two cuts on any axis, every domain
   // touches the others anyway; the cloud's size then stands for "any body".
   neighbourMargin_ =
@@ -316,43 +298,67 @@ void KdTreeTopology::computeDomains(MPI_Comm comm, const std::vector<Vec3>& fram
   if (rotated_) {
     neighbourMargin_ *= std::sqrt(3.0);
   }
+  neighbours_ = neighboursOf(rank_);
+  // The boxes every step's queries need: this domain's and its neighbours'.
+  boxCache_.emplace_back(rank_, own);
+  for (const int s : neighbours_) {
+    boxCache_.emplace_back(s, fetchBox(s));
+  }
+  std::sort(boxCache_.begin(), boxCache_.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+}
 
-  // Neighbours: domains met by each domain box expanded by the margin; made symmetric against
-  // rounding in the expansion.
-  if (size_ > 1) {
-    scratch_.assign(n, 0);
-    std::vector<std::vector<char>> adjacent(n, std::vector<char>(n, 0));
-    for (int r = 0; r < size_; ++r) {
-      const auto& d = domains_[static_cast<std::size_t>(r)];
-      const Vec3 lo = d[0] - Vec3::Constant(neighbourMargin_);
-      const Vec3 hi = d[1] + Vec3::Constant(neighbourMargin_);
-      int count = 0;
-      GRAIN_REQUIRE(Zoltan_LB_Box_Assign(zz_, lo.x(), lo.y(), lo.z(), hi.x(), hi.y(), hi.z(),
-                                         scratch_.data(), &count) == ZOLTAN_OK,
-                    "kd-tree topology: Zoltan_LB_Box_Assign failed");
-      for (int i = 0; i < count; ++i) {
-        const int s = scratch_[static_cast<std::size_t>(i)];
-        if (s != r) {
-          adjacent[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)] = 1;
-          adjacent[static_cast<std::size_t>(s)][static_cast<std::size_t>(r)] = 1;
-        }
-      }
+std::vector<int> KdTreeTopology::neighboursOf(int rank) const {
+  std::vector<int> result;
+  if (size_ == 1) {
+    return result;
+  }
+  // Candidates: the domains Zoltan finds in the domain's box widened a little more than the
+  // margin; kept if their gap (max norm in K) is within the margin. The gap is computed by the
+  // same expression whichever of the two domains asks, so the relation is symmetric to the bit.
+  const std::array<Vec3, 2> box = fetchBox(rank);
+  const Real widen = neighbourMargin_ * (1.0 + 1e-6);
+  const Vec3 lo = box[0] - Vec3::Constant(widen);
+  const Vec3 hi = box[1] + Vec3::Constant(widen);
+  scratch_.resize(static_cast<std::size_t>(size_));
+  int count = 0;
+  GRAIN_REQUIRE(Zoltan_LB_Box_Assign(zz_, lo.x(), lo.y(), lo.z(), hi.x(), hi.y(), hi.z(),
+                                     scratch_.data(), &count) == ZOLTAN_OK,
+                "kd-tree topology: Zoltan_LB_Box_Assign failed");
+  const std::vector<int> candidates(scratch_.begin(), scratch_.begin() + count);
+  for (const int s : candidates) {
+    if (s == rank) {
+      continue;
     }
-    for (std::size_t r = 0; r < n; ++r) {
-      for (std::size_t s = 0; s < n; ++s) {
-        if (adjacent[r][s] != 0) {
-          neighbours_[r].push_back(static_cast<int>(s));
-        }
-      }
+    const std::array<Vec3, 2> other = fetchBox(s);
+    Real gap = -kInf;
+    for (int k = 0; k < 3; ++k) {
+      gap = std::max({gap, box[0][k] - other[1][k], other[0][k] - box[1][k]});
+    }
+    if (gap <= neighbourMargin_) {
+      result.push_back(s);
     }
   }
+  std::sort(result.begin(), result.end());
+  result.erase(std::unique(result.begin(), result.end()), result.end());
+  return result;
+}
 
-  // Weight per domain, for balance diagnostics.
-  domainWeights_.assign(n, 0);
-  for (std::size_t i = 0; i < frameCoords.size(); ++i) {
-    domainWeights_[static_cast<std::size_t>(ownerInFrame(frameCoords[i]))] += weights[i];
+std::array<Vec3, 2> KdTreeTopology::domainBox(int rank) const {
+  GRAIN_REQUIRE(rank >= 0 && rank < size_, "kd-tree topology: rank out of range");
+  if (size_ == 1) {
+    return {Vec3::Constant(-kInf), Vec3::Constant(kInf)};
   }
-  MPI_Allreduce(MPI_IN_PLACE, domainWeights_.data(), size_, MPI_DOUBLE, MPI_SUM, comm);
+  const auto at = std::lower_bound(boxCache_.begin(), boxCache_.end(), rank,
+                                   [](const auto& entry, int r) { return entry.first < r; });
+  if (at != boxCache_.end() && at->first == rank) {
+    return at->second;
+  }
+  const std::array<Vec3, 2> box = fetchBox(rank);
+  // Kept for the domains this process meets (its own, its neighbours', those its bodies' copies
+  // overlap): a few dozen, never all of them.
+  boxCache_.insert(at, {rank, box});
+  return box;
 }
 
 int KdTreeTopology::ownerInFrame(const Vec3& pointK) const {
@@ -391,7 +397,7 @@ void KdTreeTopology::ranksOverlapping(const Vec3& lo, const Vec3& hi,
   const std::size_t first = ranks.size();
   for (int i = 0; i < count; ++i) {
     const int r = scratch_[static_cast<std::size_t>(i)];
-    const auto& d = domains_[static_cast<std::size_t>(r)];
+    const std::array<Vec3, 2> d = domainBox(r);
     bool meets = true;
     for (int k = 0; k < 3; ++k) {
       meets = meets && a[k] <= d[1][k] && b[k] > d[0][k];
@@ -403,14 +409,28 @@ void KdTreeTopology::ranksOverlapping(const Vec3& lo, const Vec3& hi,
   std::sort(ranks.begin() + static_cast<std::ptrdiff_t>(first), ranks.end());
 }
 
-std::vector<int> KdTreeTopology::neighbours(int rank) const {
-  GRAIN_REQUIRE(rank >= 0 && rank < size_, "kd-tree topology: rank out of range");
-  return neighbours_[static_cast<std::size_t>(rank)];
+std::array<Vec3, 2> KdTreeTopology::fetchBox(int rank) const {
+  if (size_ == 1) {
+    return {Vec3::Constant(-kInf), Vec3::Constant(kInf)};
+  }
+  int dim = 0;
+  double lo[3];
+  double hi[3];
+  GRAIN_REQUIRE(
+      Zoltan_RCB_Box(zz_, rank, &dim, &lo[0], &lo[1], &lo[2], &hi[0], &hi[1], &hi[2]) == ZOLTAN_OK,
+      "kd-tree topology: Zoltan_RCB_Box failed");
+  // Zoltan marks unbounded faces with +-DBL_MAX.
+  std::array<Vec3, 2> box;
+  for (int k = 0; k < 3; ++k) {
+    box[0][k] = lo[k] <= -std::numeric_limits<double>::max() ? -kInf : lo[k];
+    box[1][k] = hi[k] >= std::numeric_limits<double>::max() ? kInf : hi[k];
+  }
+  return box;
 }
 
-const std::array<Vec3, 2>& KdTreeTopology::domainBox(int rank) const {
+std::vector<int> KdTreeTopology::neighbours(int rank) const {
   GRAIN_REQUIRE(rank >= 0 && rank < size_, "kd-tree topology: rank out of range");
-  return domains_[static_cast<std::size_t>(rank)];
+  return rank == rank_ ? neighbours_ : neighboursOf(rank);
 }
 
 }  // namespace grain::mpi

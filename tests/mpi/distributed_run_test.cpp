@@ -221,6 +221,7 @@ struct Outcome {
   bool contactsMatch = true;
   std::size_t maxSplit = 0;
   std::uint32_t maxMultiplicity = 1;
+  std::uint64_t coupledBuilds = 0;  ///< communicator splits of the coupled processes (process 0)
   std::string error;
   std::size_t warmStartedSerial = 0;  ///< contacts that started from a cached percussion, all steps
   bool warmStartMatches = true;       ///< summed over processes as in the serial run, every step
@@ -319,6 +320,7 @@ Outcome run(DynamicsSystem (*make)(), Real dt, int steps, MPI_Comm comm, int siz
   int duplicates = 0;
   o.distributed = gather(dist.bodies, comm, duplicates);
   o.serial = snapshot(serial.bodies);
+  o.coupledBuilds = exchange.coupledCommunicatorBuilds();
   return o;
 }
 
@@ -348,6 +350,15 @@ int main(int argc, char** argv) {
     check(o.conserved, "pile: every id exactly once in every state" + np);
     check(o.contactsMatch, "pile: contacts summed over processes equal the serial count" + np);
     check(size == 1 || o.maxSplit > 0, "pile: bodies were split over processes" + np);
+    // The coupled processes' communicator is split off again only when the coupling changes, not
+    // in every one of the 150 steps (MPI_Comm_split gathers a colour from every process).
+    if (gRank == 0) {
+      std::printf("pile%s: coupled communicator built %llu times in 150 steps\n", np.c_str(),
+                  static_cast<unsigned long long>(o.coupledBuilds));
+    }
+    check(
+        o.coupledBuilds >= 1 && o.coupledBuilds <= 15,
+        "pile: the coupled processes' communicator is rebuilt only when the coupling changes" + np);
     Real dr = 0.0, dv = 0.0;
     for (const auto& [id, s] : o.serial) {
       const auto it = o.distributed.find(id);
@@ -364,6 +375,50 @@ int main(int argc, char** argv) {
     }
     check(dr < 1e-7, "pile: positions follow the serial run to solver tolerance" + np);
     check(dv < 1e-5, "pile: velocities follow the serial run to solver tolerance" + np);
+  }
+
+  {
+    // Sparse exchange (NBX): every process sends to the next two processes (itself on one or two
+    // processes) messages of its own sizes, the empty one included, in three rounds back to
+    // back; every message arrives once, whole, in the round it was sent in, sorted by source.
+    mpi::SparseExchange sparse(MPI_COMM_WORLD, 90);
+    bool delivered = true;
+    for (int round = 0; round < 3; ++round) {
+      std::vector<int> to;
+      std::vector<std::vector<char>> send;
+      for (int d = 1; d <= 2 && d <= size; ++d) {
+        const int dest = (gRank + d) % size;
+        if (std::find(to.begin(), to.end(), dest) != to.end()) {
+          continue;
+        }
+        to.push_back(dest);
+        send.emplace_back(static_cast<std::size_t>((gRank * 7 + round * 3 + d) % 5),
+                          static_cast<char>('a' + gRank % 26));
+      }
+      std::vector<mpi::ReceivedMessage> got;
+      mpi::TrafficCounters traffic;
+      sparse.exchange(to, send, got, traffic);
+      std::vector<int> expected;
+      for (int d = 1; d <= 2 && d <= size; ++d) {
+        const int source = ((gRank - d) % size + size) % size;
+        if (std::find(expected.begin(), expected.end(), source) == expected.end()) {
+          expected.push_back(source);
+        }
+      }
+      std::sort(expected.begin(), expected.end());
+      delivered = delivered && got.size() == expected.size() && traffic.messages == to.size();
+      for (std::size_t k = 0; delivered && k < got.size(); ++k) {
+        const int source = got[k].source;
+        const int d = ((gRank - source) % size + size) % size;
+        const int step = d == 0 ? (size == 1 ? 1 : 2) : d;
+        const auto length = static_cast<std::size_t>((source * 7 + round * 3 + step) % 5);
+        delivered = delivered && source == expected[k] &&
+                    got[k].bytes == std::vector<char>(length, static_cast<char>('a' + source % 26));
+      }
+    }
+    check(
+        delivered && sparse.rounds() == 3,
+        "sparse exchange: every message arrives once, whole, in its round, sorted by source" + np);
   }
 
   if (size > 1) {

@@ -46,4 +46,40 @@ void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partne
                           const std::vector<std::vector<char>>& send,
                           std::vector<std::vector<char>>& recv, TrafficCounters& traffic);
 
+/// A message received by SparseExchange.
+struct ReceivedMessage {
+  int source = 0;
+  std::vector<char> bytes;
+};
+
+/// Sparse personalised exchange among the processes of a communicator when no process knows who
+/// sends to it: the NBX algorithm of Hoefler, Siebert and Lumsdaine (2010). Each process sends
+/// its messages with synchronous non-blocking sends and receives whatever arrives; once all its
+/// sends have been received it enters a non-blocking barrier, and it stops when the barrier
+/// completes (then every message of every process has been received). The cost per process grows
+/// with the messages it sends and receives and with log P (the barrier), never with P: no
+/// P-sized array, no all-to-all.
+///
+/// A process can leave an exchange while another is still receiving in it, and start the next
+/// one: consecutive exchanges on one object therefore alternate two tags (`tag`, `tag` + 1), so
+/// the next exchange's messages are never taken for this one's. Two objects on one communicator
+/// need tags that differ by at least 2. Collective: every process of the communicator calls
+/// exchange() the same number of times.
+class SparseExchange {
+ public:
+  SparseExchange(MPI_Comm comm, int tag) : comm_(comm), tag_(tag) {}
+  /// Sends send[k] to destinations[k] (distinct processes, possibly this one; an empty message
+  /// travels too) and returns in `received` one entry per message sent to this process, sorted by
+  /// source. Counts bytes, messages and the time of the call into `traffic`.
+  void exchange(const std::vector<int>& destinations, const std::vector<std::vector<char>>& send,
+                std::vector<ReceivedMessage>& received, TrafficCounters& traffic);
+  /// Exchanges done so far.
+  std::uint64_t rounds() const { return round_; }
+
+ private:
+  MPI_Comm comm_;
+  int tag_;
+  std::uint64_t round_ = 0;
+};
+
 }  // namespace grain::mpi

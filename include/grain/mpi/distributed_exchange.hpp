@@ -41,7 +41,7 @@ namespace grain::mpi {
 /// (multiplicity p = number of them, thesis §13.3): remote processes tell the owner, the owner
 /// answers with p. Averaging sends the copies' velocities to the owner, which sums them in rank
 /// order and sends the mean back; convergence decisions are taken among the coupled processes only
-/// (a communicator split every step).
+/// (a communicator split off again when the set of coupled processes changes).
 ///
 /// Warm start: each warm-start entry has a home body, the pair's body with the smaller id if it is
 /// simulated, else the other one (warmStartHome). The entries travel with their home body, so that
@@ -71,8 +71,9 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   const std::unordered_map<BodyId, std::uint32_t>& ownedBodyTags() const { return tags_; }
 
   /// Switches to a new decomposition (a rebuild for load balancing), between steps: remote copies
-  /// are dropped and every local body moves to its owner under `topology` (one all-to-all
-  /// exchange, as owners may be any process). The next exchangeBodies() creates the remote copies
+  /// are dropped and every local body moves to its owner under `topology` (one sparse exchange,
+  /// as owners may be any process: its cost grows with the processes a process trades bodies
+  /// with, not with the process count). The next exchangeBodies() creates the remote copies
   /// anew. Collective. Throws grain::Error (on every process) if a simulated body is larger than
   /// the smallest cell of the new decomposition.
   /// `warmStart`: warm-start entries of pairs whose home body this process holds (its solver's
@@ -111,6 +112,9 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   /// Bytes and messages this process sent since the last resetTraffic().
   const TrafficCounters& traffic() const { return traffic_; }
   void resetTraffic() { traffic_ = {}; }
+  /// How often the communicator of the coupled processes was split off (at the first plan and
+  /// whenever a process's coupling changed since the last plan).
+  std::uint64_t coupledCommunicatorBuilds() const { return coupledCommBuilds_; }
   /// Split bodies of the last plan (this process's own ones and remote copies).
   std::size_t splitBodies() const { return split_.size(); }
   /// Largest multiplicity of this process's own split bodies in the last plan (1: none split).
@@ -177,6 +181,8 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
 
   MPI_Comm comm_;
   MPI_Comm coupledComm_ = MPI_COMM_NULL;
+  bool coupled_ = false;  ///< this process shared split bodies in the last plan
+  std::uint64_t coupledCommBuilds_ = 0;
   int rank_ = 0;
   std::shared_ptr<const Topology> topology_;
   std::vector<int> neighbours_;
@@ -190,6 +196,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   std::vector<std::uint32_t> splitSlot_;  ///< solver slot of each split body (beginSolve)
   MpiReducer allReducer_;
   MpiReducer coupledReducer_;
+  SparseExchange rebuildExchange_;  ///< setTopology: bodies to their new owners
   TrafficCounters traffic_;
   std::vector<int> scratchRanks_;
   std::vector<std::vector<int>> heldBy_;  ///< selectContacts: processes holding each body

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -65,8 +66,11 @@ struct KdTreeSettings {
 ///
 /// After the build every query is local (no communication): ownerOf walks the cut tree
 /// (Zoltan_LB_Point_Assign), ranksOverlapping descends it with a box (Zoltan_LB_Box_Assign) and
-/// keeps the domains the box really overlaps under the half-open rule; the domain boxes and the
-/// neighbour lists are computed once at build time.
+/// keeps the domains the box really overlaps under the half-open rule. A process holds only what
+/// concerns its own domain: its neighbour list and the boxes of the domains it meets (its own,
+/// its neighbours', those its queries return), fetched from the cut tree when first needed. It
+/// never holds a table over all processes (the cut tree itself, kept by Zoltan, has one node per
+/// process).
 ///
 /// Neighbours: rank s is a neighbour of r if s's domain lies within `neighbourMargin()` of r's
 /// domain (max norm in K), which includes every domain touching it (faces, edges, corners). The
@@ -103,18 +107,23 @@ class KdTreeTopology final : public Topology {
   /// Rotation R_KI from the inertial frame into the tree's frame K.
   const Mat3& rotationKI() const { return rotationKI_; }
   /// Domain of `rank` in the frame K (m): lower and upper corner, unbounded faces at +-infinity.
-  const std::array<Vec3, 2>& domainBox(int rank) const;
+  std::array<Vec3, 2> domainBox(int rank) const;
+  /// Domain boxes this process holds: after the build its own and its neighbours', then also
+  /// those of the other domains it was asked about.
+  std::size_t heldDomainBoxes() const { return boxCache_.size(); }
   /// Box of the partitioned points in the frame K (m).
   const std::array<Vec3, 2>& cloudBox() const { return cloudBox_; }
   /// Distance (max norm in K, m) within which domains count as neighbours.
   Real neighbourMargin() const { return neighbourMargin_; }
-  /// Total weight of the partitioned points in each domain (summed over processes at build).
-  const std::vector<Real>& domainWeights() const { return domainWeights_; }
 
  private:
   KdTreeTopology() = default;
-  void computeDomains(MPI_Comm comm, const std::vector<Vec3>& frameCoords,
-                      const std::vector<Real>& weights);
+  /// This process's neighbours, the smallest cell extent and the margin (collective).
+  void computeDomains(MPI_Comm comm);
+  /// The neighbours of `rank`, from its domain box widened by the margin (no communication).
+  std::vector<int> neighboursOf(int rank) const;
+  /// The domain box of `rank` from the cut tree (not kept).
+  std::array<Vec3, 2> fetchBox(int rank) const;
   /// Owner of a point given in the frame K.
   int ownerInFrame(const Vec3& pointK) const;
 
@@ -123,9 +132,10 @@ class KdTreeTopology final : public Topology {
   bool rotated_ = false;
   Mat3 rotationKI_ = Mat3::Identity();
   std::array<Vec3, 2> cloudBox_{Vec3::Zero(), Vec3::Zero()};
-  std::vector<std::array<Vec3, 2>> domains_;
-  std::vector<std::vector<int>> neighbours_;
-  std::vector<Real> domainWeights_;
+  int rank_ = 0;
+  std::vector<int> neighbours_;  ///< of this process
+  /// Domain boxes met so far, by rank (sorted).
+  mutable std::vector<std::pair<int, std::array<Vec3, 2>>> boxCache_;
   Real minCellExtent_ = 0;
   Real neighbourMargin_ = 0;
   mutable std::vector<int> scratch_;

@@ -851,5 +851,42 @@ TEST(SceneMemory, InstanceCountBeyondMemoryIsRefusedWithTheEstimate) {
   EXPECT_EQ(formatBytes(1.5e9), "1.5 GB");
 }
 
+// The .sim header counts the bodies of a state in 32 bits: a scene that records more simulated
+// bodies is refused up front at the group that crosses the limit, not written with a wrong
+// count; without output the count is not limited by the format (the memory check decides).
+TEST(SceneSimBodyCount, MoreThan32BitOfRecordedBodiesIsRefusedUpFront) {
+  const std::string sphere = R"(<Sphere distribute="uniform" radius="0.1"/>)";
+  const std::string base = scene("", bodies("a", 7, 1, sphere) + "\n" + bodies("b", 8, 2, sphere));
+  std::string text = test::replaceOnce(base, "instances=\"7\"", "instances=\"3000000000\"");
+  text = test::replaceOnce(text, "instances=\"8\"", "instances=\"1294967296\"");
+  const std::string recorded = test::replaceOnce(text, "<RecorderSettings mode=\"noOutput\"/>",
+                                                 "<RecorderSettings mode=\"everyTimeStep\"/>");
+  try {
+    load(recorded);
+    FAIL() << "4294967296 recorded bodies loaded";
+  } catch (const SceneError& e) {
+    EXPECT_EQ(e.line(), test::lineOf(recorded, "instances=\"1294967296\""));
+    EXPECT_NE(e.message().find("simulates 4294967296 bodies so far, more than the 4294967295 a "
+                               ".sim file counts"),
+              std::string::npos)
+        << e.message();
+  }
+  // One body fewer fits the format (and is then refused for its memory, not its count).
+  const std::string fits =
+      test::replaceOnce(recorded, "instances=\"1294967296\"", "instances=\"1294967295\"");
+  try {
+    load(fits);
+    FAIL() << "4294967295 bodies loaded on this machine";
+  } catch (const SceneError& e) {
+    EXPECT_NE(e.message().find("of memory"), std::string::npos) << e.message();
+  }
+  try {
+    load(text);
+    FAIL() << "4294967296 bodies loaded on this machine";
+  } catch (const SceneError& e) {
+    EXPECT_NE(e.message().find("of memory"), std::string::npos) << e.message();
+  }
+}
+
 }  // namespace
 }  // namespace grain::io
