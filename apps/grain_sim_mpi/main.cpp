@@ -288,7 +288,7 @@ class MpiHooks final : public app::RunHooks {
     };
     const bool bodyLimit = balance_.policy == mpi::LoadBalanceSettings::Policy::BodyLimit;
     const std::size_t local = bodyLimit ? ownedBodies() : 0;  // only the bodyLimit policy reads it
-    profile_.beginRebuild();
+    profile_.beginRebuild(exchange_.traffic());
     if (mpi::shouldRebuild(MPI_COMM_WORLD, balance_, stepper_.stepCount(), local)) {
       // bodyWeight="time": this process's compute time per owned body since the last rebuild
       // (microseconds), averaged with the previous estimate so that timing noise does not make
@@ -307,7 +307,7 @@ class MpiHooks final : public app::RunHooks {
       fromCentres_ += outcome == mpi::BuildOutcome::FromCentres ? 1 : 0;
       keptPrevious_ += outcome == mpi::BuildOutcome::KeptPrevious ? 1 : 0;
     }
-    profile_.endRebuild();
+    profile_.endRebuild(exchange_.traffic());
     StepStats stats =
         stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &exchange_.reducer()});
     computeSeconds_ += std::max(0.0, stats.stepSeconds - exchange_.traffic().seconds);
@@ -401,19 +401,23 @@ struct Setup {
 
 /// The process that builds a simulated body from the scene (before the first decomposition
 /// moves it to its owner): a hash of the id, so every group is spread over all processes.
-int builderOf(BodyId id) {
+int builderOf(BodyId id, int processes) {
   std::uint64_t x = id + 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   x ^= x >> 31;
-  return static_cast<int>(x % static_cast<std::uint64_t>(gSize));
+  return static_cast<int>(x % static_cast<std::uint64_t>(processes));
 }
 
 Setup loadScene(const app::SimOptions& opt) {
   io::SceneLoadOptions loadOptions;
   loadOptions.mediaDirectory = opt.mediaDir;
   if (gSize > 1) {
-    loadOptions.keepSimulatedBody = [](BodyId id) { return builderOf(id) == gRank; };
+    // Rank and size asked once: the filter runs for every body of the scene.
+    loadOptions.keepSimulatedBody = [rank = static_cast<int>(gRank),
+                                     size = static_cast<int>(gSize)](BodyId id) {
+      return builderOf(id, size) == rank;
+    };
     // Each process holds a share of the bodies: the scene may need the memory of all of them
     // (an upper bound, as if every process had a machine of its own).
     loadOptions.memoryBudget = io::machineMemoryBytes() * static_cast<std::uint64_t>(gSize);

@@ -9,22 +9,28 @@ namespace grain::app {
 
 void StepProfile::beginStep() {
   rebuild_ = 0.0;
+  rebuildTraffic_ = 0.0;
+  rebuildCollective_ = 0.0;
   stepStart_ = MPI_Wtime();
 }
 
-void StepProfile::beginRebuild() {
+void StepProfile::beginRebuild(const mpi::TrafficCounters& traffic) {
+  atRebuild_ = traffic;
   rebuildStart_ = MPI_Wtime();
 }
 
-void StepProfile::endRebuild() {
+void StepProfile::endRebuild(const mpi::TrafficCounters& traffic) {
   rebuild_ += MPI_Wtime() - rebuildStart_;
+  rebuildTraffic_ += traffic.seconds - atRebuild_.seconds;
+  rebuildCollective_ += traffic.collectiveSeconds - atRebuild_.collectiveSeconds;
 }
 
 void StepProfile::endStep(const mpi::TrafficCounters& traffic) {
   double part[kPartCount];
   part[kStep] = MPI_Wtime() - stepStart_;
-  part[kCollectives] = traffic.collectiveSeconds;
-  part[kExchange] = traffic.seconds - traffic.collectiveSeconds;
+  part[kCollectives] = traffic.collectiveSeconds - rebuildCollective_;
+  part[kExchange] =
+      traffic.seconds - traffic.collectiveSeconds - (rebuildTraffic_ - rebuildCollective_);
   part[kRebuild] = rebuild_;
   part[kCompute] = part[kStep] - part[kExchange] - part[kCollectives] - part[kRebuild];
   double* into = steps_ == 0 ? first_ : total_;

@@ -26,8 +26,10 @@ namespace grain::app {
 class StepProfile {
  public:
   void beginStep();
-  void beginRebuild();
-  void endRebuild();
+  /// Around the load balancer's check and rebuild; `traffic`: the exchange's counters, whose
+  /// time in the rebuild's body migration counts as rebuild, not as exchange.
+  void beginRebuild(const mpi::TrafficCounters& traffic);
+  void endRebuild(const mpi::TrafficCounters& traffic);
   /// `traffic`: the exchange's counters of this step (reset at its start), read at its end.
   void endStep(const mpi::TrafficCounters& traffic);
 
@@ -43,7 +45,10 @@ class StepProfile {
   std::uint64_t steps_ = 0;
   double stepStart_ = 0.0;
   double rebuildStart_ = 0.0;
-  double rebuild_ = 0.0;  ///< s, this step
+  double rebuild_ = 0.0;            ///< s, this step
+  double rebuildTraffic_ = 0.0;     ///< s of `seconds` in this step's rebuild
+  double rebuildCollective_ = 0.0;  ///< s of `collectiveSeconds` in this step's rebuild
+  mpi::TrafficCounters atRebuild_;
 };
 
 }  // namespace grain::app
