@@ -112,7 +112,7 @@ scene() {  # gx gy layers file
   local gx="$1" gy="$2" layers="$3" file="$4" mpi=""
   if [ "$thesis" = 1 ]; then
     mpi='<MPISettings><ProcessTopology mode="static"><Topology type="grid" buildMode="AABB"'
-    mpi+=' minCellSize="0.011" matchProcessDimToExtent="true"/></ProcessTopology>'
+    mpi+=' minCellSize="0.011" dimension="1 1 1" matchProcessDimToExtent="true"/></ProcessTopology>'
     mpi+='<InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>'
     mpi+='</MPISettings>'
   fi
@@ -249,7 +249,7 @@ if [ "$calibrate" = 1 ]; then
     reals=()
     for ((k = 1; k <= repeat; ++k)); do
       sims+=("$(simulate "$r" "sim_${r}_$k")")
-      mpirun --oversubscribe -np "$r" "$real" -s "$(sceneFor "$r")" -g "$out/real_${r}_$k" \
+      mpirun --oversubscribe --bind-to none -np "$r" "$real" -s "$(sceneFor "$r")" -g "$out/real_${r}_$k" \
         > "$out/real_${r}_$k.log" 2>&1
       reals+=("$(profileTime "$out/real_${r}_$k.log")")
       echo "# $r ranks, run $k: simulated ${sims[-1]} real ${reals[-1]} s/step;" \
