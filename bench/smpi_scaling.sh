@@ -38,7 +38,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 usage() {
-  sed -n '6,8p' "$0" | sed 's/^# *//' >&2
+  sed -n '7,9p' "$0" | sed 's/^# *//' >&2
   exit 2
 }
 perRank=""
