@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The two serial costs of the weak-scaling model in docs/mpi.md, measured with grain-sim on the
+# The two serial costs per sweep and bead (docs/benchmarks.md), measured with grain-sim on the
 # chute-flow scene (bench/scenes/chute_flow.xml) cut to BEADS beads (default 2600, the thesis's
 # production load per process: 10^6 beads on 384 processes):
 #   t_s  contact-solve time per sweep and bead (ContactSolveTime / nIterations / beads)

@@ -52,6 +52,8 @@
 #include "collective_state_reader.hpp"
 #include "collective_warm_start.hpp"
 #include "mpi_text.hpp"
+#include "step_profile.hpp"
+#include "world_value.hpp"
 
 namespace {
 
@@ -62,8 +64,9 @@ using app::kExitFailure;
 using app::kExitOk;
 using app::kExitStopped;
 
-int gRank = 0;
-int gSize = 1;
+// Asked from MPI at every use, not stored: no mutable globals (world_value.hpp).
+const app::WorldValue gRank(MPI_Comm_rank);
+const app::WorldValue gSize(MPI_Comm_size);
 
 /// A message of the first process (all processes reach the same conclusion in the setup).
 void say(const std::string& text) {
@@ -104,7 +107,8 @@ bool checkedOnAll(Step&& step) {
   if (gRank == first) {
     std::fprintf(stderr, "%s\n", message.c_str());
   } else if (!message.empty() && message != firstMessage) {
-    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", gRank, message.c_str());
+    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", static_cast<int>(gRank),
+                 message.c_str());
   }
   std::fflush(stderr);
   MPI_Barrier(MPI_COMM_WORLD);  // every message is out before any process exits
@@ -300,6 +304,7 @@ class MpiHooks final : public app::RunHooks {
         processLog_(processLog) {}
 
   StepStats step() override {
+    profile_.beginStep();
     exchange_.resetTraffic();
     // Load balancing before the step (GRSF checkAndRebuild).
     const auto ownedBodies = [&] {
@@ -312,6 +317,7 @@ class MpiHooks final : public app::RunHooks {
     };
     const bool bodyLimit = balance_.policy == mpi::LoadBalanceSettings::Policy::BodyLimit;
     const std::size_t local = bodyLimit ? ownedBodies() : 0;  // only the bodyLimit policy reads it
+    profile_.beginRebuild(exchange_.traffic());
     if (mpi::shouldRebuild(MPI_COMM_WORLD, balance_, stepper_.stepCount(), local)) {
       // bodyWeight="time": this process's compute time per owned body since the last rebuild
       // (microseconds), averaged with the previous estimate so that timing noise does not make
@@ -331,6 +337,7 @@ class MpiHooks final : public app::RunHooks {
       keptPrevious_ += outcome == mpi::BuildOutcome::KeptPrevious ? 1 : 0;
     }
     mostNeighbours_ = std::max(mostNeighbours_, exchange_.neighbours().size());
+    profile_.endRebuild(exchange_.traffic());
     StepStats stats =
         stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &exchange_.reducer()});
     computeSeconds_ += std::max(0.0, stats.stepSeconds - exchange_.traffic().seconds);
@@ -340,6 +347,7 @@ class MpiHooks final : public app::RunHooks {
     exchange_.reducer().sum(traffic);
     stats.bytesSent = static_cast<std::uint64_t>(traffic[0]);
     stats.messagesSent = static_cast<std::uint64_t>(traffic[1]);
+    profile_.endStep(exchange_.traffic());
     return stats;
   }
 
@@ -393,6 +401,7 @@ class MpiHooks final : public app::RunHooks {
   /// previous decomposition kept.
   std::uint64_t fromCentres() const { return fromCentres_; }
   std::uint64_t keptPrevious() const { return keptPrevious_; }
+  const app::StepProfile& profile() const { return profile_; }
 
  private:
   DynamicsSystem& system_;
@@ -412,6 +421,7 @@ class MpiHooks final : public app::RunHooks {
   std::uint64_t keptPrevious_ = 0;
   double computeSeconds_ = 0.0;  ///< s: step time less communication time since the last rebuild
   double costPerBody_ = 0.0;     ///< us per owned body and window, smoothed (bodyWeight="time")
+  app::StepProfile profile_;
 };
 
 /// Everything that can be wrong with the input, checked on every process before anything is
@@ -434,7 +444,7 @@ Setup loadScene(const app::SimOptions& opt) {
   if (gSize > 1) {
     // Process k builds the simulated bodies of ordinals [k N / P, (k + 1) N / P) (the builder
     // of a body follows from its id: io::SimulatedOrdinals), visiting only those.
-    loadOptions.simulatedShare = std::pair{gRank, gSize};
+    loadOptions.simulatedShare = std::pair{static_cast<int>(gRank), static_cast<int>(gSize)};
     // Each process holds a share of the bodies: the scene may need the memory of all of them
     // (an upper bound, as if every process had a machine of its own).
     loadOptions.memoryBudget = io::machineMemoryBytes() * static_cast<std::uint64_t>(gSize);
@@ -660,7 +670,7 @@ int run(const app::SimOptions& opt) {
       }
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", gRank, e.what());
+    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", static_cast<int>(gRank), e.what());
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
   if (!opt.restart.empty()) {
@@ -701,7 +711,8 @@ int run(const app::SimOptions& opt) {
     if (const std::size_t bad = findNonFiniteBody(system.bodies); bad < system.bodies.size()) {
       body = "\n" + nonFiniteText(scene, system.bodies, bad, stepper.stepCount() + 1);
     }
-    std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s%s\n", gRank, e.what(), body.c_str());
+    std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s%s\n", static_cast<int>(gRank), e.what(),
+                 body.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
@@ -743,6 +754,7 @@ int run(const app::SimOptions& opt) {
                   n[0], n[1], n[2] / gSize);
     say("domains    " + std::string(line));
   }
+  say(hooks.profile().summary(MPI_COMM_WORLD));
   if (hooks.rebuilds() > 0) {
     std::string fallbacks;
     if (hooks.fromCentres() + hooks.keptPrevious() > 0) {
@@ -767,8 +779,6 @@ int run(const app::SimOptions& opt) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
-  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
   app::SimOptions opt;
   int code = kExitOk;
   app::SimProgram program;
@@ -779,7 +789,7 @@ int main(int argc, char** argv) {
     try {
       code = run(opt);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", gRank, e.what());
+      std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", static_cast<int>(gRank), e.what());
       MPI_Abort(MPI_COMM_WORLD, kExitFailure);
     }
   }

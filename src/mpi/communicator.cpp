@@ -17,14 +17,19 @@ void MpiReducer::setCommunicator(MPI_Comm comm) {
 
 namespace {
 
-/// Adds the wall time of its scope to `counters->seconds` (if not null).
+/// Adds the wall time of its scope to `counters->seconds` (if not null), and for a collective
+/// call to `counters->collectiveSeconds` too.
 class CommTimer {
  public:
-  explicit CommTimer(TrafficCounters* counters)
-      : counters_(counters), start_(counters != nullptr ? MPI_Wtime() : 0.0) {}
+  explicit CommTimer(TrafficCounters* counters, bool collective = false)
+      : counters_(counters),
+        collective_(collective),
+        start_(counters != nullptr ? MPI_Wtime() : 0.0) {}
   ~CommTimer() {
     if (counters_ != nullptr) {
-      counters_->seconds += MPI_Wtime() - start_;
+      const double seconds = MPI_Wtime() - start_;
+      counters_->seconds += seconds;
+      counters_->collectiveSeconds += collective_ ? seconds : 0.0;
     }
   }
   CommTimer(const CommTimer&) = delete;
@@ -32,6 +37,7 @@ class CommTimer {
 
  private:
   TrafficCounters* counters_;
+  bool collective_;
   double start_;
 };
 
@@ -41,7 +47,7 @@ bool MpiReducer::allTrue(bool local) {
   if (size_ <= 1) {
     return local;
   }
-  const CommTimer timer(counters_);
+  const CommTimer timer(counters_, true);
   int value = local ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_LAND, comm_);
   return value != 0;
@@ -49,7 +55,7 @@ bool MpiReducer::allTrue(bool local) {
 
 void MpiReducer::sum(std::span<Real> values) {
   if (size_ > 1 && !values.empty()) {
-    const CommTimer timer(counters_);
+    const CommTimer timer(counters_, true);
     MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
                   comm_);
   }
@@ -57,7 +63,7 @@ void MpiReducer::sum(std::span<Real> values) {
 
 void MpiReducer::max(std::span<Real> values) {
   if (size_ > 1 && !values.empty()) {
-    const CommTimer timer(counters_);
+    const CommTimer timer(counters_, true);
     MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX,
                   comm_);
   }

@@ -696,7 +696,9 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     ++coupledCommBuilds_;
   }
   coupled_ = coupled;
-  traffic_.seconds += MPI_Wtime() - start;
+  const double splitSeconds = MPI_Wtime() - start;
+  traffic_.seconds += splitSeconds;
+  traffic_.collectiveSeconds += splitSeconds;
 }
 
 bool DistributedExchange::beginSolve(const BodyStorage& bodies,

@@ -170,6 +170,70 @@ std::vector<Bulk> bulkPerState(const fs::path& sim) {
 }
 
 /// The nContacts column of a SimData.dat, one entry per step.
+/// The step profile of a run's summary (the line of the maximum or of the mean over processes):
+/// seconds per step of the step and its parts.
+struct Profile {
+  bool found = false;
+  double step = 0, compute = 0, exchange = 0, collectives = 0, rebuild = 0;
+};
+
+Profile profileOf(const std::string& output, const std::string& over) {
+  Profile p;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("profile ", 0) == 0 &&
+        line.find("(" + over + " over processes)") != std::string::npos) {
+      std::istringstream in(line);
+      std::string word;
+      std::map<std::string, double> value;
+      std::string key;
+      while (in >> word) {
+        if (!key.empty()) {
+          value[key] = std::atof(word.c_str());
+          key.clear();
+        }
+        if (word == "s/step" || word == "compute" || word == "exchange" || word == "collectives" ||
+            word == "rebuild") {
+          key = word;
+        }
+      }
+      p = {true,
+           value["s/step"],
+           value["compute"],
+           value["exchange"],
+           value["collectives"],
+           value["rebuild"]};
+    }
+  }
+  return p;
+}
+
+/// The profile lines are there and consistent: every part at least 0, the parts add up to the
+/// step (to the printed digits), the mean at most the maximum; time in neighbour exchanges with
+/// more than one process, in rebuilds when the decomposition was rebuilt.
+void checkProfile(const std::string& output, int processes, bool rebuilds) {
+  const Profile max = profileOf(output, "max");
+  const Profile mean = profileOf(output, "mean");
+  ASSERT_TRUE(max.found && mean.found) << output;
+  for (const Profile& p : {max, mean}) {
+    EXPECT_GT(p.step, 0.0);
+    EXPECT_GE(p.compute, 0.0);
+    EXPECT_GE(p.exchange, 0.0);
+    EXPECT_GE(p.collectives, 0.0);
+    EXPECT_GE(p.rebuild, 0.0);
+  }
+  EXPECT_NEAR(mean.compute + mean.exchange + mean.collectives + mean.rebuild, mean.step, 3e-6);
+  EXPECT_LE(mean.step, max.step + 1e-6);
+  EXPECT_LE(mean.compute, max.compute + 1e-6);
+  if (processes > 1) {
+    EXPECT_GT(max.exchange, 0.0) << output;
+  }
+  if (rebuilds) {
+    EXPECT_GT(max.rebuild, 0.0) << output;
+  }
+}
+
 std::vector<std::string> contactsPerStep(const fs::path& log) {
   std::istringstream in(readText(log));
   std::string line;
@@ -294,6 +358,7 @@ TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
                 std::string::npos)
           << r.output;
       EXPECT_EQ(np > 1, r.output.find("max 0 during the run") == std::string::npos) << r.output;
+      checkProfile(r.output, np, false);
       const io::SimState last = checkStates(record(out) / "SimState.sim", 64, 11);
       const Difference d = compare(reference, last);
       EXPECT_TRUE(d.sameIds);
@@ -529,6 +594,7 @@ TEST_F(GrainSimMpi, RebuiltDecompositionsGiveTheSerialStates) {
     // 100 steps: rebuilt before steps 20, 40, 60, 80 (kd-tree) or 15, 30, ..., 90 (grid).
     EXPECT_NE(r.output.find(kd ? "rebuilt 4 times" : "rebuilt 6 times"), std::string::npos)
         << r.output;
+    checkProfile(r.output, 3, true);
     const io::SimState last = checkStates(record(out) / "SimState.sim", 64, 11);
     const Difference d = compare(reference, last);
     EXPECT_TRUE(d.sameIds);

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+#include "step_profile.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace grain::app {
+
+void StepProfile::beginStep() {
+  rebuild_ = 0.0;
+  rebuildTraffic_ = 0.0;
+  rebuildCollective_ = 0.0;
+  stepStart_ = MPI_Wtime();
+}
+
+void StepProfile::beginRebuild(const mpi::TrafficCounters& traffic) {
+  atRebuild_ = traffic;
+  rebuildStart_ = MPI_Wtime();
+}
+
+void StepProfile::endRebuild(const mpi::TrafficCounters& traffic) {
+  rebuild_ += MPI_Wtime() - rebuildStart_;
+  rebuildTraffic_ += traffic.seconds - atRebuild_.seconds;
+  rebuildCollective_ += traffic.collectiveSeconds - atRebuild_.collectiveSeconds;
+}
+
+void StepProfile::endStep(const mpi::TrafficCounters& traffic) {
+  double part[kPartCount];
+  part[kStep] = MPI_Wtime() - stepStart_;
+  part[kCollectives] = traffic.collectiveSeconds - rebuildCollective_;
+  part[kExchange] =
+      traffic.seconds - traffic.collectiveSeconds - (rebuildTraffic_ - rebuildCollective_);
+  part[kRebuild] = rebuild_;
+  part[kCompute] = part[kStep] - part[kExchange] - part[kCollectives] - part[kRebuild];
+  double* into = steps_ == 0 ? first_ : total_;
+  for (int k = 0; k < kPartCount; ++k) {
+    into[k] += part[k];
+  }
+  ++steps_;
+}
+
+std::string StepProfile::summary(MPI_Comm comm) const {
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  // Per step of the steps after the first; with a single step, that step.
+  const bool onlyFirst = steps_ <= 1;
+  // The parts, then the first step's time.
+  constexpr int kValues = kPartCount + 1;
+  double mine[kValues];
+  for (int k = 0; k < kPartCount; ++k) {
+    mine[k] = onlyFirst ? first_[k] : total_[k] / static_cast<double>(steps_ - 1);
+  }
+  mine[kPartCount] = first_[kStep];
+  std::vector<double> all(rank == 0 ? static_cast<std::size_t>(size) * kValues : 0);
+  MPI_Gather(mine, kValues, MPI_DOUBLE, all.data(), kValues, MPI_DOUBLE, 0, comm);
+  if (rank != 0 || steps_ == 0) {
+    return {};
+  }
+  double maximum[kValues] = {};
+  double mean[kValues] = {};
+  for (int p = 0; p < size; ++p) {
+    for (int k = 0; k < kValues; ++k) {
+      const double v = all[static_cast<std::size_t>(p) * kValues + static_cast<std::size_t>(k)];
+      maximum[k] = p == 0 ? v : std::max(maximum[k], v);
+      mean[k] += v / size;
+    }
+  }
+  char steps[64];
+  if (onlyFirst) {
+    std::snprintf(steps, sizeof steps, "step 1");
+  } else {
+    std::snprintf(steps, sizeof steps, "steps 2-%llu; step 1: %.6f s",
+                  static_cast<unsigned long long>(steps_), maximum[kPartCount]);
+  }
+  std::string text;
+  char line[256];
+  const char* over[2] = {"max", "mean"};
+  const double* value[2] = {maximum, mean};
+  for (int i = 0; i < 2; ++i) {
+    std::snprintf(line, sizeof line,
+                  "profile    s/step %.6f (%s over processes) compute %.6f exchange %.6f "
+                  "collectives %.6f rebuild %.6f%s%s%s\n",
+                  value[i][kStep], over[i], value[i][kCompute], value[i][kExchange],
+                  value[i][kCollectives], value[i][kRebuild], i == 0 ? " (MPI_Wtime, " : "",
+                  i == 0 ? steps : "", i == 0 ? ")" : "");
+    text += line;
+  }
+  return text;
+}
+
+}  // namespace grain::app

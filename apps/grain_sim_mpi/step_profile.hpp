@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <mpi.h>
+
+#include <grain/mpi/communicator.hpp>
+
+namespace grain::app {
+
+/// Where a process's steps spend their time, measured with MPI_Wtime: on a cluster the wall
+/// time, under SimGrid's SMPI the simulated time (the core's stage timers use the host's clock,
+/// which under SMPI adds up the work of every simulated process). Per process, accumulated over
+/// the steps after the first (the first step sends every remote copy in full and is reported on
+/// its own):
+///  - step: from the start of the step's load-balancing check to the end of its statistics
+///    reduction (the stop check and the records between steps are not in it);
+///  - exchange: neighbour messages (body exchange, split planning, split-body averaging),
+///    waiting for the partners included;
+///  - collectives: reductions (convergence checks of the coupled processes, step statistics,
+///    traffic) and the communicator split of the coupled processes, waiting included;
+///  - rebuild: the load balancer's check and rebuilds (decomposition and body migration);
+///  - compute: the rest of the step.
+class StepProfile {
+ public:
+  void beginStep();
+  /// Around the load balancer's check and rebuild; `traffic`: the exchange's counters, whose
+  /// time in the rebuild's body migration counts as rebuild, not as exchange.
+  void beginRebuild(const mpi::TrafficCounters& traffic);
+  void endRebuild(const mpi::TrafficCounters& traffic);
+  /// `traffic`: the exchange's counters of this step (reset at its start), read at its end.
+  void endStep(const mpi::TrafficCounters& traffic);
+
+  /// Two lines for the run summary, on the first process of `comm` (empty on the others): the
+  /// seconds per step of each part, the maximum and the mean over the processes. Collective (one
+  /// gather).
+  std::string summary(MPI_Comm comm) const;
+
+ private:
+  enum Part { kStep, kCompute, kExchange, kCollectives, kRebuild, kPartCount };
+  double total_[kPartCount] = {};  ///< s, steps after the first
+  double first_[kPartCount] = {};  ///< s, the first step
+  std::uint64_t steps_ = 0;
+  double stepStart_ = 0.0;
+  double rebuildStart_ = 0.0;
+  double rebuild_ = 0.0;            ///< s, this step
+  double rebuildTraffic_ = 0.0;     ///< s of `seconds` in this step's rebuild
+  double rebuildCollective_ = 0.0;  ///< s of `collectiveSeconds` in this step's rebuild
+  mpi::TrafficCounters atRebuild_;
+};
+
+}  // namespace grain::app

@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# Weak (or strong) scaling of grain-sim-mpi on a simulated cluster: SimGrid's SMPI runs every
+# rank on this machine, executes its computation for real and simulates the network of the
+# platform file. docs/benchmarks.md ("Simulated cluster") has the platform, the calibration and
+# the measured tables.
+#
+#   bench/smpi_scaling.sh --bodies-per-rank N --ranks 'LIST' [--platform FILE] [--thesis]
+#                         [--strong] [--steps S] [--keep] [--write-scene R FILE]
+#   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
+#
+# Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
+# lattice resting on a floor, LAYERS = 15 layers high) of about N bodies per rank, growing in x
+# and y with the ranks (one tile of a x b x 15 spheres per rank), 30 sweeps per step
+# (minIter = maxIter = 30), warm start on. Each rank count runs S steps (default 6); the time per
+# step is the maximum over the ranks of the simulated seconds per step (MPI_Wtime) of steps 2-S,
+# from grain-sim-mpi's `profile` line. One line per rank count:
+#   ranks R  s/step T  efficiency E        E = T(1) / T(R)
+# (without 1 in LIST the first rank count is the reference). The scene has no MPISettings:
+# grain's defaults (the first grid, static; splitNodeUpdateRatio = convergenceCheckRatio = 1 as
+# long as those are grain's defaults); --thesis adds MPISettings with the thesis'
+# splitNodeUpdateRatio = convergenceCheckRatio = 1 and a static grid.
+# --strong: one scene of 10^6 bodies (250 x 250 x 16) on LIST (default 16 ... 1024 ranks):
+#   ranks R  s/step T  efficiency E        E = T(R0) R0 / (T(R) R), R0 the first rank count
+#
+# The platform (default bench/platforms/frontera.xml: TACC Frontera's nodes and fat tree) is
+# read with its hostfile made here: the ranks fill one node's cores after the other. The
+# simulated cores compute at this machine's speed (the platform's host speed equals
+# --cfg=smpi/host-speed). Progress, the settings used and each run's profile go to stderr; run
+# folders and logs stay in build/smpi_bench/MODE/ (removed unless --keep). --write-scene R FILE only
+# writes the scene of R ranks to FILE (for real runs of the same scene, e.g. the calibration).
+#
+# --calibrate: the scenes of 1 and 2 ranks (N default 1500, S default 21 steps), K times each
+# (default 3), simulated on bench/platforms/workstation.xml (one node with 2 cores) and run for real
+# with OpenMPI's mpirun on this machine (build/release, built if missing); prints per run
+#   calibration ranks R  simulated T_s  real T_r  simulated/real Q
+# with the median over the K runs (s per step, steps 2-S). Run it on an idle machine.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+usage() {
+  sed -n '7,9p' "$0" | sed 's/^# *//' >&2
+  exit 2
+}
+perRank=""
+ranks=""
+platform="$root/bench/platforms/frontera.xml"
+thesis=0
+strong=0
+steps=6
+keep=0
+writeScene=""
+calibrate=0
+repeat=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bodies-per-rank) perRank="$2"; shift 2 ;;
+    --ranks) ranks="$2"; shift 2 ;;
+    --platform) platform="$(realpath "$2")"; shift 2 ;;
+    --thesis) thesis=1; shift ;;
+    --strong) strong=1; shift ;;
+    --steps) steps="$2"; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --calibrate) calibrate=1; shift ;;
+    --repeat) repeat="$2"; shift 2 ;;
+    --write-scene) writeScene="$2"; sceneFile="$3"; shift 3 ;;
+    *) usage ;;
+  esac
+done
+[ -z "$writeScene" ] || ranks="$writeScene"
+if [ "$calibrate" = 1 ]; then
+  perRank="${perRank:-1500}"
+  ranks="1 2"
+  platform="$root/bench/platforms/workstation.xml"
+  [ "$steps" != 6 ] || steps=21
+fi
+if [ "$strong" = 1 ]; then
+  ranks="${ranks:-16 32 64 128 256 512 1024}"
+else
+  [ -n "$perRank" ] && [ -n "$ranks" ] || usage
+fi
+[ -f "$platform" ] || { echo "smpi_scaling: no platform file $platform" >&2; exit 2; }
+[ "$steps" -ge 2 ] || { echo "smpi_scaling: --steps must be at least 2" >&2; exit 2; }
+
+# The smpi preset (tools/install-deps.sh smpi installs what it needs).
+bin="$root/build/smpi/apps/grain_sim_mpi/grain-sim-mpi"
+if [ ! -x "$bin" ] && [ -z "$writeScene" ]; then
+  echo "smpi_scaling: building the smpi preset (build/smpi)" >&2
+  (cd "$root" && cmake --preset smpi >/dev/null && cmake --build --preset smpi) >&2
+fi
+
+# Cores per node of the platform (the hostfile puts that many ranks on each node) and its node
+# names: the first <cluster> with prefix, radical and core.
+read -r prefix first last cores suffix < <(/usr/bin/python3 - "$platform" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+c = next(ET.parse(sys.argv[1]).getroot().iter("cluster"))
+lo, hi = c.get("radical").split("-")
+print(c.get("prefix"), lo, hi, c.get("core", "1"), c.get("suffix", "") or "")
+EOF
+)
+hostfile() {  # ranks -> hostfile on stdout
+  local n="$1" node="$first"
+  while [ "$n" -gt 0 ]; do
+    [ "$node" -le "$last" ] || { echo "smpi_scaling: the platform has too few cores" >&2; exit 2; }
+    for ((c = 0; c < cores && n > 0; ++c, --n)); do echo "$prefix$node$suffix"; done
+    node=$((node + 1))
+  done
+}
+
+# The lattice pile: gx x gy x layers spheres (r = 5 mm, spacing 9.95 mm: every neighbour
+# touches), the lowest layer touching the floor z = 0.
+scene() {  # gx gy layers file
+  local gx="$1" gy="$2" layers="$3" file="$4" mpi=""
+  if [ "$thesis" = 1 ]; then
+    mpi='<MPISettings><ProcessTopology mode="static"><Topology type="grid" buildMode="AABB"'
+    mpi+=' minCellSize="0.011" dimension="1 1 1" matchProcessDimToExtent="true"/></ProcessTopology>'
+    mpi+='<InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>'
+    mpi+='</MPISettings>'
+  fi
+  cat > "$file" <<EOF
+<?xml version="1.0"?>
+<DynamicsSystem xmlns="SceneFile">
+  <SceneSettings>
+    <RecorderSettings mode="noOutput"/>
+    <TimeStepperSettings deltaT="0.0005" endTime="$(/usr/bin/python3 -c "print(0.0005 * $steps)")">
+      <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
+          alphaSORProx="1.2" convergenceMethod="InVelocity" minIter="30" maxIter="30"
+          absTol="1e-7" relTol="1e-5" usePercussionCache="true"/>
+    </TimeStepperSettings>
+    <ContactParameterMap>
+      <ContactParameterStandard type="UCF" mu="0.5" epsilonN="0" epsilonT="0"/>
+    </ContactParameterMap>
+    <ExternalForces><ForceField applyTo="all" type="gravity" value="9.81" direction="0 0 -1"/></ExternalForces>
+    $mpi
+  </SceneSettings>
+  <SceneObjects>
+    <RigidBodies name="floor" instances="1" groupId="0">
+      <Geometry><Halfspace distribute="uniform" normal="0 0 1"/></Geometry>
+      <DynamicProperties><DynamicState type="static"/><Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel"><InitialPosition distribute="transforms"><Pos><Trafo trans="0 0 0" axis="1 0 0" deg="0"/></Pos></InitialPosition></InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+    <RigidBodies name="pile" instances="$((gx * gy * layers))" groupId="10">
+      <Geometry><Sphere distribute="uniform" radius="0.005"/></Geometry>
+      <DynamicProperties><DynamicState type="simulated"/><Mass distribute="homogen" density="2500"/>
+        <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="grid" gridSizeX="$gx" gridSizeY="$gy" distance="0.00995"
+              translation="0 0 0.00499" jitter="false" delta="0" seed="1"/>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+  </SceneObjects>
+</DynamicsSystem>
+EOF
+}
+
+# rx x ry = R with rx >= ry as close to square as possible.
+factor() {
+  local r="$1" ry
+  ry=$(/usr/bin/python3 -c "import math; r=$r; print(max(d for d in range(1, math.isqrt(r) + 1) if r % d == 0))")
+  echo $((r / ry)) "$ry"
+}
+
+layers=15
+if [ "$strong" = 0 ]; then
+  # One tile of a x b x layers spheres per rank, as close to N bodies as the lattice allows.
+  read -r ta tb < <(/usr/bin/python3 -c "
+import math
+n = $perRank / $layers
+a = max(1, round(math.sqrt(n)))
+b = max(1, round(n / a))
+print(a, b)")
+  echo "# weak scaling: ${ta} x ${tb} x ${layers} = $((ta * tb * layers)) bodies per rank," \
+    "30 sweeps per step, steps 2-$steps timed; $([ "$thesis" = 1 ] && echo "thesis MPISettings" || echo "no MPISettings (grain's defaults)")" >&2
+else
+  layers=16
+  echo "# strong scaling: 250 x 250 x 16 = 10^6 bodies, 30 sweeps per step, steps 2-$steps timed" >&2
+fi
+if [ -n "$writeScene" ]; then
+  if [ "$strong" = 0 ]; then
+    read -r rx ry < <(factor "$writeScene")
+    scene $((rx * ta)) $((ry * tb)) "$layers" "$sceneFile"
+  else
+    scene 250 250 16 "$sceneFile"
+  fi
+  exit 0
+fi
+mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)
+[ "$calibrate" = 0 ] || mode=calibrate
+out="$root/build/smpi_bench/$mode"
+rm -rf "$out"
+mkdir -p "$out"
+[ "$keep" = 1 ] || trap 'rm -rf "$out"' EXIT
+echo "# platform $platform ($cores cores per node); load: $(uptime | sed 's/.*load average: //')" >&2
+
+# SMPI's options (docs/benchmarks.md): compute bursts are measured on this machine (thread CPU
+# time) and replayed on cores of the same speed; collectives as OpenMPI implements them (much
+# cheaper to simulate than the default selector); no privatisation (grain-sim-mpi has no mutable
+# globals); the platform's bandwidths and latencies as written (no correction factors); an
+# MPI_Iprobe or MPI_Test costs 1 us (the default, 100 us, would make every probed receive of the
+# neighbour exchanges wait that long).
+smpi=(--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi --cfg=smpi/privatization:0
+      --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6
+      --log=root.thres:warning)
+
+sceneFor() {  # ranks -> the scene file of that rank count
+  local r="$1" file="$out/scene_$1.xml"
+  if [ ! -f "$file" ]; then
+    if [ "$strong" = 0 ]; then
+      read -r rx ry < <(factor "$r")
+      scene $((rx * ta)) $((ry * tb)) "$layers" "$file"
+    else
+      scene 250 250 16 "$file"
+    fi
+  fi
+  echo "$file"
+}
+profileTime() {  # log -> max over processes of the s/step of the profile line
+  awk '/^profile +s\/step .*\(max over processes\)/ { print $3; exit }' "$1"
+}
+simulate() {  # ranks name -> simulated s/step (run folder and log under $out/name)
+  local r="$1" name="$2" start wall t
+  hostfile "$r" > "$out/hosts_$r"
+  start=$(date +%s)
+  if ! smpirun -np "$r" -platform "$platform" -hostfile "$out/hosts_$r" "${smpi[@]}" \
+      "$bin" -s "$(sceneFor "$r")" -g "$out/$name" > "$out/$name.log" 2>&1; then
+    echo "smpi_scaling: the run on $r ranks failed:" >&2
+    tail -20 "$out/$name.log" >&2
+    exit 1
+  fi
+  wall=$(( $(date +%s) - start ))
+  t=$(profileTime "$out/$name.log")
+  [ -n "$t" ] || { echo "smpi_scaling: no profile line in $out/$name.log" >&2; exit 1; }
+  grep -E '^(processes|profile)' "$out/$name.log" | sed "s/^/# $r ranks: /" >&2
+  echo "# $r ranks: $wall s wall time; load: $(uptime | sed 's/.*load average: //')" >&2
+  echo "$t"
+}
+median() { /usr/bin/python3 -c "import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+
+if [ "$calibrate" = 1 ]; then
+  real="$root/build/release/apps/grain_sim_mpi/grain-sim-mpi"
+  if [ ! -x "$real" ]; then
+    (cd "$root" && cmake --preset release >/dev/null &&
+      cmake --build build/release --target grain-sim-mpi) >&2
+  fi
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  for r in 1 2; do
+    sims=()
+    reals=()
+    for ((k = 1; k <= repeat; ++k)); do
+      sims+=("$(simulate "$r" "sim_${r}_$k")")
+      mpirun --oversubscribe --bind-to none -np "$r" "$real" -s "$(sceneFor "$r")" -g "$out/real_${r}_$k" \
+        > "$out/real_${r}_$k.log" 2>&1
+      reals+=("$(profileTime "$out/real_${r}_$k.log")")
+      echo "# $r ranks, run $k: simulated ${sims[-1]} real ${reals[-1]} s/step;" \
+        "load: $(uptime | sed 's/.*load average: //')" >&2
+    done
+    ts=$(median "${sims[@]}")
+    tr=$(median "${reals[@]}")
+    printf 'calibration ranks %s  simulated %.6f  real %.6f  simulated/real %.3f\n' "$r" "$ts" "$tr" \
+      "$(/usr/bin/python3 -c "print($ts / $tr)")"
+  done
+  exit 0
+fi
+
+reference=""
+referenceRanks=""
+for r in $ranks; do
+  t=$(simulate "$r" "run_$r")
+  if [ -z "$reference" ]; then
+    reference="$t"
+    referenceRanks="$r"
+    [ "$r" = 1 ] || [ "$strong" = 1 ] ||
+      echo "# efficiency relative to $r ranks (no 1 in the list)" >&2
+  fi
+  if [ "$strong" = 0 ]; then
+    e=$(/usr/bin/python3 -c "print(f'{$reference / $t:.3f}')")
+  else
+    e=$(/usr/bin/python3 -c "print(f'{$reference * $referenceRanks / ($t * $r):.3f}')")
+  fi
+  printf 'ranks %s  s/step %s  efficiency %s\n' "$r" "$t" "$e"
+done
