@@ -31,13 +31,13 @@ std::string mpirun(int np) {
          GRAIN_SIM_MPI_EXE;
 }
 
-/// A box (floor and four walls) with `nx` x `ny` x `nz` spheres poured into it; tight solver.
-std::string pileScene(
-    double endTime, int nz = 4, const std::string& extraBody = "",
-    const std::string& mpiSettings = "",
-    const std::string& beadGeometry = R"(<Sphere distribute="uniform" radius="0.01"/>)") {
+/// A pile scene up to its beads: recorded every `everyXStep` steps, dt = 1 ms, SORContact with the
+/// iteration limits and warm start `solverLimits`, mu = 0.3, gravity, `mpiSettings`; then the floor
+/// and four walls of a box `width` wide in x and y (groups 1-5).
+std::string pileHead(double endTime, int everyXStep, const std::string& solverLimits,
+                     const std::string& mpiSettings, double width) {
   std::ostringstream s;
-  auto wall = [&](int id, const char* normal, const char* trans) {
+  auto wall = [&](int id, const char* normal, const std::string& trans) {
     s << R"(    <RigidBodies name="wall)" << id << R"(" instances="1" groupId=")" << id << R"(">
       <Geometry><Halfspace distribute="uniform" normal=")"
       << normal << R"("/></Geometry>
@@ -51,12 +51,13 @@ std::string pileScene(
   s << R"(<?xml version="1.0"?>
 <DynamicsSystem xmlns="SceneFile">
   <SceneSettings>
-    <RecorderSettings mode="everyXTimeStep" everyXStep="10"/>
+    <RecorderSettings mode="everyXTimeStep" everyXStep=")"
+    << everyXStep << R"("/>
     <TimeStepperSettings deltaT="0.001" endTime=")"
     << endTime << R"(">
       <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
-          alphaSORProx="1.2" convergenceMethod="InVelocity" minIter="1" maxIter="20000"
-          absTol="1e-14" relTol="1e-12" usePercussionCache="false"/>
+          alphaSORProx="1.2" convergenceMethod="InVelocity" )"
+    << solverLimits << R"(/>
     </TimeStepperSettings>
     <ContactParameterMap>
       <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
@@ -66,11 +67,26 @@ std::string pileScene(
     << R"(  </SceneSettings>
   <SceneObjects>
 )";
+  std::ostringstream w;
+  w << width;
   wall(1, "0 0 1", "0 0 0");
   wall(2, "1 0 0", "0 0 0");
-  wall(3, "-1 0 0", "0.1 0 0");
+  wall(3, "-1 0 0", w.str() + " 0 0");
   wall(4, "0 1 0", "0 0 0");
-  wall(5, "0 -1 0", "0 0.1 0");
+  wall(5, "0 -1 0", "0 " + w.str() + " 0");
+  return s.str();
+}
+
+/// A box (floor and four walls) with `nx` x `ny` x `nz` spheres poured into it; tight solver.
+std::string pileScene(
+    double endTime, int nz = 4, const std::string& extraBody = "",
+    const std::string& mpiSettings = "",
+    const std::string& beadGeometry = R"(<Sphere distribute="uniform" radius="0.01"/>)") {
+  std::ostringstream s;
+  s << pileHead(
+      endTime, 10,
+      R"(minIter="1" maxIter="20000" absTol="1e-14" relTol="1e-12" usePercussionCache="false")",
+      mpiSettings, 0.1);
   for (int layer = 0; layer < nz; ++layer) {
     s << R"(    <RigidBodies name="beads)" << layer << R"(" instances="16" groupId=")" << 10 + layer
       << R"(">
@@ -270,40 +286,10 @@ class GrainSimMpi : public ::testing::Test {
 std::string widePile(double endTime, int side, int layers, const std::string& mpiSettings) {
   const double width = 0.03 * side;
   std::ostringstream s;
-  auto wall = [&](int id, const char* normal, const std::string& trans) {
-    s << R"(    <RigidBodies name="wall)" << id << R"(" instances="1" groupId=")" << id << R"(">
-      <Geometry><Halfspace distribute="uniform" normal=")"
-      << normal << R"("/></Geometry>
-      <DynamicProperties><DynamicState type="static"/><Material distribute="uniform" id="0"/>
-        <InitialCondition type="posvel"><InitialPosition distribute="transforms"><Pos><Trafo trans=")"
-      << trans << R"(" axis="1 0 0" deg="0"/></Pos></InitialPosition></InitialCondition>
-      </DynamicProperties>
-    </RigidBodies>
-)";
-  };
-  s << R"(<?xml version="1.0"?>
-<DynamicsSystem xmlns="SceneFile">
-  <SceneSettings>
-    <RecorderSettings mode="everyXTimeStep" everyXStep="50"/>
-    <TimeStepperSettings deltaT="0.001" endTime=")"
-    << endTime << R"(">
-      <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
-          alphaSORProx="1.2" convergenceMethod="InVelocity" minIter="1" maxIter="300"
-          absTol="1e-9" relTol="1e-6" usePercussionCache="true"/>
-    </TimeStepperSettings>
-    <ContactParameterMap>
-      <ContactParameterStandard type="UCF" mu="0.3" epsilonN="0" epsilonT="0"/>
-    </ContactParameterMap>
-    <ExternalForces><ForceField applyTo="all" type="gravity" value="9.81" direction="0 0 -1"/></ExternalForces>
-)" << mpiSettings
-    << R"(  </SceneSettings>
-  <SceneObjects>
-)";
-  wall(1, "0 0 1", "0 0 0");
-  wall(2, "1 0 0", "0 0 0");
-  wall(3, "-1 0 0", std::to_string(width) + " 0 0");
-  wall(4, "0 1 0", "0 0 0");
-  wall(5, "0 -1 0", "0 " + std::to_string(width) + " 0");
+  s << pileHead(
+      endTime, 50,
+      R"(minIter="1" maxIter="300" absTol="1e-9" relTol="1e-6" usePercussionCache="true")",
+      mpiSettings, width);
   s << R"(    <RigidBodies name="beads" instances=")" << side * side * layers << R"(" groupId="10">
       <Geometry><Sphere distribute="uniform" radius="0.01"/></Geometry>
       <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.004"/>
