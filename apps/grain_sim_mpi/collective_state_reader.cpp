@@ -2,7 +2,6 @@
 #include "collective_state_reader.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -103,32 +102,7 @@ std::vector<char> readAndRoute(MPI_Comm comm, MPI_File file, MPI_Offset base, st
   return records;
 }
 
-/// The shortest text that reads back as `x` (as the scene loader writes times).
-std::string shortest(double x) {
-  char text[32];
-  const auto r = std::to_chars(text, text + sizeof text, x);
-  return std::string(text, r.ptr);
-}
-
 }  // namespace
-
-std::string firstProblem(MPI_Comm comm, const std::string& local) {
-  int rank = 0;
-  int size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int speaker = local.empty() ? size : rank;
-  MPI_Allreduce(MPI_IN_PLACE, &speaker, 1, MPI_INT, MPI_MIN, comm);
-  if (speaker == size) {
-    return {};
-  }
-  std::string text = rank == speaker ? local : std::string();
-  unsigned long long length = text.size();
-  MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, speaker, comm);
-  text.resize(length);
-  MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, speaker, comm);
-  return text;
-}
 
 // ---- CollectiveStateReader ---------------------------------------------------------------------
 
@@ -250,38 +224,24 @@ double CollectiveStateReader::readIntoHeldBodies(
   if (!problem.empty()) {
     fail(problem);
   }
-  std::unordered_map<BodyId, std::size_t> indexOfId;
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {
-      indexOfId.emplace(bodies.ids()[i], i);
-    }
-  }
-  std::vector<char> found(bodies.size(), 0);
-  io::SimBodyState body;
-  for (std::size_t at = 0; at < records.size() && problem.empty(); at += perBody) {
-    io::decodeSimBody(records.data() + at, header_.additionalType, body);
-    const auto it = indexOfId.find(body.id);
-    if (it == indexOfId.end()) {
-      continue;
-    }
-    if (found[it->second] != 0) {
-      problem = "state " + std::to_string(k) + ": body " + formatBodyId(body.id) + " occurs twice";
-      break;
-    }
-    found[it->second] = 1;
-    copy(it->second, body);
+  try {
+    missing = io::copyIntoHeldBodies(
+        k, bodies,
+        [&](const std::function<void(const io::SimBodyState&)>& visit) {
+          io::SimBodyState body;
+          for (std::size_t at = 0; at < records.size(); at += perBody) {
+            io::decodeSimBody(records.data() + at, header_.additionalType, body);
+            visit(body);
+          }
+        },
+        copy);
+  } catch (const io::SimFileError& e) {
+    problem = e.what();
   }
   problem = firstProblem(comm_, problem);
   if (!problem.empty()) {
     fail(problem);
   }
-  missing.clear();
-  for (const auto& [id, i] : indexOfId) {
-    if (found[i] == 0) {
-      missing.push_back(i);
-    }
-  }
-  std::sort(missing.begin(), missing.end());
   return time;
 }
 
@@ -318,8 +278,7 @@ std::optional<std::vector<detail::PercussionCacheEntry>> readWarmStartTogether(
       const std::optional<io::WarmStartHeader> h = io::decodeWarmStartHeader(bytes);
       std::error_code ec;
       const std::uint64_t size = std::filesystem::file_size(files[f], ec);
-      if (!h || ec || std::memcmp(&h->time, &time, sizeof time) != 0 || h->step != step ||
-          h->count > (size - io::kWarmStartHeaderBytes) / io::kWarmStartEntryBytes) {
+      if (!h || ec || !io::warmStartFileMatches(*h, size, time, step)) {
         continue;  // another state's, or damaged
       }
       choice = {f, h->count};
@@ -449,12 +408,7 @@ void readInitialStateTogether(MPI_Comm comm, const std::filesystem::path& sceneF
     reader.readIntoHeldBodies(
         source.stateIndex, bodies, builderOf,
         [&](std::size_t i, const io::SimBodyState& b) {
-          bodies.positions()[i] = b.position;
-          bodies.orientations()[i] = b.orientation.normalized();
-          if (source.readVelocities) {
-            bodies.velocities()[i] = b.velocity;
-            bodies.omegasBody()[i] = b.omegaBody;
-          }
+          io::applyInitialState(source, bodies, i, b);
         },
         missing);
     bytes.sim += reader.bytesRead();
@@ -465,19 +419,15 @@ void readInitialStateTogether(MPI_Comm comm, const std::filesystem::path& sceneF
   // that lacks any.
   unsigned long long count = missing.size();
   MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
-  std::string list;
-  for (std::size_t j = 0; j < std::min<std::size_t>(missing.size(), 5); ++j) {
-    list += (j ? ", " : "") + formatBodyId(bodies.ids()[missing[j]]);
+  std::vector<BodyId> ids;
+  for (const std::size_t i : missing) {
+    ids.push_back(bodies.ids()[i]);
   }
-  list = firstProblem(comm, list);
+  const std::string named = firstProblem(comm, io::nameBodies(ids));
   source.statesRead = true;
   if (count > 0) {
     throw io::SceneError(sceneFile.string(), source.line, path,
-                         std::to_string(count) + " simulated bod" +
-                             (count == 1 ? "y is" : "ies are") + " missing from state " +
-                             std::to_string(source.stateIndex) +
-                             " (t = " + shortest(source.stateTime) + " s) of '" +
-                             source.file.string() + "': " + list + (count > 5 ? ", ..." : ""));
+                         io::missingInitialBodiesMessage(source, count, named));
   }
 }
 

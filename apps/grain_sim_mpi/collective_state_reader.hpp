@@ -26,11 +26,6 @@
 /// free of MPI: it decodes the records (io::decodeSimBody, io::decodeWarmStartEntry).
 namespace grain::app {
 
-/// The message of the lowest process whose `local` is not empty, on every process ("" if every
-/// `local` is empty). Collective: lets an error found by some processes stop all of them at the
-/// same point, before the next collective call.
-std::string firstProblem(MPI_Comm comm, const std::string& local);
-
 /// Bytes this process read from the record's files.
 struct CollectiveReadBytes {
   std::uint64_t sim = 0;    ///< from SimState.sim (or the GlobalInitialCondition file)

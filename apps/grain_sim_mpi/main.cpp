@@ -98,12 +98,12 @@ bool checkedOnAll(Step&& step) {
   } catch (const Error& e) {
     message = "grain-sim-mpi: " + std::string(e.what());
   }
-  int first = message.empty() ? gSize : gRank;
-  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (first == gSize) {
+  // firstProblem tells errors by their text: a failure is never empty.
+  int first = 0;
+  const std::string firstMessage = app::firstProblem(MPI_COMM_WORLD, message, &first);
+  if (firstMessage.empty()) {
     return true;
   }
-  const std::string firstMessage = app::broadcastText(MPI_COMM_WORLD, message, first);
   if (gRank == first) {
     std::fprintf(stderr, "%s\n", message.c_str());
   } else if (!message.empty() && message != firstMessage) {

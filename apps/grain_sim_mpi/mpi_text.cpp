@@ -11,6 +11,19 @@ std::string broadcastText(MPI_Comm comm, std::string text, int root) {
   return text;
 }
 
+std::string firstProblem(MPI_Comm comm, const std::string& local, int* from) {
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int speaker = local.empty() ? size : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &speaker, 1, MPI_INT, MPI_MIN, comm);
+  if (from != nullptr) {
+    *from = speaker;
+  }
+  return speaker == size ? std::string() : broadcastText(comm, local, speaker);
+}
+
 std::string mpiErrorText(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <vector>
 
 namespace grain::app {
 
@@ -54,19 +53,16 @@ std::string StepProfile::summary(MPI_Comm comm) const {
     mine[k] = onlyFirst ? first_[k] : total_[k] / static_cast<double>(steps_ - 1);
   }
   mine[kPartCount] = first_[kStep];
-  std::vector<double> all(rank == 0 ? static_cast<std::size_t>(size) * kValues : 0);
-  MPI_Gather(mine, kValues, MPI_DOUBLE, all.data(), kValues, MPI_DOUBLE, 0, comm);
+  // Two reductions to the first process (no array over all processes).
+  double maximum[kValues] = {};
+  double mean[kValues] = {};
+  MPI_Reduce(mine, maximum, kValues, MPI_DOUBLE, MPI_MAX, 0, comm);
+  MPI_Reduce(mine, mean, kValues, MPI_DOUBLE, MPI_SUM, 0, comm);
   if (rank != 0 || steps_ == 0) {
     return {};
   }
-  double maximum[kValues] = {};
-  double mean[kValues] = {};
-  for (int p = 0; p < size; ++p) {
-    for (int k = 0; k < kValues; ++k) {
-      const double v = all[static_cast<std::size_t>(p) * kValues + static_cast<std::size_t>(k)];
-      maximum[k] = p == 0 ? v : std::max(maximum[k], v);
-      mean[k] += v / size;
-    }
+  for (double& v : mean) {
+    v /= size;
   }
   char steps[64];
   if (onlyFirst) {

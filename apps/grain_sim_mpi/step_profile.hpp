@@ -34,8 +34,8 @@ class StepProfile {
   void endStep(const mpi::TrafficCounters& traffic);
 
   /// Two lines for the run summary, on the first process of `comm` (empty on the others): the
-  /// seconds per step of each part, the maximum and the mean over the processes. Collective (one
-  /// gather).
+  /// seconds per step of each part, the maximum and the mean over the processes. Collective (two
+  /// reductions).
   std::string summary(MPI_Comm comm) const;
 
  private:

@@ -23,35 +23,17 @@ constexpr std::uint32_t kCacheVersion = 1;
 static_assert(kWarmStartHeaderBytes == 4 + 4 + 8 + 8 + 8);
 static_assert(kWarmStartEntryBytes == 8 + 8 + 4 + 3 * 8);
 
-template <class T>
-void put(std::ostream& o, const T& v) {
-  o.write(reinterpret_cast<const char*>(&v), sizeof(T));
-}
-template <class T>
-bool get(std::istream& i, T& v) {
-  return static_cast<bool>(i.read(reinterpret_cast<char*>(&v), sizeof(T)));
-}
-
 bool sameBits(double a, double b) {
   return std::memcmp(&a, &b, sizeof(double)) == 0;
 }
 
-/// Time and step of a cache file's header, if it has a valid one.
-struct CacheHeader {
-  double time = 0.0;
-  std::uint64_t step = 0;
-  std::uint64_t count = 0;
-};
-
-std::optional<CacheHeader> readCacheHeader(std::istream& in) {
-  char magic[4] = {};
-  std::uint32_t version = 0;
-  CacheHeader h;
-  if (in && in.read(magic, 4) && std::memcmp(magic, kCacheMagic, 4) == 0 && get(in, version) &&
-      version == kCacheVersion && get(in, h.time) && get(in, h.step) && get(in, h.count)) {
-    return h;
+/// The header of a cache file, if it has a valid one.
+std::optional<WarmStartHeader> readCacheHeader(std::istream& in) {
+  char bytes[kWarmStartHeaderBytes];
+  if (!in || !in.read(bytes, sizeof bytes)) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return decodeWarmStartHeader(bytes);
 }
 
 /// The cache stored in `file` if it belongs to the state at `time` after `step` steps: the entries
@@ -61,15 +43,12 @@ std::optional<std::vector<detail::PercussionCacheEntry>> readCache(
     const std::filesystem::path& file, double time, std::uint64_t step,
     const std::function<bool(const detail::PercussionCacheEntry&)>& keep) {
   std::ifstream in(file, std::ios::binary);
-  const std::optional<CacheHeader> h = readCacheHeader(in);
-  if (!h || !sameBits(h->time, time) || h->step != step) {
+  const std::optional<WarmStartHeader> h = readCacheHeader(in);
+  if (!h) {
     return std::nullopt;
   }
-  // A 32-byte header, then 44 bytes per entry: a count beyond the file's size is a damaged file.
   in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::uint64_t>(in.tellg());
-  if (size < kWarmStartHeaderBytes ||
-      h->count > (size - kWarmStartHeaderBytes) / kWarmStartEntryBytes) {
+  if (!warmStartFileMatches(*h, static_cast<std::uint64_t>(in.tellg()), time, step)) {
     return std::nullopt;
   }
   in.seekg(static_cast<std::streamoff>(kWarmStartHeaderBytes));
@@ -77,13 +56,12 @@ std::optional<std::vector<detail::PercussionCacheEntry>> readCache(
   if (!keep) {
     cache.reserve(h->count);
   }
+  char bytes[kWarmStartEntryBytes];
   for (std::uint64_t k = 0; k < h->count; ++k) {
-    detail::PercussionCacheEntry e;
-    double p[3];
-    if (!(get(in, e.lo) && get(in, e.hi) && get(in, e.ordinal) && get(in, p))) {
+    if (!in.read(bytes, sizeof bytes)) {
       return std::nullopt;
     }
-    e.percussionOnHi = Vec3(p[0], p[1], p[2]);
+    const detail::PercussionCacheEntry e = decodeWarmStartEntry(bytes);
     if (!keep || keep(e)) {
       cache.push_back(e);
     }
@@ -161,9 +139,10 @@ void applyState(const SimState& state, BodyStorage& bodies,
   }
 }
 
-double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorage& bodies,
-                          const std::function<void(std::size_t, const SimBodyState&)>& copy,
-                          std::vector<std::size_t>& missing) {
+std::vector<std::size_t> copyIntoHeldBodies(
+    std::size_t k, const BodyStorage& bodies,
+    const std::function<void(const std::function<void(const SimBodyState&)>&)>& forEachState,
+    const std::function<void(std::size_t, const SimBodyState&)>& copy) {
   std::unordered_map<BodyId, std::size_t> indexOfId;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {
@@ -171,7 +150,7 @@ double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorag
     }
   }
   std::vector<char> found(bodies.size(), 0);
-  const double time = reader.forEachBody(k, [&](const SimBodyState& b) {
+  forEachState([&](const SimBodyState& b) {
     const auto it = indexOfId.find(b.id);
     if (it == indexOfId.end()) {
       return;
@@ -183,13 +162,26 @@ double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorag
     found[it->second] = 1;
     copy(it->second, b);
   });
-  missing.clear();
+  std::vector<std::size_t> missing;
   for (const auto& [id, i] : indexOfId) {
     if (found[i] == 0) {
       missing.push_back(i);
     }
   }
   std::sort(missing.begin(), missing.end());
+  return missing;
+}
+
+double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorage& bodies,
+                          const std::function<void(std::size_t, const SimBodyState&)>& copy,
+                          std::vector<std::size_t>& missing) {
+  double time = 0.0;
+  missing = copyIntoHeldBodies(
+      k, bodies,
+      [&](const std::function<void(const SimBodyState&)>& visit) {
+        time = reader.forEachBody(k, visit);
+      },
+      copy);
   return time;
 }
 
@@ -309,6 +301,13 @@ std::optional<WarmStartHeader> decodeWarmStartHeader(const char* in) {
   std::memcpy(&h.step, in + 16, 8);
   std::memcpy(&h.count, in + 24, 8);
   return h;
+}
+
+bool warmStartFileMatches(const WarmStartHeader& h, std::uint64_t fileBytes, double time,
+                          std::uint64_t step) {
+  // A 32-byte header, then 44 bytes per entry: a count beyond the file's size is a damaged file.
+  return sameBits(h.time, time) && h.step == step && fileBytes >= kWarmStartHeaderBytes &&
+         h.count <= (fileBytes - kWarmStartHeaderBytes) / kWarmStartEntryBytes;
 }
 
 detail::PercussionCacheEntry decodeWarmStartEntry(const char* in) {

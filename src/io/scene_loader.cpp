@@ -1208,36 +1208,17 @@ class SceneBuilder {
     try {
       src.stateTime = readIntoHeldBodies(
           reader, src.stateIndex, bodies,
-          [&](std::size_t i, const SimBodyState& b) {
-            bodies.positions()[i] = b.position;
-            bodies.orientations()[i] = b.orientation.normalized();
-            if (src.readVelocities) {
-              bodies.velocities()[i] = b.velocity;
-              bodies.omegasBody()[i] = b.omegaBody;
-            }
-          },
+          [&](std::size_t i, const SimBodyState& b) { applyInitialState(src, bodies, i, b); },
           missingIndex);
     } catch (const grain::Error& err) {
       e.failAt("file", err.what());
     }
-    const double stateTime = src.stateTime;
-    std::vector<BodyId> missing;
-    for (const std::size_t i : missingIndex) {
-      missing.push_back(bodies.ids()[i]);
-    }
-    if (!missing.empty()) {
-      std::string list;
-      for (std::size_t j = 0; j < std::min<std::size_t>(missing.size(), 5); ++j) {
-        list += (j ? ", " : "") + formatBodyId(missing[j]);
+    if (!missingIndex.empty()) {
+      std::vector<BodyId> missing;
+      for (const std::size_t i : missingIndex) {
+        missing.push_back(bodies.ids()[i]);
       }
-      if (missing.size() > 5) {
-        list += ", ...";
-      }
-      e.failAt("file", std::to_string(missing.size()) + " simulated bod" +
-                           (missing.size() == 1 ? "y is" : "ies are") + " missing from state " +
-                           std::to_string(src.stateIndex) +
-                           " (t = " + detail::formatReal(stateTime) + " s) of '" +
-                           src.file.string() + "': " + list);
+      e.failAt("file", missingInitialBodiesMessage(src, missing.size(), nameBodies(missing)));
     }
     continueFrom(src);
   }
@@ -1496,6 +1477,32 @@ SceneDescription loadSceneFromString(std::string text, const std::filesystem::pa
   out.warnings = std::move(diag.warnings);
   out.effectiveXml = effectiveXml(doc, diag, out);
   return out;
+}
+
+void applyInitialState(const InitialConditionSource& source, BodyStorage& bodies, std::size_t i,
+                       const SimBodyState& body) {
+  bodies.positions()[i] = body.position;
+  bodies.orientations()[i] = body.orientation.normalized();
+  if (source.readVelocities) {
+    bodies.velocities()[i] = body.velocity;
+    bodies.omegasBody()[i] = body.omegaBody;
+  }
+}
+
+std::string nameBodies(const std::vector<BodyId>& ids, std::size_t most) {
+  std::string list;
+  for (std::size_t j = 0; j < std::min(ids.size(), most); ++j) {
+    list += (j ? ", " : "") + formatBodyId(ids[j]);
+  }
+  return list;
+}
+
+std::string missingInitialBodiesMessage(const InitialConditionSource& source, std::uint64_t count,
+                                        const std::string& named) {
+  return std::to_string(count) + " simulated bod" + (count == 1 ? "y is" : "ies are") +
+         " missing from state " + std::to_string(source.stateIndex) +
+         " (t = " + detail::formatReal(source.stateTime) + " s) of '" + source.file.string() +
+         "': " + named + (count > 5 ? ", ..." : "");
 }
 
 SceneDescription loadScene(const std::filesystem::path& file, const SceneLoadOptions& options) {

@@ -320,7 +320,6 @@ std::vector<int> KdTreeTopology::neighboursOf(int rank) const {
   const Real widen = neighbourMargin_ * (1.0 + 1e-6);
   const Vec3 lo = box[0] - Vec3::Constant(widen);
   const Vec3 hi = box[1] + Vec3::Constant(widen);
-  scratch_.resize(static_cast<std::size_t>(size_));
   int count = 0;
   GRAIN_REQUIRE(Zoltan_LB_Box_Assign(zz_, lo.x(), lo.y(), lo.z(), hi.x(), hi.y(), hi.z(),
                                      scratch_.data(), &count) == ZOLTAN_OK,

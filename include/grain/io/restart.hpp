@@ -88,6 +88,15 @@ void applyState(const SimState& state, BodyStorage& bodies,
 double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorage& bodies,
                           const std::function<void(std::size_t, const SimBodyState&)>& copy,
                           std::vector<std::size_t>& missing);
+/// The matching of readIntoHeldBodies for any source of body states: `forEachState(visit)` calls
+/// visit for each body record of state k (from a file, or from records other processes sent);
+/// `copy(i, body)` for those that are simulated local bodies of `bodies`. Throws SimFileError
+/// ("state k: body (g,n) occurs twice"); returns the simulated local bodies no record named
+/// (storage indices, increasing).
+std::vector<std::size_t> copyIntoHeldBodies(
+    std::size_t k, const BodyStorage& bodies,
+    const std::function<void(const std::function<void(const SimBodyState&)>&)>& forEachState,
+    const std::function<void(std::size_t, const SimBodyState&)>& copy);
 
 /// applyState for state k of `reader`, read with readIntoHeldBodies. Returns the state's time (s).
 double applyState(SimFileReader& reader, std::size_t k, BodyStorage& bodies,
@@ -114,6 +123,11 @@ struct WarmStartHeader {
 std::optional<WarmStartHeader> decodeWarmStartHeader(const char* in);
 /// The entry at `in` (kWarmStartEntryBytes).
 detail::PercussionCacheEntry decodeWarmStartEntry(const char* in);
+/// True if a warm-start file of `fileBytes` bytes with header `h` belongs to the state at `time`
+/// (the same bits) after `step` steps and holds its `count` entries (else it is another state's,
+/// or damaged, and is not used).
+bool warmStartFileMatches(const WarmStartHeader& h, std::uint64_t fileBytes, double time,
+                          std::uint64_t step);
 
 /// Stores the warm-start cache of every written state, so that a run killed at any moment can
 /// be continued bit-identically.

@@ -247,6 +247,19 @@ SceneDescription loadScene(const std::filesystem::path& file, const SceneLoadOpt
 SceneDescription loadSceneFromString(std::string text, const std::filesystem::path& file,
                                      const SceneLoadOptions& options = {});
 
+struct SimBodyState;
+
+/// Copies a body record of a GlobalInitialCondition's state into body i of `bodies`: position,
+/// orientation (normalised) and, with source.readVelocities, the velocities.
+void applyInitialState(const InitialConditionSource& source, BodyStorage& bodies, std::size_t i,
+                       const SimBodyState& body);
+/// "(g,n), (g,n), ...": the first `most` of `ids`.
+std::string nameBodies(const std::vector<BodyId>& ids, std::size_t most = 5);
+/// The message of a GlobalInitialCondition whose state lacks `count` simulated bodies, `named`
+/// the first of them (nameBodies; ", ..." follows when count is larger than five).
+std::string missingInitialBodiesMessage(const InitialConditionSource& source, std::uint64_t count,
+                                        const std::string& named);
+
 /// The content of a scene file; throws SceneError "FILE: cannot open the scene file".
 std::string readSceneText(const std::filesystem::path& file);
 

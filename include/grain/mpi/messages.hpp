@@ -25,8 +25,8 @@
 ///     template <RecordOf<R> Self, class F>
 ///     void describe(Self& r, F&& f) { f(r.a, r.b, r.c); }
 ///
-/// ByteWriter, ByteReader and ByteCounter all walk that one description (Self is const for the
-/// writer and the counter), so writing and reading cannot disagree. The field kinds and their
+/// ByteWriter and ByteReader both walk that one description (Self is const for the writer), so
+/// writing and reading cannot disagree. The field kinds and their
 /// bytes:
 ///   - arithmetic types and enums: their bytes (sizeof);
 ///   - bool: one byte, 0 or 1;
@@ -42,12 +42,12 @@ namespace grain::mpi {
 template <class Self, class R>
 concept RecordOf = std::same_as<std::remove_const_t<Self>, R>;
 
-class ByteCounter;
+class ByteWriter;
 
 /// A type with a description (see above).
 template <class T>
-concept Described = requires(T& value, ByteCounter& counter) {
-  describe(value, counter);
+concept Described = requires(T& value, ByteWriter& writer) {
+  describe(value, writer);
 };
 
 namespace wire {
@@ -122,9 +122,8 @@ class ByteWriter {
 
  private:
   void putRaw(const void* data, std::size_t size) {
-    const std::size_t at = bytes_.size();
-    bytes_.resize(at + size);
-    std::memcpy(bytes_.data() + at, data, size);
+    const auto* bytes = static_cast<const char*>(data);
+    bytes_.insert(bytes_.end(), bytes, bytes + size);
   }
 
   std::vector<char> bytes_;
@@ -213,57 +212,12 @@ class ByteReader {
   std::size_t offset_ = 0;
 };
 
-/// Counts the bytes a ByteWriter would write for the same fields.
-class ByteCounter {
- public:
-  template <class... T>
-  void operator()(const T&... fields) {
-    (count(fields), ...);
-  }
-
-  template <class T>
-  void count(const T& value) {
-    if constexpr (std::is_same_v<T, Vec3>) {
-      bytes_ += 3 * sizeof(Real);
-    } else if constexpr (std::is_same_v<T, Quat>) {
-      bytes_ += 4 * sizeof(Real);
-    } else if constexpr (std::is_same_v<T, bool>) {
-      bytes_ += 1;
-    } else if constexpr (Described<const T>) {
-      describe(value, *this);
-    } else if constexpr (wire::kIsVector<T>) {
-      bytes_ += sizeof(std::uint32_t);
-      for (const auto& item : value) {
-        count(item);
-      }
-    } else if constexpr (wire::kIsVariant<T>) {
-      bytes_ += 1;
-      std::visit(
-          [&](const auto& alternative) {
-            if constexpr (Described<const std::remove_cvref_t<decltype(alternative)>>) {
-              describe(alternative, *this);
-            } else {
-              wire::throwUntravelledAlternative(value.index(), std::variant_size_v<T>);
-            }
-          },
-          value);
-    } else {
-      static_assert(wire::kIsPlain<T>);
-      bytes_ += sizeof(T);
-    }
-  }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  std::size_t bytes_ = 0;
-};
-
 /// Bytes of `value` on the wire, from its description.
 template <class T>
 std::size_t wireSize(const T& value) {
-  ByteCounter counter;
-  counter.count(value);
-  return counter.bytes();
+  ByteWriter writer;
+  writer.put(value);
+  return writer.bytes().size();
 }
 
 }  // namespace grain::mpi

@@ -107,7 +107,7 @@ void describe(S& r, F&& f) {
 }
 
 /// A body handed to a new owner: id, full body, tag (DistributedExchange::setOwnedBodyTags).
-/// The records of a rebuild's all-to-all (setTopology) and the start of a Transfer.
+/// The records of a rebuild's sparse exchange (setTopology) and the start of a Transfer.
 struct HandoverRecord {
   BodyId id = 0;
   FullBody body;
@@ -145,7 +145,7 @@ void describe(S& e, F&& f) {
 
 /// A warm-start entry on its way to the processes holding its home body: the entry, then one
 /// byte saying which id is home (45 bytes). The messages of exchangeBodies() and planSplits() and
-/// a rebuild's all-to-all start with a list of them (a count, then the entries).
+/// a rebuild's sparse exchange start with a list of them (a count, then the entries).
 struct RoutedEntry {
   detail::PercussionCacheEntry entry;
   bool homeIsHi = false;  ///< the pair's smaller id is a static or animated body
