@@ -95,6 +95,39 @@ void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partne
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 }
 
+void KnownSizeExchange::exchange(MPI_Comm comm, int tag, const std::vector<int>& partners,
+                                 const std::vector<std::vector<Real>>& send,
+                                 std::vector<std::vector<Real>>& recv, TrafficCounters& traffic) {
+  GRAIN_REQUIRE(send.size() == partners.size() && recv.size() == partners.size(),
+                "KnownSizeExchange: one message each way per partner");
+  const CommTimer timer(&traffic);
+  const std::size_t n = partners.size();
+  requests_.assign(2 * n, MPI_REQUEST_NULL);
+  statuses_.resize(2 * n);
+  for (std::size_t k = 0; k < n; ++k) {
+    GRAIN_REQUIRE(
+        recv[k].size() <= static_cast<std::size_t>(INT_MAX) &&
+            send[k].size() <= static_cast<std::size_t>(INT_MAX),
+        "message to or from process " + std::to_string(partners[k]) + " exceeds 2^31 values");
+    MPI_Irecv(recv[k].data(), static_cast<int>(recv[k].size()), MPI_DOUBLE, partners[k], tag, comm,
+              &requests_[k]);
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    MPI_Isend(send[k].data(), static_cast<int>(send[k].size()), MPI_DOUBLE, partners[k], tag, comm,
+              &requests_[n + k]);
+    traffic.bytes += send[k].size() * sizeof(Real);
+    ++traffic.messages;
+  }
+  MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses_.data());
+  for (std::size_t k = 0; k < n; ++k) {
+    int count = 0;
+    MPI_Get_count(&statuses_[k], MPI_DOUBLE, &count);
+    GRAIN_REQUIRE(static_cast<std::size_t>(count) == recv[k].size(),
+                  "process " + std::to_string(partners[k]) + " sent " + std::to_string(count) +
+                      " values where " + std::to_string(recv[k].size()) + " were expected");
+  }
+}
+
 void SparseExchange::exchange(const std::vector<int>& destinations,
                               const std::vector<std::vector<char>>& send,
                               std::vector<ReceivedMessage>& received, TrafficCounters& traffic) {

@@ -596,7 +596,7 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   for (auto& [id, ranks] : holders) {
     ranks.push_back(rank_);
     std::sort(ranks.begin(), ranks.end());
-    split_.push_back({id, true, std::move(ranks), {}});
+    split_.push_back({id, true, std::move(ranks), {}, {}});
   }
   freshWriters(neighbours_.size());
   // Warm start, last leg: the owner sends the entries of its bodies to every process holding a
@@ -639,7 +639,7 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
                                        " received the multiplicity of unknown body " +
                                        formatBodyId(record.id));
       multiplicity[*i] = static_cast<std::uint32_t>(record.holders.size());
-      split_.push_back({record.id, false, std::move(record.holders), {}});
+      split_.push_back({record.id, false, std::move(record.holders), {}, {}});
     }
   }
   warmStart.clear();
@@ -669,16 +669,34 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   std::sort(splitPartners_.begin(), splitPartners_.end());
   splitPartners_.erase(std::unique(splitPartners_.begin(), splitPartners_.end()),
                        splitPartners_.end());
-  // Positions in splitPartners_, once per plan (the averaging uses them every sweep).
-  for (SplitBody& s : split_) {
+  // Positions in splitPartners_ and in the averaging messages, once per plan (the averaging uses
+  // them every sweep). split_ is in id order on every holder, so a partner lists the bodies it
+  // shares with this process in the same order.
+  averageShared_.assign(splitPartners_.size(), {});
+  for (std::size_t k = 0; k < split_.size(); ++k) {
+    SplitBody& s = split_[k];
     s.partnerIndex.clear();
+    s.recvOffset.clear();
     for (const int r : s.holders) {
-      s.partnerIndex.push_back(
-          r == rank_ ? kSelf
-                     : static_cast<std::uint32_t>(
-                           std::lower_bound(splitPartners_.begin(), splitPartners_.end(), r) -
-                           splitPartners_.begin()));
+      if (r == rank_) {
+        s.partnerIndex.push_back(kSelf);
+        s.recvOffset.push_back(0);
+        continue;
+      }
+      const auto p = static_cast<std::uint32_t>(
+          std::lower_bound(splitPartners_.begin(), splitPartners_.end(), r) -
+          splitPartners_.begin());
+      s.partnerIndex.push_back(p);
+      s.recvOffset.push_back(
+          static_cast<std::uint32_t>(averageShared_[p].size() * SplitVelocity::kReals));
+      averageShared_[p].push_back(static_cast<std::uint32_t>(k));
     }
+  }
+  averageSend_.resize(splitPartners_.size());
+  averageRecv_.resize(splitPartners_.size());
+  for (std::size_t p = 0; p < splitPartners_.size(); ++p) {
+    averageSend_[p].resize(averageShared_[p].size() * SplitVelocity::kReals);
+    averageRecv_[p].resize(averageShared_[p].size() * SplitVelocity::kReals);
   }
   // The coupled processes decide convergence together; the others iterate on their own. Their
   // communicator is split off again only when a process's coupling changed: one allreduce of a
@@ -723,31 +741,33 @@ bool DistributedExchange::beginSolve(const BodyStorage& bodies,
 void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omega) {
   // One round: every holder sends its copy to the other holders, in id order, and every holder
   // takes the mean over the holders in rank order, so all copies end with the same bits.
-  std::vector<ByteWriter>& out = freshWriters(splitPartners_.size());
-  for (std::size_t k = 0; k < split_.size(); ++k) {
-    const std::uint32_t slot = splitSlot_[k];
-    for (const std::uint32_t p : split_[k].partnerIndex) {
-      if (p != kSelf) {
-        out[p].put(SplitVelocity{velocity[slot], omega[slot]});
-      }
+  for (std::size_t p = 0; p < averageShared_.size(); ++p) {
+    Real* to = averageSend_[p].data();
+    for (const std::uint32_t k : averageShared_[p]) {
+      const std::uint32_t slot = splitSlot_[k];
+      SplitVelocity{velocity[slot], omega[slot]}.store(to);
+      to += SplitVelocity::kReals;
     }
   }
-  sendWriters(kTagAverage, splitPartners_);
+  averageExchange_.exchange(comm_, kTagAverage, splitPartners_, averageSend_, averageRecv_,
+                            traffic_);
   for (std::size_t k = 0; k < split_.size(); ++k) {
+    const SplitBody& s = split_[k];
     const std::uint32_t slot = splitSlot_[k];
     Vec3 v = Vec3::Zero();
     Vec3 w = Vec3::Zero();
-    for (const std::uint32_t p : split_[k].partnerIndex) {
+    for (std::size_t h = 0; h < s.partnerIndex.size(); ++h) {
+      const std::uint32_t p = s.partnerIndex[h];
       if (p == kSelf) {
         v += velocity[slot];
         w += omega[slot];
       } else {
-        const auto copy = in_[p].get<SplitVelocity>();
+        const SplitVelocity copy = SplitVelocity::load(averageRecv_[p].data() + s.recvOffset[h]);
         v += copy.velocity;
         w += copy.omega;
       }
     }
-    const Real inv = 1.0 / static_cast<Real>(split_[k].holders.size());
+    const Real inv = 1.0 / static_cast<Real>(s.holders.size());
     velocity[slot] = v * inv;
     omega[slot] = w * inv;
   }

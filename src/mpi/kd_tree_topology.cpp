@@ -300,6 +300,7 @@ void KdTreeTopology::computeDomains(MPI_Comm comm) {
   }
   neighbours_ = neighboursOf(rank_);
   // The boxes every step's queries need: this domain's and its neighbours'.
+  ownBox_ = own;
   boxCache_.emplace_back(rank_, own);
   for (const int s : neighbours_) {
     boxCache_.emplace_back(s, fetchBox(s));
@@ -381,9 +382,10 @@ void KdTreeTopology::ranksOverlapping(const Vec3& lo, const Vec3& hi,
     ranks.push_back(0);
     return;
   }
-  // The box in K (its K-aligned bounding box when K is rotated).
-  const Vec3 centre = rotationKI_ * (0.5 * (lo + hi));
-  const Vec3 half = rotationKI_.cwiseAbs() * (0.5 * (hi - lo));
+  // The box in K (its K-aligned bounding box when K is rotated; R_KI = I changes no bit).
+  const Vec3 centre = rotated_ ? Vec3(rotationKI_ * (0.5 * (lo + hi))) : Vec3(0.5 * (lo + hi));
+  const Vec3 half =
+      rotated_ ? Vec3(rotationKI_.cwiseAbs() * (0.5 * (hi - lo))) : Vec3(0.5 * (hi - lo));
   const Vec3 a = centre - half;
   const Vec3 b = centre + half;
   int count = 0;
@@ -431,9 +433,12 @@ bool KdTreeTopology::insideDomain(int rank, const Vec3& lo, const Vec3& hi) cons
   if (size_ == 1) {
     return true;
   }
-  const Vec3 centre = rotationKI_ * (0.5 * (lo + hi));
-  const Vec3 half = rotationKI_.cwiseAbs() * (0.5 * (hi - lo));
-  const std::array<Vec3, 2> d = domainBox(rank);
+  // The same arithmetic as ranksOverlapping (without a rotation, R_KI = I changes no bit).
+  const Vec3 centre = rotated_ ? Vec3(rotationKI_ * (0.5 * (lo + hi))) : Vec3(0.5 * (lo + hi));
+  const Vec3 half =
+      rotated_ ? Vec3(rotationKI_.cwiseAbs() * (0.5 * (hi - lo))) : Vec3(0.5 * (hi - lo));
+  // Every body of this process asks about its own domain, once or twice per step.
+  const std::array<Vec3, 2> d = rank == rank_ ? ownBox_ : domainBox(rank);
   // Strictly inside the half-open domain (lo, hi] along every axis, with a margin against the
   // rounding of the rotation (queries of the same box go through the same arithmetic).
   const Vec3 slack = Vec3::Constant(1e-12) + 1e-12 * centre.cwiseAbs();

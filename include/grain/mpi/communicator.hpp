@@ -46,6 +46,25 @@ void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partne
                           const std::vector<std::vector<char>>& send,
                           std::vector<std::vector<char>>& recv, TrafficCounters& traffic);
 
+/// Exchange with a fixed set of partners of messages whose lengths both sides know in advance
+/// (the averaging of split bodies, every sweep): the receives are posted before the sends, so no
+/// probe is needed and messages are taken in the order they arrive; request and status storage is
+/// kept between calls.
+class KnownSizeExchange {
+ public:
+  /// Sends send[k] to partners[k] and receives recv[k] from partners[k]; recv[k] must already
+  /// have the length of partners[k]'s message, and a message of another length is an error. The
+  /// partner sets of two processes must be symmetric. Counts into `traffic` like
+  /// exchangeWithPartners.
+  void exchange(MPI_Comm comm, int tag, const std::vector<int>& partners,
+                const std::vector<std::vector<Real>>& send, std::vector<std::vector<Real>>& recv,
+                TrafficCounters& traffic);
+
+ private:
+  std::vector<MPI_Request> requests_;
+  std::vector<MPI_Status> statuses_;
+};
+
 /// A message received by SparseExchange.
 struct ReceivedMessage {
   int source = 0;

@@ -141,6 +141,8 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
     std::vector<int> holders;  ///< every process with a copy (this one too), increasing
     std::vector<std::uint32_t>
         partnerIndex;  ///< per holder: its position in splitPartners_, or kSelf
+    /// Per holder: the offset of its copy in averageRecv_[partnerIndex] (unused for kSelf).
+    std::vector<std::uint32_t> recvOffset;
   };
   static constexpr std::uint32_t kSelf = UINT32_MAX;
   /// Removes and returns the tag of a body this process hands over (0: none).
@@ -192,6 +194,13 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   std::vector<SplitBody> split_;    ///< sorted by id
   std::vector<int> splitPartners_;  ///< processes sharing split bodies with this one, increasing
   std::vector<std::uint32_t> splitSlot_;  ///< solver slot of each split body (beginSolve)
+  /// Averaging: per partner (as in splitPartners_), the split bodies it shares with this process
+  /// (indices into split_, in id order, the order of the records both ways), and the message
+  /// buffers, sized once per plan.
+  std::vector<std::vector<std::uint32_t>> averageShared_;
+  std::vector<std::vector<Real>> averageSend_;
+  std::vector<std::vector<Real>> averageRecv_;
+  KnownSizeExchange averageExchange_;
   MpiReducer allReducer_;
   MpiReducer coupledReducer_;
   SparseExchange rebuildExchange_;  ///< setTopology: bodies to their new owners

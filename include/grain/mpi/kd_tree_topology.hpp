@@ -135,7 +135,8 @@ class KdTreeTopology final : public Topology {
   Mat3 rotationKI_ = Mat3::Identity();
   std::array<Vec3, 2> cloudBox_{Vec3::Zero(), Vec3::Zero()};
   int rank_ = 0;
-  std::vector<int> neighbours_;  ///< of this process
+  std::vector<int> neighbours_;                             ///< of this process
+  std::array<Vec3, 2> ownBox_{Vec3::Zero(), Vec3::Zero()};  ///< this process's domain (K, m)
   /// Domain boxes met so far, by rank (sorted).
   mutable std::vector<std::pair<int, std::array<Vec3, 2>>> boxCache_;
   Real minCellExtent_ = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -178,15 +179,24 @@ void describe(S& r, F&& f) {
   f(r.id, r.holders);
 }
 
-/// Averaging (average()): the velocities of a copy of a split body, one record per split body
-/// shared with the receiver, in id order: 48 bytes.
+/// Averaging (average()): the velocities of a copy of a split body. The averaging sends them as
+/// plain doubles, kReals per split body shared with the receiver, in id order (48 bytes), into
+/// receive buffers posted in advance: both sides know the count from the split plan.
 struct SplitVelocity {
+  static constexpr std::size_t kReals = 6;
   Vec3 velocity = Vec3::Zero();  ///< world frame, m/s
   Vec3 omega = Vec3::Zero();     ///< world frame, rad/s
+  /// Writes the record to to[0, kReals).
+  void store(Real* to) const {
+    for (int k = 0; k < 3; ++k) {
+      to[k] = velocity[k];
+      to[3 + k] = omega[k];
+    }
+  }
+  /// The record stored at from[0, kReals).
+  static SplitVelocity load(const Real* from) {
+    return {Vec3(from[0], from[1], from[2]), Vec3(from[3], from[4], from[5])};
+  }
 };
-template <RecordOf<SplitVelocity> S, class F>
-void describe(S& r, F&& f) {
-  f(r.velocity, r.omega);
-}
 
 }  // namespace grain::mpi
