@@ -7,37 +7,33 @@ of `grain-convert analyze`, and fits straight lines.
 import math
 import os
 import shutil
-import struct
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def find_program(name, env):
-    """grain's executable NAME: $ENV, then build/release, build/minimal, build/debug-asan, PATH."""
-    if os.environ.get(env):
-        return os.environ[env]
-    sub = {"grain-sim": "grain_sim", "grain-convert": "grain_convert"}[name]
-    for preset in ("release", "minimal", "debug-asan"):
-        p = os.path.join(ROOT, "build", preset, "apps", sub, name)
-        if os.access(p, os.X_OK):
-            return p
-    p = shutil.which(name)
-    if p:
-        return p
-    sys.exit(f"{name} not found: build grain (cmake --preset release) or set {env}")
-
+# grain's Python package (tools/grainpy: .sim files, grain's executables), found from this file.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+from grainpy import programs as _programs  # noqa: E402
+from grainpy import simfile  # noqa: E402
 
 GRAIN_SIM = None
 GRAIN_CONVERT = None
 
 
+def find_program(name):
+    """Absolute path of grain's executable NAME (grainpy.programs.find: $GRAIN_SIM or
+    $GRAIN_CONVERT, build/release, build/minimal, build/debug-asan, PATH); exits if it is
+    nowhere."""
+    try:
+        return _programs.find(name, required=True)
+    except _programs.ProgramNotFound as e:
+        sys.exit(str(e))
+
+
 def programs():
     global GRAIN_SIM, GRAIN_CONVERT
     if GRAIN_SIM is None:
-        GRAIN_SIM = find_program("grain-sim", "GRAIN_SIM")
-        GRAIN_CONVERT = find_program("grain-convert", "GRAIN_CONVERT")
+        GRAIN_SIM = find_program("grain-sim")
+        GRAIN_CONVERT = find_program("grain-convert")
     return GRAIN_SIM, GRAIN_CONVERT
 
 
@@ -98,31 +94,13 @@ def read_csv(path):
 
 def read_sim_states(path, which=(-1,)):
     """States of a .sim file (docs/sim-format.md) as [(time, [(id, x, y, z, speed), ...]), ...]
-    for the state indices in which (negative: from the end)."""
-    with open(path, "rb") as f:
-        head = f.read(28)
-        if head[:4] != b"MBSF":
-            sys.exit(f"{path}: not a .sim file")
-        _, n, _, _, _, extra = struct.unpack("<6I", head[4:28])
-        body = 112 + extra
-        size = 8 + n * body
-        f.seek(0, 2)
-        count = (f.tell() - 28) // size
-        states = []
-        for k in which:
-            k = k % count
-            f.seek(28 + k * size)
-            data = f.read(size)
-            (t,) = struct.unpack_from("<d", data, 0)
-            bodies = []
-            for i in range(n):
-                o = 8 + i * body
-                (bid,) = struct.unpack_from("<Q", data, o)
-                x, y, z = struct.unpack_from("<3d", data, o + 8)
-                vx, vy, vz = struct.unpack_from("<3d", data, o + 64)
-                bodies.append((bid, x, y, z, math.sqrt(vx * vx + vy * vy + vz * vz)))
-            states.append((t, bodies))
-        return states
+    for the state indices in which (negative: from the end). Exits with the reader's message
+    if the file cannot be read."""
+    try:
+        return [(s.time, [(b.id, *b.r, b.speed) for b in s.bodies])
+                for s in simfile.read_states(path, which)]
+    except simfile.SimFileError as e:
+        sys.exit(str(e))
 
 
 def line_fit(x, y):

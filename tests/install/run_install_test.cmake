@@ -19,7 +19,7 @@ foreach(file
     bin/grain-sim bin/grain-convert bin/grain-scene-schema
     lib/libgrain_core.a lib/libgrain_io.a lib/libgrain_app.a lib/libgrain_convert.a
     include/grain/core/timestepping/moreau_stepper.hpp include/grain/io/version.hpp
-    share/grain/schemas/scene.xsd share/grain/scenes/pile.xml share/grain/scenes/models
+    share/grain/schemas/scene.xsd share/grain/schemas/study.xsd share/grain/scenes/pile.xml share/grain/scenes/models
     share/doc/grain/README.md share/doc/grain/LICENSE share/doc/grain/scene-format.md
     lib/cmake/grain/grainConfig.cmake lib/cmake/grain/grainConfigVersion.cmake
     lib/cmake/grain/grainTargets.cmake)

@@ -348,6 +348,45 @@ class Workflow(TempDirTest):
                       "exit code 1: grain-sim: non-finite velocities at t = 0.5 s (step 500); stopped",
                       status.stdout)
 
+    def test_relative_program_paths(self):
+        # GRAIN_SIM and GRAIN_CONVERT relative to the folder grain-study is started in, for
+        # generate and for run: generate writes absolute paths into run.sh, and run.sh makes a
+        # relative override absolute against the folder it is started in, before it changes
+        # into its run folder.
+        shutil.copy(TEMPLATE, self.tmp)
+        with open(STUDY) as f:
+            text = f.read()
+        text = (text.replace('values="0.1 0.3 0.5"', 'values="0.1"')
+                    .replace('name="iterations" values="6000"', 'name="iterations" values="20"'))
+        study = os.path.join(self.tmp, "study.xml")
+        with open(study, "w") as f:
+            f.write(text)
+        cwd = os.path.join(self.tmp, "here")
+        os.makedirs(cwd)
+        env = dict(os.environ, GRAIN_SIM=os.path.relpath(GRAIN_SIM, cwd),
+                   GRAIN_CONVERT=os.path.relpath(GRAIN_CONVERT, cwd))
+        self.assertFalse(os.path.isabs(env["GRAIN_SIM"]))
+
+        def tool(*args):
+            return subprocess.run(["/usr/bin/python3", TOOL, *args], capture_output=True, text=True,
+                                  env=env, cwd=cwd)
+
+        r = tool("generate", study, "-o", "out")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = tool("run", "out", "-j", "2")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("all 2 runs finished", r.stdout)
+        version = subprocess.check_output([GRAIN_SIM, "--version"], text=True).split("\n")[0]
+        for name in ("run_0000", "run_0001"):
+            with open(os.path.join(cwd, "out", "runs", name, "commands.log")) as f:
+                self.assertIn(f"version {version}\n", f.read())
+            self.assertTrue(os.path.isfile(os.path.join(cwd, "out", "runs", name, "contacts.csv")))
+        with open(os.path.join(cwd, "out", "runs", "run_0000", "run.sh")) as f:
+            run = f.read()
+        self.assertIn(f'GRAIN_SIM="$(absolute "${{GRAIN_SIM:-{os.path.abspath(GRAIN_SIM)}}}")"\n', run)
+        self.assertIn(f'GRAIN_CONVERT="$(absolute "${{GRAIN_CONVERT:-{os.path.abspath(GRAIN_CONVERT)}}}")"\n',
+                      run)
+
     def test_generate_run_interrupt_resume_collect(self):
         out = os.path.join(self.tmp, "study")
         r = study_tool("generate", STUDY, "-o", out)

@@ -6,10 +6,11 @@ import shutil
 import subprocess
 import sys
 
+from grainpy import programs
+
 from . import collect as collect_mod
 from . import generate as generate_mod
 from . import runner
-from . import tools
 from .study import StudyError, read_study
 
 EXIT_OK, EXIT_FAILURE, EXIT_BAD_INPUT, EXIT_STOPPED = 0, 1, 2, 3
@@ -21,8 +22,10 @@ See docs/studies.md."""
 
 
 def cmd_generate(args):
-    paths = tools.find({"grain_sim": args.grain_sim, "grain_convert": args.grain_convert,
-                        "grain_sim_mpi": args.grain_sim_mpi})
+    # Absolute paths (relative ones resolved here), written into the run scripts.
+    paths = {"grain_sim": programs.find("grain-sim", args.grain_sim),
+             "grain_convert": programs.find("grain-convert", args.grain_convert),
+             "grain_sim_mpi": programs.find("grain-sim-mpi", args.grain_sim_mpi)}
     if not (os.path.isfile(paths["grain_sim"]) or shutil.which(paths["grain_sim"])):
         print(f"grain-study: grain-sim not found ({paths['grain_sim']}); build grain, or give "
               "--grain-sim PATH or GRAIN_SIM", file=sys.stderr)

@@ -3,8 +3,9 @@
 import csv
 import math
 import os
-import struct
 import sys
+
+from grainpy.simfile import SimFile, SimFileError, body_id
 
 from .runner import RECORD, run_state
 
@@ -109,29 +110,17 @@ def reduce_column(header, rows, column, how):
 
 def read_body(path, group, number):
     """(first, last) state of a body in a .sim file: each (position (3), velocity (3))."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if len(data) < 28 or data[:4] != b"MBSF":
-        raise ValueError(f"{path} is not a .sim file")
-    _, n, _, _, _, extra = struct.unpack_from("<6I", data, 4)
-    per_body = 112 + extra
-    state_size = 8 + n * per_body
-    states = (len(data) - 28) // state_size
-    if states < 1:
-        raise ValueError(f"{path} has no complete state")
-    wanted = (group << 32) | number
-
-    def body(s):
-        base = 28 + s * state_size + 8
-        for k in range(n):
-            offset = base + k * per_body
-            if struct.unpack_from("<Q", data, offset)[0] == wanted:
-                r = struct.unpack_from("<3d", data, offset + 8)
-                v = struct.unpack_from("<3d", data, offset + 64)
-                return r, v
-        raise ValueError(f"body {group}:{number} is not in {path}")
-
-    return body(0), body(states - 1)
+    wanted = body_id(group, number)
+    with SimFile(path) as f:
+        if len(f) < 1:
+            raise SimFileError(f"{path} has no complete state")
+        ends = []
+        for state in f.states((0, len(f) - 1)):
+            b = state.find(wanted)
+            if b is None:
+                raise SimFileError(f"body {group}:{number} is not in {path}")
+            ends.append((b.r, b.v))
+    return ends[0], ends[1]
 
 
 def summary_value(spec, folder):

@@ -22,17 +22,13 @@ import os
 import re
 import xml.parsers.expat
 
-# Names of parameters and placeholders: ${name} in the template. ':' and '.' are allowed so
-# that GRSF templates (${RigidBodySim:firstInitialCondSimFile}) can be filled.
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_:.-]*$")
+from .study_format import (BODY_QUANTITIES, BODY_RE, ELEMENTS, MEMORY_RE, NAME_RE, REDUCERS, SCHEDULERS,
+                           STUDY_NAME_RE, WALL_TIME_RE)
+
 PLACEHOLDER_RE = re.compile(r"\$\{([^}]*)\}")
 
 # Columns every table has; parameters and summary values may not use these names.
 RESERVED = {"run", "folder", "status", "final_time", "steps", "mean_iterations", "wall_time"}
-
-SCHEDULERS = ("slurm", "pbs", "torque", "shell")
-REDUCERS = ("last", "first", "min", "max", "mean")
-BODY_QUANTITIES = ("x", "y", "z", "dx", "dy", "dz", "distance", "speed")
 
 
 class StudyError(Exception):
@@ -160,12 +156,14 @@ class Study:
         return runs
 
 
-def _attrs(node, file, allowed, required=()):
+def _attrs(node, file):
+    """The attributes of node, checked against the element's row of study_format.ELEMENTS."""
+    spec = ELEMENTS[node.tag]
     for key in node.attrs:
-        if key not in allowed:
+        if key not in spec.attributes:
             raise StudyError(file, node.line, f"<{node.tag}>: unknown attribute '{key}' "
-                                              f"(allowed: {', '.join(sorted(allowed))})")
-    for key in required:
+                                              f"(allowed: {', '.join(sorted(spec.attributes))})")
+    for key in spec.required:
         if key not in node.attrs:
             raise StudyError(file, node.line, f"<{node.tag}>: missing attribute '{key}'")
     return node.attrs
@@ -212,7 +210,7 @@ def _range(text, file, line, what, log):
 
 
 def _parameter(node, file):
-    a = _attrs(node, file, {"name", "set", "values", "linspace", "logspace"}, ("name",))
+    a = _attrs(node, file)
     name = a["name"]
     if not NAME_RE.match(name):
         raise StudyError(file, node.line, f"parameter name '{name}': use letters, digits, '_', ':', '.', '-'")
@@ -235,7 +233,7 @@ def _parameter(node, file):
 
 
 def _repeats(node, file):
-    a = _attrs(node, file, {"count", "name", "firstSeed", "set"}, ("count",))
+    a = _attrs(node, file)
     count = _count(a["count"], file, node.line, "<Repeats> count")
     first = a.get("firstSeed", "1")
     try:
@@ -249,14 +247,13 @@ def _repeats(node, file):
 
 
 def _summary_value(node, file):
-    a = _attrs(node, file, {"name", "file", "column", "reduce", "comment", "body", "quantity"},
-               ("name",))
+    a = _attrs(node, file)
     name = a["name"]
     if not NAME_RE.match(name) or name in RESERVED:
         raise StudyError(file, node.line, f"summary value name '{name}' is not usable as a column")
     if "body" in a:
         body = a["body"]
-        m = re.match(r"^(\d+):(\d+)$", body)
+        m = BODY_RE.match(body)
         if not m:
             raise StudyError(file, node.line, f"value '{name}': body='{body}' must be GROUP:NUMBER, e.g. 0:0")
         quantity = a.get("quantity", "distance")
@@ -278,7 +275,7 @@ def _summary_value(node, file):
 
 
 def _wall_time(text, file, line):
-    if not re.match(r"^(\d+-)?\d+(:\d\d){0,2}$", text):
+    if not WALL_TIME_RE.match(text):
         raise StudyError(file, line, f"<Resources> wallTime '{text}': use [D-]HH:MM:SS, e.g. 02:00:00")
     return text
 
@@ -292,9 +289,9 @@ def read_study(path):
         raise StudyError(file, root.line, f"root element must be <Study>, not <{root.tag}>")
     study = Study()
     study.file = path
-    a = _attrs(root, file, {"name"})
+    a = _attrs(root, file)
     study.name = a.get("name", os.path.splitext(os.path.basename(path))[0].split(".")[0])
-    if not re.match(r"^[A-Za-z0-9_.-]+$", study.name):
+    if not STUDY_NAME_RE.match(study.name):
         raise StudyError(file, root.line, f"study name '{study.name}': use letters, digits, '_', '.', '-' "
                                           "(it is the job name of the scheduler)")
     base = os.path.dirname(path)
@@ -305,21 +302,21 @@ def read_study(path):
             raise StudyError(file, node.line, f"<{node.tag}> given twice")
         seen.add(node.tag)
         if node.tag == "Scene":
-            a = _attrs(node, file, {"file", "mediaDir"}, ("file",))
+            a = _attrs(node, file)
             study.template = os.path.normpath(os.path.join(base, a["file"]))
             if not os.path.isfile(study.template):
                 raise StudyError(file, node.line, f"template scene '{a['file']}' not found ({study.template})")
             media = a.get("mediaDir")
             study.media_dir = os.path.normpath(os.path.join(base, media)) if media else os.path.dirname(study.template)
         elif node.tag == "Parameters":
-            _attrs(node, file, set())
+            _attrs(node, file)
             for child in node.children:
                 if child.tag == "Parameter":
                     factor = [_parameter(child, file)]
                 elif child.tag == "Repeats":
                     factor = [_repeats(child, file)]
                 elif child.tag == "Zip":
-                    _attrs(child, file, set())
+                    _attrs(child, file)
                     factor = []
                     for p in child.children:
                         if p.tag != "Parameter":
@@ -334,7 +331,7 @@ def read_study(path):
                                                            f"values, '{factor[0].name}' has {n}")
                 else:
                     raise StudyError(file, child.line, f"<Parameters>: unknown element <{child.tag}> "
-                                                       "(Parameter, Zip, Repeats)")
+                                                       f"({', '.join(ELEMENTS['Parameters'].children)})")
                 for p in factor:
                     if p.name in names:
                         raise StudyError(file, p.line, f"parameter '{p.name}' already given on line {names[p.name]}")
@@ -342,14 +339,13 @@ def read_study(path):
                 study.factors.append(factor)
                 study.parameters.extend(factor)
         elif node.tag == "Resources":
-            a = _attrs(node, file, {"ranks", "wallTime", "memory", "partition", "queue", "account",
-                                    "maxConcurrent"})
+            a = _attrs(node, file)
             if "ranks" in a:
                 study.ranks = _count(a["ranks"], file, node.line, "<Resources> ranks")
             if "wallTime" in a:
                 study.wall_time = _wall_time(a["wallTime"], file, node.line)
             if "memory" in a:
-                if not re.match(r"^\d+(\.\d+)?[KMGT]?B?$", a["memory"], re.IGNORECASE):
+                if not MEMORY_RE.match(a["memory"]):
                     raise StudyError(file, node.line, f"<Resources> memory '{a['memory']}': use e.g. 4G or 500M")
                 study.memory = a["memory"]
             if "partition" in a and "queue" in a:
@@ -359,22 +355,22 @@ def read_study(path):
             if "maxConcurrent" in a:
                 study.max_concurrent = _count(a["maxConcurrent"], file, node.line, "<Resources> maxConcurrent")
         elif node.tag == "Scheduler":
-            a = _attrs(node, file, {"type"}, ("type",))
+            a = _attrs(node, file)
             if a["type"] not in SCHEDULERS:
                 raise StudyError(file, node.line, f"<Scheduler> type '{a['type']}' is not one of {', '.join(SCHEDULERS)}")
             study.scheduler = a["type"]
         elif node.tag == "PostProcess":
-            _attrs(node, file, set())
+            _attrs(node, file)
             for c in node.children:
                 if c.tag != "Command":
                     raise StudyError(file, c.line, f"<PostProcess> holds <Command> elements, not <{c.tag}>")
-                _attrs(c, file, set())
+                _attrs(c, file)
                 text = " ".join(c.text.split())
                 if not text:
                     raise StudyError(file, c.line, "<Command> is empty")
                 study.post_process.append((c.line, text))
         elif node.tag == "Summary":
-            _attrs(node, file, set())
+            _attrs(node, file)
             for c in node.children:
                 if c.tag != "Value":
                     raise StudyError(file, c.line, f"<Summary> holds <Value> elements, not <{c.tag}>")
@@ -384,14 +380,14 @@ def read_study(path):
                 names[v.name] = c.line
                 study.summary.append(v)
         elif node.tag == "Plot":
-            a = _attrs(node, file, {"x", "y", "series", "file", "logx", "logy"}, ("x", "y"))
+            a = _attrs(node, file)
             study.plot = {"x": a["x"], "y": a["y"], "series": a.get("series"),
                           "file": a.get("file", f"{a['y']}_vs_{a['x']}.png"),
                           "logx": a.get("logx", "false") == "true", "logy": a.get("logy", "false") == "true",
                           "line": node.line}
         else:
-            raise StudyError(file, node.line, f"unknown element <{node.tag}> (Scene, Parameters, Resources, "
-                                              "Scheduler, PostProcess, Summary, Plot)")
+            raise StudyError(file, node.line, f"unknown element <{node.tag}> "
+                                              f"({', '.join(ELEMENTS['Study'].children)})")
     if study.template is None:
         raise StudyError(file, root.line, "<Study> needs a <Scene file=\"...\"/>")
     if not study.parameters:

@@ -68,31 +68,23 @@ BANDS = {0.5: (0.55, 0.60), 1.0: (0.55, 0.60), 0.0: (0.62, 0.66)}
 MIN_GAP = 0.015
 REUSE = False
 
-# One body of a .sim state without additional bytes (docs/sim-format.md).
+# One body of a .sim state (docs/sim-format.md), as a numpy record.
 BODY = np.dtype([("id", "<u8"), ("r", "<f8", 3), ("q", "<f8", 4), ("v", "<f8", 3), ("w", "<f8", 3)])
 
 
 def read_states(path):
-    """All states of a serial .sim file as [(time, structured array of BODY)]."""
-    with open(path, "rb") as f:
-        head = f.read(28)
-        data = f.read()
-    if head[:4] != b"MBSF":
-        sys.exit(f"{path}: not a .sim file")
-    _, n, _, _, _, extra = np.frombuffer(head[4:28], "<u4")
-    if extra != 0:
-        sys.exit(f"{path}: additional bytes per body, not a serial run's file")
-    size = 8 + int(n) * BODY.itemsize
-    return [(float(np.frombuffer(data, "<f8", 1, k * size)[0]),
-             np.frombuffer(data, BODY, int(n), k * size + 8).copy()) for k in range(len(data) // size)]
+    """All states of a .sim file as [(time, structured array of BODY)]."""
+    try:
+        states = vlib.simfile.read_states(path)
+    except vlib.simfile.SimFileError as e:
+        sys.exit(str(e))
+    return [(s.time, np.array([(b.id, b.r, b.q, b.v, b.w) for b in s.bodies], BODY)) for s in states]
 
 
 def write_state(path, t, bodies):
-    """A .sim file with one state (bodies sorted by id)."""
-    with open(path, "wb") as f:
-        f.write(b"MBSF" + np.array([2, len(bodies), 7, 6, 0, 0], "<u4").tobytes())
-        f.write(np.array([t], "<f8").tobytes())
-        f.write(bodies.tobytes())
+    """A .sim file with one state (bodies in the array's order, sorted by id)."""
+    sim = vlib.simfile
+    sim.write(path, [sim.State(t, [sim.Body(int(b["id"]), b["r"], b["q"], b["v"], b["w"]) for b in bodies])])
 
 
 def new_layer(bed, count, cfg, rng):
