@@ -302,9 +302,14 @@ void KdTreeTopology::computeDomains(MPI_Comm comm) {
   // The boxes every step's queries need: this domain's and its neighbours'.
   ownBox_ = own;
   boxCache_.emplace_back(rank_, own);
+  nearBoxes_.clear();
+  nearBoxes_.emplace_back(rank_, own);
   for (const int s : neighbours_) {
     boxCache_.emplace_back(s, fetchBox(s));
+    nearBoxes_.push_back(boxCache_.back());
   }
+  std::sort(nearBoxes_.begin(), nearBoxes_.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   std::sort(boxCache_.begin(), boxCache_.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
 }
@@ -388,22 +393,41 @@ void KdTreeTopology::ranksOverlapping(const Vec3& lo, const Vec3& hi,
       rotated_ ? Vec3(rotationKI_.cwiseAbs() * (0.5 * (hi - lo))) : Vec3(0.5 * (hi - lo));
   const Vec3 a = centre - half;
   const Vec3 b = centre + half;
+  // Zoltan's boxes are closed; a domain is (lo, hi] along each cut (a point on a cut belongs to
+  // the lower side), so keep only the domains the closed query box meets under that rule.
+  auto meets = [&](const std::array<Vec3, 2>& d) {
+    bool m = true;
+    for (int k = 0; k < 3; ++k) {
+      m = m && a[k] <= d[1][k] && b[k] > d[0][k];
+    }
+    return m;
+  };
+  // A box within half the neighbour margin of this process's domain can only meet domains whose
+  // gap to it is below the margin: this domain and its neighbours, whose boxes are at hand (the
+  // bodies of this process and their copies ask so, every step). Same test, same result as the
+  // tree's candidates below, without the descent.
+  bool near = !nearBoxes_.empty();
+  for (int k = 0; k < 3 && near; ++k) {
+    near = a[k] >= ownBox_[0][k] - 0.5 * neighbourMargin_ &&
+           b[k] <= ownBox_[1][k] + 0.5 * neighbourMargin_;
+  }
+  if (near) {
+    for (const auto& [r, d] : nearBoxes_) {  // sorted by rank
+      if (meets(d)) {
+        ranks.push_back(r);
+      }
+    }
+    return;
+  }
   int count = 0;
   GRAIN_REQUIRE(Zoltan_LB_Box_Assign(zz_, a.x(), a.y(), a.z(), b.x(), b.y(), b.z(), scratch_.data(),
                                      &count) == ZOLTAN_OK,
                 "kd-tree topology: Zoltan_LB_Box_Assign failed");
-  // Zoltan's boxes are closed; a domain is (lo, hi] along each cut (a point on a cut belongs to
-  // the lower side), so keep only the domains the closed query box meets under that rule. With
-  // remapped parts Zoltan lists the processes in tree order: sort.
+  // With remapped parts Zoltan lists the processes in tree order: sort.
   const std::size_t first = ranks.size();
   for (int i = 0; i < count; ++i) {
     const int r = scratch_[static_cast<std::size_t>(i)];
-    const std::array<Vec3, 2> d = domainBox(r);
-    bool meets = true;
-    for (int k = 0; k < 3; ++k) {
-      meets = meets && a[k] <= d[1][k] && b[k] > d[0][k];
-    }
-    if (meets) {
+    if (meets(domainBox(r))) {
       ranks.push_back(r);
     }
   }

@@ -137,6 +137,8 @@ class KdTreeTopology final : public Topology {
   int rank_ = 0;
   std::vector<int> neighbours_;                             ///< of this process
   std::array<Vec3, 2> ownBox_{Vec3::Zero(), Vec3::Zero()};  ///< this process's domain (K, m)
+  /// This process's domain and its neighbours' (K, m), by rank (sorted).
+  std::vector<std::pair<int, std::array<Vec3, 2>>> nearBoxes_;
   /// Domain boxes met so far, by rank (sorted).
   mutable std::vector<std::pair<int, std::array<Vec3, 2>>> boxCache_;
   Real minCellExtent_ = 0;
