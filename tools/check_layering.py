@@ -4,7 +4,7 @@
 grain libraries and third-party packages its layer may use (the table LAYERS below, the one
 statement of grain's dependency graph; docs/architecture.md#layers).
 
-usage: tools/check_layering.py [--root DIR] [--links FILE]
+usage: tools/check_layering.py [--root DIR] [--links FILE] [--docs]
 
 --root   the source tree to check (default: the repository holding this script); the test of the
          checker runs it on the fixture tree tests/data/layering.
@@ -14,6 +14,7 @@ usage: tools/check_layering.py [--root DIR] [--links FILE]
          table is also checked against the build: every executable or library target the build
          defines has a row, and the grain libraries a row may include are the ones its target
          links (directly or through PUBLIC dependencies), no more and no fewer ('?': optional).
+--docs   also check that the table of targets in docs/architecture.md states the same layers.
 
 Each finding is one line "FILE:LINE: message" (or "table: message"); the exit status is 1 when
 there is one, 0 when the tree keeps its layers, 2 on bad usage.
@@ -122,6 +123,20 @@ THIRD_PARTY = {
     "hdf5": ["hdf5.h", "hdf5_hl.h", "H5*.h"],
     "png": ["png.h", "pngconf.h"],
     "gtest": ["gtest/*", "gmock/*"],
+}
+
+# How docs/architecture.md names the families.
+DISPLAY = {
+    "eigen": "Eigen",
+    "pugixml": "pugixml",
+    "assimp": "Assimp",
+    "boost": "Boost",
+    "mpi": "MPI",
+    "zoltan": "Zoltan",
+    "nanoflann": "nanoflann",
+    "hdf5": "HDF5",
+    "png": "libpng",
+    "gtest": "GoogleTest",
 }
 
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc", ".hh", ".ipp", ".inl")
@@ -311,12 +326,66 @@ def check_table(links):
     return findings
 
 
+def check_docs(path, relative):
+    """docs/architecture.md's table of targets (header '| target | folder | ...') states, per row
+    of LAYERS (found by its folders), the same grain rows and third-party families."""
+    findings = []
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    try:
+        start = next(i for i, x in enumerate(lines) if x.startswith("| target | folder |"))
+    except StopIteration:
+        return [f"{relative}: no table with the header '| target | folder | ...'"]
+    header = [c.strip() for c in lines[start].strip("|").split("|")]
+    grain_col = header.index("may include (grain)")
+    third_col = header.index("may include (third-party)")
+    by_dirs = {frozenset(row["dirs"]): name for name, row in LAYERS.items()}
+    shown = {
+        name: (name if "target" in row else row["dirs"][0]) for name, row in LAYERS.items()
+    }
+    seen = set()
+    for number in range(start + 2, len(lines)):
+        line = lines[number]
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        dirs = frozenset(re.findall(r"`([^`]+)`", cells[1]))
+        name = by_dirs.get(dirs)
+        where = f"{relative}:{number + 1}"
+        if name is None:
+            findings.append(f"{where}: the folders {cells[1]} are no row of LAYERS")
+            continue
+        seen.add(name)
+
+        def listed(cell):
+            return set() if cell in ("—", "-", "") else {x.strip() for x in cell.split(",")}
+
+        row = LAYERS[name]
+        grain = {shown[u.rstrip("?")] for u in row["uses"]}
+        third = {DISPLAY[t] for t in row["third"]}
+        if listed(cells[grain_col]) != grain:
+            findings.append(
+                f"{where}: {shown[name]} may include (grain) '{cells[grain_col]}', but LAYERS "
+                f"says '{', '.join(sorted(grain)) or '—'}'"
+            )
+        if listed(cells[third_col]) != third:
+            findings.append(
+                f"{where}: {shown[name]} may include (third-party) '{cells[third_col]}', but "
+                f"LAYERS says '{', '.join(sorted(third)) or '—'}'"
+            )
+    for name in LAYERS:
+        if name not in seen:
+            findings.append(f"{relative}: the table of targets has no row for {shown[name]}")
+    return findings
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     )
     parser.add_argument("--links")
+    parser.add_argument("--docs", action="store_true")
     args = parser.parse_args()
     tree = Tree(args.root)
     files = tree.files()
@@ -326,6 +395,9 @@ def main():
     findings = check_includes(tree)
     if args.links:
         findings += check_table(read_links(args.links))
+    if args.docs:
+        docs = "docs/architecture.md"
+        findings += check_docs(os.path.join(args.root, docs), docs)
     for f in findings:
         print(f)
     if findings:

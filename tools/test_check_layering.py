@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 """Tests of tools/check_layering.py on the fixture trees of tests/data/layering: every forbidden
 include of `forbidden/` is reported with its file and line (and nothing in comments), `clean/`
-passes, a link graph that contradicts the table fails, and the table keeps grain's rules (the core
-uses no other layer and no MPI, XML, HDF5, Zoltan or Assimp headers; mpi does not use io).
+passes, a link graph or a table in docs/architecture.md that contradicts the table fails, and the
+table keeps grain's rules (the core uses no other layer and no MPI, XML, HDF5, Zoltan or Assimp
+headers; mpi does not use io).
 
 usage: tools/test_check_layering.py [-v]   (ctest: layering.CheckerFindsForbiddenIncludes)
 """
@@ -105,6 +106,29 @@ class TableAgainstTheBuild(unittest.TestCase):
                 "table: the row grain-sim-mpi allows mpi, but grain-sim-mpi does not link "
                 "grain_mpi: remove it from the table or link it",
             ],
+        )
+
+
+class TableInTheDocs(unittest.TestCase):
+    def test_the_docs_table_must_say_what_the_layer_table_says(self):
+        code, lines, err = run("--root", os.path.join(FIXTURES, "forbidden"), "--docs")
+        self.assertEqual(code, 1, err)
+        docs = [x for x in lines if x.startswith("docs/")]
+        self.assertEqual(
+            docs[:2],
+            [
+                "docs/architecture.md:6: mpi may include (grain) 'core, io', but LAYERS says "
+                "'core'",
+                "docs/architecture.md:7: the folders `src/render` are no row of LAYERS",
+            ],
+        )
+        missing = sorted(x.rsplit(" ", 1)[1] for x in docs[2:])
+        self.assertEqual(
+            missing,
+            sorted(
+                ["io", "app", "fclib", "convert", "apps/common", "grain-sim", "grain-sim-mpi"]
+                + ["grain-convert", "grain-fclib", "grain-scene-schema"]
+            ),
         )
 
 
