@@ -33,8 +33,8 @@ import sys
 
 # The layers: row name -> (CMake target, folders, grain rows it may include, third-party families
 # it may include). Rows with a target are checked against that target's links; a row without one
-# (apps/common, compiled into both simulators) against every target named in its 'in' list. A row
-# ending in '?' is linked only in some configurations (grain_fclib: with HDF5).
+# (apps/common, compiled into both simulators) against every target named in its 'in' list. A use
+# ending in '?' is linked only in some configurations (grain-sim links grain_fclib with HDF5).
 LAYERS = {
     "core": {
         "target": "grain_core",
