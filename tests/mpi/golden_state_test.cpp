@@ -36,8 +36,9 @@ struct GoldenRun {
 };
 
 // The pins, measured with the release preset (GCC 12.2, x86-64 without -march, Eigen 3.4,
-// OpenMPI 4.1, Debian 12). Update one only for a change of results you mean to make, and say in
-// the commit which change moved it and why the new results are right (docs/validation.md).
+// OpenMPI 4.1, Debian 12; a Debug build gives the same). Update one only for a change of results
+// you mean to make, and say in the commit which change moved it and why the new results are right
+// (docs/validation.md).
 constexpr GoldenRun kSerial{0, "", 0xa68c8df09ef73403ULL};
 constexpr GoldenRun kOneProcess{1, "1 1 1", 0xa68c8df09ef73403ULL};
 constexpr GoldenRun kTwoProcesses{2, "2 1 1", 0x2e8e8920855a0702ULL};
