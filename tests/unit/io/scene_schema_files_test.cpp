@@ -91,6 +91,7 @@ TEST(SceneSchemaXmllint, ExampleAndTestScenesValidate) {
   ASSERT_FALSE(files.empty());
   files.push_back(test::testDataDir() / "scenes" / "full_scene.xml");
   files.push_back(test::testDataDir() / "scenes" / "mesh_scene.xml");
+  files.push_back(test::testDataDir() / "scenes" / "golden_pile.xml");
   for (const fs::path& f : files) {
     const Lint r = xmllint(f);
     EXPECT_EQ(r.exitCode, 0) << f << ":\n" << r.output;
