@@ -5,7 +5,7 @@
 # the measured tables.
 #
 #   bench/smpi_scaling.sh --bodies-per-rank N --ranks 'LIST' [--platform FILE] [--thesis]
-#                         [--strong] [--steps S] [--keep] [--write-scene R FILE]
+#                         [--strong] [--network-only] [--steps S] [--keep] [--write-scene R FILE]
 #   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
 # Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
@@ -21,6 +21,12 @@
 # splitNodeUpdateRatio = convergenceCheckRatio = 1 and a static grid.
 # --strong: one scene of 10^6 bodies (250 x 250 x 16) on LIST (default 16 ... 1024 ranks):
 #   ranks R  s/step T  efficiency E        E = T(R0) R0 / (T(R) R), R0 the first rank count
+# --network-only: computation takes no simulated time (smpi/simulate-computation:no), so the
+# simulated time per step is that of the messages and collectives alone, without waiting for
+# other processes' computation: the network term at scale. One line per rank count:
+#   ranks R  s/step T  exchange X  collectives Y     (maxima over the processes, s per step)
+# The compute term is counted, per process and without this machine's shared caches, by
+# bench/work_per_process.sh.
 #
 # The platform (default bench/platforms/frontera.xml: TACC Frontera's nodes and fat tree) is
 # read with its hostfile made here: the ranks fill one node's cores after the other. The
@@ -46,6 +52,7 @@ ranks=""
 platform="$root/bench/platforms/frontera.xml"
 thesis=0
 strong=0
+networkOnly=0
 steps=6
 keep=0
 writeScene=""
@@ -58,6 +65,7 @@ while [ $# -gt 0 ]; do
     --platform) platform="$(realpath "$2")"; shift 2 ;;
     --thesis) thesis=1; shift ;;
     --strong) strong=1; shift ;;
+    --network-only) networkOnly=1; shift ;;
     --steps) steps="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
     --calibrate) calibrate=1; shift ;;
@@ -185,7 +193,7 @@ if [ -n "$writeScene" ]; then
   fi
   exit 0
 fi
-mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)
+mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)$([ "$networkOnly" = 1 ] && echo -network || true)
 [ "$calibrate" = 0 ] || mode=calibrate
 out="$root/build/smpi_bench/$mode"
 rm -rf "$out"
@@ -202,6 +210,7 @@ echo "# platform $platform ($cores cores per node); load: $(uptime | sed 's/.*lo
 smpi=(--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi --cfg=smpi/privatization:0
       --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6
       --log=root.thres:warning)
+[ "$networkOnly" = 0 ] || smpi+=(--cfg=smpi/simulate-computation:no)
 
 sceneFor() {  # ranks -> the scene file of that rank count
   local r="$1" file="$out/scene_$1.xml"
@@ -267,6 +276,12 @@ reference=""
 referenceRanks=""
 for r in $ranks; do
   t=$(simulate "$r" "run_$r")
+  if [ "$networkOnly" = 1 ]; then
+    awk -v r="$r" '/^profile +s\/step .*\(max over processes\)/ {
+      printf "ranks %s  s/step %s  exchange %s  collectives %s\n", r, $3, $10, $12; exit }' \
+      "$out/run_$r.log"
+    continue
+  fi
   if [ -z "$reference" ]; then
     reference="$t"
     referenceRanks="$r"

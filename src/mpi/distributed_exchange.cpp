@@ -560,16 +560,17 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   // its new owner; those of bodies that left every domain are dropped.
   {
     std::vector<std::vector<RoutedEntry>>& entries = freshEntryLists(neighbours_.size());
-    std::vector<RoutedEntry> kept;
-    for (const RoutedEntry& r : homeEntries_) {
+    std::size_t kept = 0;  // the kept entries move to the front, in their order
+    for (std::size_t e = 0; e < homeEntries_.size(); ++e) {
+      const RoutedEntry r = homeEntries_[e];
       if (const auto moved = transferredTo_.find(r.home()); moved != transferredTo_.end()) {
         entries[partnerIndex(moved->second)].push_back(r);
       } else if (const std::optional<std::size_t> h = bodies.indexOf(r.home());
                  h && bodies.ownerships()[*h] == BodyOwnership::Local) {
-        kept.push_back(r);
+        homeEntries_[kept++] = r;
       }
     }
-    homeEntries_.swap(kept);
+    homeEntries_.resize(kept);
     for (std::size_t k = 0; k < neighbours_.size(); ++k) {
       putEntries(out[k], entries[k]);
     }
