@@ -15,8 +15,10 @@
 # (S the wall time of the contact-solve stage, U = contacts x sweeps / S, T the whole step, C the
 # user + system CPU time of the whole process, set-up and warm-up included, which other jobs on
 # the machine disturb less than wall time, L the 1-minute load average after the run); per pair the
-# ratios B/A of S, T and C (below 1: B is faster), and at the end their medians:
+# ratios B/A of S, T and C (below 1: B is faster), and at the end their medians and the ratios of
+# the fastest runs of each build (the least disturbed ones):
 #   median B/A  solve X  step Y  cpu Z  (K pairs, load before L0, after L1)
+#   fastest B/A  solve X  step Y  cpu Z
 # Instruction counts, which the load does not change, come from callgrind (docs/benchmarks.md).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
     --sweeps) sweeps="$2"; shift 2 ;;
     --steps) steps="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
     *) revs+=("$1"); shift ;;
   esac
@@ -128,9 +130,13 @@ def value(pair, name, col):
 solve = statistics.median(value(p, 'B', 2) / value(p, 'A', 2) for p in pairs)
 step = statistics.median(value(p, 'B', 3) / value(p, 'A', 3) for p in pairs)
 cpu = statistics.median(value(p, 'B', 5) / value(p, 'A', 5) for p in pairs)
+def fastest(name, col):
+    return min(float(r[col]) for r in rows if r[1] == name)
 if len({r[4] for r in rows}) != 1:
     print("note: the two builds found different numbers of contacts")
 print(f"median B/A  solve {solve:.4f}  step {step:.4f}  cpu {cpu:.4f}  ({len(pairs)} pairs, "
       f"load before {sys.argv[2]}, after {sys.argv[3]})")
+print(f"fastest B/A  solve {fastest('B', 2) / fastest('A', 2):.4f}  step "
+      f"{fastest('B', 3) / fastest('A', 3):.4f}  cpu {fastest('B', 5) / fastest('A', 5):.4f}")
 EOF
 rm -rf "$scratch"
