@@ -69,7 +69,7 @@ trap cleanup EXIT
 # Builds REV's benchmark in build/compare/<commit>; prints the binary's path.
 build() {
   local commit dir
-  commit="$(git -C "$root" rev-parse --verify "$1^{commit}")" ||
+  commit="$(git -C "$root" rev-parse --verify --quiet "$1^{commit}")" ||
     { echo "compare.sh: no revision $1" >&2; exit 2; }
   dir="$base/$commit"
   if [ ! -d "$dir" ]; then
