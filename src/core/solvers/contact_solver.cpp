@@ -9,12 +9,20 @@
 #include <grain/core/timestepping/exchange.hpp>
 
 // The per-contact helpers below must be inlined into the sweep loops (GCC otherwise keeps some
-// of them out of line because they have several callers).
+// of them out of line because they have several callers), and so must everything they call.
+// GCC's inliner works to a budget for the whole translation unit (--param inline-unit-growth):
+// once this file had grown, it left Eigen's 3x3 matrix-vector product of applyPercussion() out
+// of line, a call per contact update (9 % more instructions per SORContact sweep;
+// -fopt-info-inline-missed names the calls it skipped). Hence the 3x3 products of the sweeps
+// are written out (matVec, matTVec) and the sweep loops are flattened: what they call is inlined
+// whatever the size of the file. tests/build/hot_loops_test.sh checks the compiled loops.
 #if defined(__GNUC__) || defined(__clang__)
 #define GRAIN_SOLVER_INLINE inline __attribute__((always_inline))
+#define GRAIN_SOLVER_FLATTEN __attribute__((flatten))
 #define GRAIN_SOLVER_RESTRICT __restrict__
 #else
 #define GRAIN_SOLVER_INLINE inline
+#define GRAIN_SOLVER_FLATTEN
 #define GRAIN_SOLVER_RESTRICT
 #endif
 
@@ -49,6 +57,22 @@ struct Hot {
   std::size_t contacts;
 };
 
+/// m v for a 3x3 block of the sweeps. The sums are associated as Eigen 3.4 evaluates m * v with
+/// SSE2 (rows 0 and 1 as packets from the left, row 2 as a0 + (a1 + a2)), so that the sweeps
+/// give bit for bit the results of the Eigen expressions they replace.
+GRAIN_SOLVER_INLINE Vec3 matVec(const Mat3& m, const Vec3& v) {
+  return Vec3(m(0, 0) * v.x() + m(0, 1) * v.y() + m(0, 2) * v.z(),
+              m(1, 0) * v.x() + m(1, 1) * v.y() + m(1, 2) * v.z(),
+              m(2, 0) * v.x() + (m(2, 1) * v.y() + m(2, 2) * v.z()));
+}
+
+/// m^T v for a 3x3 block of the sweeps (every row summed from the left, as Eigen does).
+GRAIN_SOLVER_INLINE Vec3 matTVec(const Mat3& m, const Vec3& v) {
+  return Vec3(m(0, 0) * v.x() + m(1, 0) * v.y() + m(2, 0) * v.z(),
+              m(0, 1) * v.x() + m(1, 1) * v.y() + m(2, 1) * v.z(),
+              m(0, 2) * v.x() + m(1, 2) * v.y() + m(2, 2) * v.z());
+}
+
 /// Relative contact velocity in the contact frame, gamma = W_a^T u_a + W_b^T u_b (without the
 /// constant part of non-simulated bodies):
 /// A_CI (v_b - v_a) + J_b^T w_b - J_a^T w_a, J = [r x n, r x t1, r x t2] (I frame).
@@ -57,10 +81,10 @@ GRAIN_SOLVER_INLINE Vec3 contactVelocity(const Hot& h, std::size_t i) {
   const std::uint32_t bb = h.bodyB[i];
   if constexpr (kTwo) {
     const std::uint32_t a = h.bodyA[i];
-    return h.frame[i].transpose() * (h.velocity[bb] - h.velocity[a]) +
-           h.jacB[i].transpose() * h.omega[bb] - h.jacA[i].transpose() * h.omega[a];
+    return matTVec(h.frame[i], h.velocity[bb] - h.velocity[a]) + matTVec(h.jacB[i], h.omega[bb]) -
+           matTVec(h.jacA[i], h.omega[a]);
   } else {
-    return h.frame[i].transpose() * h.velocity[bb] + h.jacB[i].transpose() * h.omega[bb];
+    return matTVec(h.frame[i], h.velocity[bb]) + matTVec(h.jacB[i], h.omega[bb]);
   }
 }
 
@@ -69,13 +93,13 @@ GRAIN_SOLVER_INLINE Vec3 contactVelocity(const Hot& h, std::size_t i) {
 template <bool kTwo>
 GRAIN_SOLVER_INLINE void applyPercussion(Hot& h, std::size_t i, const Vec3& dP) {
   const std::uint32_t bb = h.bodyB[i];
-  const Vec3 f = h.frame[i] * dP;
+  const Vec3 f = matVec(h.frame[i], dP);
   h.velocity[bb] += h.invMass[bb] * f;
-  h.omega[bb] += h.dOmegaB[i] * dP;
+  h.omega[bb] += matVec(h.dOmegaB[i], dP);
   if constexpr (kTwo) {
     const std::uint32_t a = h.bodyA[i];
     h.velocity[a] -= h.invMass[a] * f;
-    h.omega[a] -= h.dOmegaA[i] * dP;
+    h.omega[a] -= matVec(h.dOmegaA[i], dP);
   }
 }
 
@@ -104,7 +128,7 @@ GRAIN_SOLVER_INLINE void sorContactUpdate(Hot& h, std::size_t i) {
 }
 
 template <UcfSubMethod kSub>
-void sweepSorContact(Hot& h) {
+GRAIN_SOLVER_FLATTEN void sweepSorContact(Hot& h) {
   for (std::size_t i = 0; i < h.contacts; ++i) {
     switch (h.kind[i]) {
       case PairKind::TwoBodies:
@@ -150,7 +174,7 @@ GRAIN_SOLVER_INLINE void tangentialUpdate(Hot& h, std::size_t i) {
   applyPercussion<kTwo>(h, i, Vec3(0.0, d1, d2));
 }
 
-void sweepSorFull(Hot& h) {
+GRAIN_SOLVER_FLATTEN void sweepSorFull(Hot& h) {
   for (std::size_t i = 0; i < h.contacts; ++i) {
     switch (h.kind[i]) {
       case PairKind::TwoBodies:
@@ -167,7 +191,7 @@ void sweepSorFull(Hot& h) {
   }
 }
 
-void sweepNormal(Hot& h) {
+GRAIN_SOLVER_FLATTEN void sweepNormal(Hot& h) {
   for (std::size_t i = 0; i < h.contacts; ++i) {
     switch (h.kind[i]) {
       case PairKind::TwoBodies:
@@ -182,7 +206,7 @@ void sweepNormal(Hot& h) {
   }
 }
 
-void sweepTangential(Hot& h) {
+GRAIN_SOLVER_FLATTEN void sweepTangential(Hot& h) {
   for (std::size_t i = 0; i < h.contacts; ++i) {
     switch (h.kind[i]) {
       case PairKind::TwoBodies:
@@ -199,7 +223,7 @@ void sweepTangential(Hot& h) {
 
 /// JOR: all proxes from the same velocities, then all velocity updates (eqs. 8.34, 8.35).
 template <UcfSubMethod kSub>
-void sweepJor(Hot& h) {
+GRAIN_SOLVER_FLATTEN void sweepJor(Hot& h) {
   for (std::size_t i = 0; i < h.contacts; ++i) {
     const PairKind kind = h.kind[i];
     if (kind == PairKind::Passive) {
