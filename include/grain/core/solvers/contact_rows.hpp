@@ -10,8 +10,8 @@
 /// J = [r x n, r x t1, r x t2], their velocity responses Theta^-1 J, the constant part b of the
 /// contact velocity and the law, per solver body its inverse mass and world-frame inverse inertia
 /// (formulas in ContactSolver). One builder serves every consumer: the velocity prox solver
-/// (ContactSolver), its accuracy measures and the assembled Delassus matrix
-/// (assembleLocalProblem).
+/// (ContactSolver), its accuracy measures, the assembled Delassus matrix (assembleLocalProblem)
+/// and the matrix-free Delassus operator (DelassusOperator).
 namespace grain::detail {
 
 /// Fills `sb` with the simulated bodies of `problem`'s contacts (and, with mass splitting, those

@@ -187,7 +187,7 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 /// with Theta_B^-1 = A_IK Theta_K^-1 A_KI at q^M.
 /// Per contact the setup stores (once per solve) the frame A_IC, J_a, J_b, Theta_a^-1 J_a,
 /// Theta_b^-1 J_b, b_i, R_i, mu and the UCFD terms in struct-of-arrays form (built by
-/// contact_rows.hpp, which assembleLocalProblem shares); contacts with one
+/// contact_rows.hpp, which assembleLocalProblem and DelassusOperator share); contacts with one
 /// simulated partner use a one-body kernel. Nothing is allocated per contact once the buffers
 /// have grown, and the kernels have no virtual calls.
 class ContactSolver {
