@@ -34,11 +34,11 @@ void printSummary(const grain::io::SceneDescription& scene) {
   if (s.localMethod) {
     const grain::LocalSolverSettings l = grain::localSolverSettings(s);
     std::printf(
-        "local      %s (assembled Delassus problem each step): stops on %s error <= %g, maxIter "
+        "local      %s (%s Delassus problem each step): stops on %s error <= %g, maxIter "
         "%u, alphaSOR %g alphaJOR %g, warm start %s\n",
-        std::string(toString(l.method)).c_str(), std::string(toString(l.errorMeasure)).c_str(),
-        l.tolerance, l.maxIter, l.alphaSor, l.alphaJor,
-        s.usePercussionCache ? "from the previous step" : "off");
+        std::string(toString(l.method)).c_str(), s.matrixFree ? "matrix-free" : "assembled",
+        std::string(toString(l.errorMeasure)).c_str(), l.tolerance, l.maxIter, l.alphaSor,
+        l.alphaJor, s.usePercussionCache ? "from the previous step" : "off");
   }
   const char* mode =
       scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput" : "every X steps";

@@ -332,6 +332,11 @@ class SceneBuilder {
     out_.solverExtras.computeResidual = e.boolean("computeResidual");
     s.computeTotalOverlap = e.boolean("computeTotalOverlap");
     s.usePercussionCache = e.boolean("usePercussionCache");
+    s.matrixFree = e.boolean("matrixFree");
+    if (s.matrixFree && s.localMethod != LocalSolverMethod::Apgd) {
+      e.failAt("matrixFree", "matrixFree=\"true\" is supported by method APGD only (got method \"" +
+                                 method + "\")");
+    }
     s.reserveContacts = e.integer("reserveContacts");
     s.isFiniteCheck = e.boolean("isFiniteCheck");
     s.driftCorrectionGap = e.boolean("driftCorrectionGap");

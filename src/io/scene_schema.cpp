@@ -163,6 +163,9 @@ constexpr A kInclusionSolver[] = {
     opt("computeResidual", T::Boolean, "false", B::None, {}, "keep checking every body after convergence"),
     opt("computeTotalOverlap", T::Boolean, "false", B::None, {}, "per-body sum of penetrations (m)"),
     opt("usePercussionCache", T::Boolean, "false", B::None, {}, "warm start from the previous step"),
+    opt("matrixFree", T::Boolean, "false", B::None, {},
+        "APGD only: iterate on the matrix-free Delassus operator instead of the assembled matrix "
+        "(docs/solvers.md)"),
     opt("reserveContacts", T::Integer, "1000", B::None, {}, "contacts to reserve memory for"),
     opt("isFiniteCheck", T::Boolean, "false", B::None, {}, "check velocities for NaN/inf after each solve"),
     opt("driftCorrectionGap", T::Boolean, "false", B::None, {}, "push penetrating contacts apart"),

@@ -20,11 +20,12 @@ using testing::makeSystem;
 const Box kBox{Vec3(0.2, 0.1, 0.05), Vec3::Zero()};
 constexpr Real kTolerance = 1e-10;
 
-StepperSettings localSettings(LocalSolverMethod method, Real dt) {
+StepperSettings localSettings(LocalSolverMethod method, Real dt, bool matrixFree = false) {
   StepperSettings s;
   s.deltaT = dt;
   s.endTime = 1e9;
   s.solver.localMethod = method;
+  s.solver.matrixFree = matrixFree;
   s.solver.convergenceMethod = ConvergenceMethod::NaturalMap;
   s.solver.alphaSorProx = 1.0;
   s.solver.maxIter = 100000;
@@ -35,14 +36,15 @@ StepperSettings localSettings(LocalSolverMethod method, Real dt) {
 
 /// Box (four corner contacts) released at rest on a plane inclined by theta; its speed along the
 /// slope after T. Every step must converge to the tolerance.
-Real slideOnIncline(LocalSolverMethod method, Real theta, Real mu, Real T) {
+Real slideOnIncline(LocalSolverMethod method, Real theta, Real mu, Real T,
+                    bool matrixFree = false) {
   const Real dt = 1e-3;
   DynamicsSystem sys = makeSystem(mu, 0.0);
   const Vec3 n(std::sin(theta), 0.0, std::cos(theta));
   const Quat tilt = quat::fromAxisAngle(Vec3::UnitY(), theta);
   addStatic(sys, 0, Halfspace{n}, Vec3::Zero());
   const std::size_t box = addSimulated(sys, 0, kBox, 1.0, (0.05 - 1e-9) * n, tilt);
-  MoreauStepper stepper(localSettings(method, dt));
+  MoreauStepper stepper(localSettings(method, dt, matrixFree));
   const int steps = static_cast<int>(std::lround(T / dt));
   for (int k = 0; k < steps; ++k) {
     const StepStats s = stepper.step(sys);
@@ -81,6 +83,15 @@ INSTANTIATE_TEST_SUITE_P(EveryLocalMethod, LocalMethodInStepper,
                          [](const ::testing::TestParamInfo<LocalMethodName>& p) {
                            return std::string(p.param.sceneName);
                          });
+
+// APGD on the matrix-free Delassus operator (matrixFree): the same closed forms.
+TEST(MatrixFreeApgdInStepper, SlidesAndSticksOnIncline) {
+  const Real theta = 0.3;
+  const Real a = kG * (std::sin(theta) - 0.1 * std::cos(theta));
+  EXPECT_NEAR(slideOnIncline(LocalSolverMethod::Apgd, theta, 0.1, 0.3, true), a * 0.3,
+              1e-6 * a * 0.3);
+  EXPECT_NEAR(slideOnIncline(LocalSolverMethod::Apgd, theta, 0.5, 0.3, true), 0.0, 1e-7);
+}
 
 /// Nine spheres dropped in a 3 x 3 grid onto a floor, with sphere-sphere contacts from the start.
 DynamicsSystem spherePile() {
@@ -150,6 +161,50 @@ TEST(DelassusSorInStepper, EqualsSorContact) {
   for (std::size_t i = 0; i < a.bodies.size(); ++i) {
     EXPECT_LE((a.bodies.positions()[i] - b.bodies.positions()[i]).norm(), 1e-10);
     EXPECT_LE((a.bodies.velocities()[i] - b.bodies.velocities()[i]).norm(), 1e-8);
+  }
+}
+
+// On a pile, step by step from the same state, matrix-free APGD gives the assembled APGD's
+// percussions to its tolerance, with the same convergence and iteration counts (the products
+// differ only by rounding); the trajectories stay together.
+TEST(MatrixFreeApgdInStepper, EqualsAssembledApgdOnAPile) {
+  const Real tol = 1e-8;
+  StepperSettings assembled = localSettings(LocalSolverMethod::Apgd, 2e-3);
+  assembled.solver.relTol = tol;
+  assembled.solver.maxIter = 20000;
+  assembled.solver.driftCorrectionGap = true;
+  StepperSettings matrixFree = assembled;
+  matrixFree.solver.matrixFree = true;
+
+  DynamicsSystem a = spherePile();
+  DynamicsSystem b = spherePile();
+  MoreauStepper sa(assembled);
+  MoreauStepper sb(matrixFree);
+  std::size_t withContacts = 0;
+  for (int k = 0; k < 40; ++k) {
+    const StepStats ta = sa.step(a);
+    const StepStats tb = sb.step(b);
+    ASSERT_EQ(ta.contacts, tb.contacts) << "step " << k;
+    EXPECT_EQ(ta.converged, tb.converged) << "step " << k;
+    EXPECT_TRUE(tb.converged) << "step " << k;
+    EXPECT_LE(tb.naturalMapError, tol) << "step " << k;
+    EXPECT_NEAR(static_cast<Real>(ta.iterations), static_cast<Real>(tb.iterations),
+                0.05 * ta.iterations + 2.0)
+        << "step " << k;
+    Real scale = 0.0;
+    for (const Vec3& p : sa.percussions()) {
+      scale = std::max(scale, p.norm());
+    }
+    for (std::size_t c = 0; c < ta.contacts; ++c) {
+      EXPECT_LE((sa.percussions()[c] - sb.percussions()[c]).norm(), 1e-5 * scale)
+          << "step " << k << " contact " << c;
+    }
+    withContacts += ta.contacts > 9 && ta.iterations > 10 ? 1 : 0;
+  }
+  EXPECT_GT(withContacts, 20u);
+  for (std::size_t i = 0; i < a.bodies.size(); ++i) {
+    EXPECT_LE((a.bodies.positions()[i] - b.bodies.positions()[i]).norm(), 1e-8);
+    EXPECT_LE((a.bodies.velocities()[i] - b.bodies.velocities()[i]).norm(), 1e-6);
   }
 }
 

@@ -3,31 +3,13 @@
 // (kept out of contact_solver.cpp so that the sweep kernels there stay small and inlined).
 #include <cmath>
 
+#include <grain/core/solvers/contact_rows.hpp>
 #include <grain/core/solvers/local_problem.hpp>
 #include <grain/core/solvers/solver_data.hpp>
 
 namespace grain::detail {
 
 namespace {
-
-/// gamma_i = W_i^T u for the solver bodies' velocities (see ContactSolver); 0 for passive ones.
-Vec3 contactVelocity(const SolverContacts& c, const SolverBodies& b, std::size_t i) {
-  switch (c.kind[i]) {
-    case PairKind::TwoBodies: {
-      const std::uint32_t a = c.bodyA[i];
-      const std::uint32_t bb = c.bodyB[i];
-      return c.frame[i].transpose() * (b.velocity[bb] - b.velocity[a]) +
-             c.jacB[i].transpose() * b.omega[bb] - c.jacA[i].transpose() * b.omega[a];
-    }
-    case PairKind::OneBody: {
-      const std::uint32_t bb = c.bodyB[i];
-      return c.frame[i].transpose() * b.velocity[bb] + c.jacB[i].transpose() * b.omega[bb];
-    }
-    case PairKind::Passive:
-      break;
-  }
-  return Vec3::Zero();
-}
 
 /// D P / dt of a UCFD contact (0 for hard contacts).
 Vec3 compliance(const ContactLaw& law, const Vec3& p) {
@@ -49,16 +31,7 @@ void prepareContactMeasures(const SolverContacts& c, const SolverBodies& b,
       continue;
     }
     data.q[i] = contactVelocity(c, b, i) + c.b[i];
-    // G_ii = sum_B m_B^-1 I + J_B^T Theta_B^-1 J_B (the frame of a one-body contact is signed,
-    // which leaves frame^T frame = I and J^T Theta^-1 J unchanged).
-    const ContactLaw& law = c.law[i];
-    Mat3 g = c.jacB[i].transpose() * c.dOmegaB[i];
-    Real invMass = b.invMass[c.bodyB[i]];
-    if (c.kind[i] == PairKind::TwoBodies) {
-      g += c.jacA[i].transpose() * c.dOmegaA[i];
-      invMass += b.invMass[c.bodyA[i]];
-    }
-    g.diagonal() += Vec3(invMass + law.dampN, invMass + law.dampT, invMass + law.dampT);
+    const Mat3 g = diagonalBlock(c, b, i);
     data.blockInverse[i] = (0.5 * (g + g.transpose())).inverse();
   }
 }

@@ -130,9 +130,6 @@ std::string_view toString(LocalErrorMeasure m) {
   return "?";
 }
 
-namespace {
-
-/// Inverse of the symmetric part of a 3x3 block, or its pseudo-inverse if it is singular.
 Mat3 blockInverse(const Mat3& w) {
   const Mat3 s = 0.5 * (w + w.transpose());
   Eigen::SelfAdjointEigenSolver<Mat3> eig(s);
@@ -144,8 +141,6 @@ Mat3 blockInverse(const Mat3& w) {
   }
   return eig.eigenvectors() * inv.asDiagonal() * eig.eigenvectors().transpose();
 }
-
-}  // namespace
 
 LocalErrorEvaluator::LocalErrorEvaluator(const LocalProblem& problem)
     : problem_(&problem), normQ_(problem.q.norm()) {}

@@ -3,139 +3,89 @@
 #include <vector>
 
 #include <grain/core/common/error.hpp>
+#include <grain/core/solvers/contact_rows.hpp>
 #include <grain/core/solvers/local_problem_assembly.hpp>
 
 namespace grain {
 
 namespace {
 
-/// One appearance of a simulated body in a contact: W_i,B^T u_B = sign (A_CI v + J^T omega).
+/// One appearance of a solver body in a contact: W_i,B^T u_B = sign (frame^T v + jac^T omega),
+/// the velocity response of a percussion P on the body being sign (m^-1 frame P, dOmega P).
 struct BodyTerm {
   std::uint32_t contact;
   Real sign;
-  Mat3 frame;  // A_IC (columns n, t1, t2)
-  Mat3 jac;    // J = [r x n, r x t1, r x t2]
+  const Mat3* frame;   // A_IC (signed for a one-body contact, see SolverContacts)
+  const Mat3* jac;     // J = [r x n, r x t1, r x t2]
+  const Mat3* dOmega;  // Theta^-1 J
 };
-
-/// Velocity (I) of the material point at r of body i at the start of the step, with the
-/// solver's rule for non-simulated bodies (static: 0, animated: its prescribed motion).
-Vec3 pointVelocity(const BodyStorage& bodies, std::size_t i, const Vec3& v, const Vec3& omegaBody,
-                   const Vec3& r) {
-  if (bodies.motions()[i] == BodyMotion::Static) {
-    return Vec3::Zero();
-  }
-  const Vec3 omega = bodies.orientations()[i].toRotationMatrix() * omegaBody;
-  return v + omega.cross(r);
-}
 
 }  // namespace
 
 LocalProblem assembleLocalProblem(const BodyStorage& bodies, const ContactProblem& problem,
                                   const InclusionSolverSettings& settings) {
-  const ContactStorage& contacts = problem.contacts;
-  const std::size_t nb = bodies.size();
-  const std::size_t nc = contacts.size();
-  GRAIN_REQUIRE(problem.velocityStart.size() == nb && problem.omegaBodyStart.size() == nb,
-                "ContactProblem: velocityStart/omegaBodyStart must have one entry per body");
-  GRAIN_REQUIRE(std::isfinite(problem.dt) && problem.dt > 0.0, "ContactProblem: dt must be > 0");
-  const Real dt = problem.dt;
-  const Real driftFactor =
-      settings.driftCorrectionGap ? settings.driftCorrectionGapAlpha * 2.0 / dt : 0.0;
+  // The rows the velocity prox solver iterates on (contact_rows.hpp).
+  detail::SolverBodies sb;
+  detail::SolverContacts sc;
+  detail::SolverRolling rolling;
+  detail::setupSolverBodies(bodies, problem, sb);
+  detail::setupSolverContacts(bodies, problem, settings, sb, sc, rolling);
+  const std::size_t nc = sc.size();
 
   LocalProblem out;
   out.q.setZero(static_cast<Eigen::Index>(3 * nc));
   out.mu.setZero(static_cast<Eigen::Index>(nc));
-  std::vector<std::vector<BodyTerm>> terms(nb);
   std::vector<Eigen::Triplet<Real>> triplets;
-  const auto& materials = bodies.materials();
+  // Contacts of every solver body, grouped by body (compressed rows).
+  std::vector<std::uint32_t> start(sb.size() + 1, 0);
+  for (std::size_t c = 0; c < nc; ++c) {
+    if (sc.kind[c] == detail::PairKind::TwoBodies) {
+      ++start[sc.bodyA[c] + 1];
+    }
+    if (sc.kind[c] != detail::PairKind::Passive) {
+      ++start[sc.bodyB[c] + 1];
+    }
+  }
+  for (std::size_t k = 0; k < sb.size(); ++k) {
+    start[k + 1] += start[k];
+  }
+  std::vector<BodyTerm> terms(start.back());
+  std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
 
   for (std::size_t c = 0; c < nc; ++c) {
-    const std::uint32_t a = contacts.bodyA()[c];
-    const std::uint32_t b = contacts.bodyB()[c];
-    GRAIN_REQUIRE(a < nb && b < nb && a != b,
-                  "contact " + std::to_string(c) + " has invalid body indices");
-    const bool simA = bodies.isSimulated(a);
-    const bool simB = bodies.isSimulated(b);
-    Mat3 frame;
-    frame.col(0) = contacts.normals()[c];
-    frame.col(1) = contacts.tangents1()[c];
-    frame.col(2) = contacts.tangents2()[c];
-    const Vec3& rA = contacts.rA()[c];
-    const Vec3& rB = contacts.rB()[c];
-    const ContactParameter& param = problem.parameters.get(materials[a], materials[b]);
     const auto k = static_cast<Eigen::Index>(3 * c);
-    out.mu[static_cast<Eigen::Index>(c)] = param.mu;
-
-    if (!simA && !simB) {
+    const detail::ContactLaw& law = sc.law[c];
+    out.mu[static_cast<Eigen::Index>(c)] = law.mu;
+    if (sc.kind[c] == detail::PairKind::Passive) {
       // No dynamics: r = 0 is the unique solution of u = r.
       for (int d = 0; d < 3; ++d) {
         triplets.emplace_back(k + d, k + d, 1.0);
       }
       continue;
     }
-
-    // Constant part b_i (as ContactSolver::setupContacts).
-    auto startVelocity = [&](std::uint32_t i, const Vec3& r) -> Vec3 {
-      if (bodies.isSimulated(i)) {
-        const Mat3 rot = bodies.orientations()[i].toRotationMatrix();
-        return problem.velocityStart[i] + (rot * problem.omegaBodyStart[i]).cross(r);
-      }
-      return pointVelocity(bodies, i, problem.velocityStart[i], problem.omegaBodyStart[i], r);
-    };
-    const Vec3 gammaStart = frame.transpose() * (startVelocity(b, rB) - startVelocity(a, rA));
-    Vec3 passive = Vec3::Zero();
-    if (!simB) {
-      passive += pointVelocity(bodies, b, bodies.velocities()[b], bodies.omegasBody()[b], rB);
+    out.q.segment<3>(k) = detail::contactVelocity(sc, sb, c) + sc.b[c];
+    const auto contact = static_cast<std::uint32_t>(c);
+    terms[fill[sc.bodyB[c]]++] = {contact, 1.0, &sc.frame[c], &sc.jacB[c], &sc.dOmegaB[c]};
+    if (sc.kind[c] == detail::PairKind::TwoBodies) {
+      terms[fill[sc.bodyA[c]]++] = {contact, -1.0, &sc.frame[c], &sc.jacA[c], &sc.dOmegaA[c]};
     }
-    if (!simA) {
-      passive -= pointVelocity(bodies, a, bodies.velocities()[a], bodies.omegasBody()[a], rA);
-    }
-    const Vec3 eps(param.epsilonN, param.epsilonT, param.epsilonT);
-    Vec3 qc = eps.cwiseProduct(gammaStart) + frame.transpose() * passive;
-    qc.x() += driftFactor * driftGap(contacts.gaps()[c], settings.driftCorrectionGapSlop);
-
-    // Free relative velocity of the simulated bodies, and their Jacobian terms.
-    auto addBody = [&](std::uint32_t i, const Vec3& r, Real sign) {
-      BodyTerm t;
-      t.contact = static_cast<std::uint32_t>(c);
-      t.sign = sign;
-      t.frame = frame;
-      for (int col = 0; col < 3; ++col) {
-        t.jac.col(col) = r.cross(frame.col(col));
-      }
-      const Vec3 omega = bodies.orientations()[i].toRotationMatrix() * bodies.omegasBody()[i];
-      qc += sign * (frame.transpose() * bodies.velocities()[i] + t.jac.transpose() * omega);
-      terms[i].push_back(t);
-    };
-    if (simA) {
-      addBody(a, rA, -1.0);
-    }
-    if (simB) {
-      addBody(b, rB, +1.0);
-    }
-    out.q.segment<3>(k) = qc;
-
-    if (param.model == ContactModel::UCFD) {
-      triplets.emplace_back(k, k, param.invDampingN / dt);
-      triplets.emplace_back(k + 1, k + 1, param.invDampingT / dt);
-      triplets.emplace_back(k + 2, k + 2, param.invDampingT / dt);
+    if (law.dampN != 0.0 || law.dampT != 0.0) {
+      triplets.emplace_back(k, k, law.dampN);
+      triplets.emplace_back(k + 1, k + 1, law.dampT);
+      triplets.emplace_back(k + 2, k + 2, law.dampT);
     }
   }
 
   // W = sum over bodies of the couplings of the contacts they share.
-  for (std::size_t i = 0; i < nb; ++i) {
-    const auto& list = terms[i];
-    if (list.empty()) {
-      continue;
-    }
-    const Mat3 rot = bodies.orientations()[i].toRotationMatrix();
-    const Mat3 invInertia = rot * bodies.invInertiasBody()[i].asDiagonal() * rot.transpose();
-    const Real invMass = bodies.invMasses()[i];
-    for (const BodyTerm& ti : list) {
-      for (const BodyTerm& tj : list) {
+  for (std::size_t body = 0; body < sb.size(); ++body) {
+    const Real invMass = sb.invMass[body];
+    for (std::uint32_t x = start[body]; x < start[body + 1]; ++x) {
+      const BodyTerm& ti = terms[x];
+      for (std::uint32_t y = start[body]; y < start[body + 1]; ++y) {
+        const BodyTerm& tj = terms[y];
         const Mat3 block =
             ti.sign * tj.sign *
-            (invMass * ti.frame.transpose() * tj.frame + ti.jac.transpose() * invInertia * tj.jac);
+            (invMass * ti.frame->transpose() * *tj.frame + ti.jac->transpose() * *tj.dOmega);
         const auto ri = static_cast<Eigen::Index>(3 * ti.contact);
         const auto cj = static_cast<Eigen::Index>(3 * tj.contact);
         for (int r = 0; r < 3; ++r) {

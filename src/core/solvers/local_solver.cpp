@@ -12,6 +12,7 @@
 #include <grain/core/common/error.hpp>
 #include <grain/core/solvers/local_solver.hpp>
 
+#include "local_apgd.hpp"
 #include "local_solver_detail.hpp"
 
 namespace grain {
@@ -194,33 +195,6 @@ void finish(const LocalContext& ctx, VecX& r, VecX& u, Real e, LocalSolverResult
   result.converged = e <= ctx.settings.tolerance;
 }
 
-void finish(const LocalContext& ctx, BestIterate& best, LocalSolverResult& result) {
-  finish(ctx, best.r, best.u, best.error, result);
-}
-
-/// Largest eigenvalue of D^-1/2 W D^-1/2 by power iteration (s = D^-1/2 per contact).
-Real largestEigenvalue(const LocalContext& ctx, const VecX& s3, std::uint32_t iterations) {
-  const auto m = static_cast<Eigen::Index>(3 * ctx.n);
-  VecX v = VecX::Ones(m) / std::sqrt(static_cast<Real>(m));
-  VecX w(m);
-  Real lambda = 0.0;
-  for (std::uint32_t k = 0; k < iterations; ++k) {
-    ctx.w.multiply(s3.cwiseProduct(v), w);
-    w = s3.cwiseProduct(w);
-    const Real norm = w.norm();
-    if (!(norm > 0.0) || !std::isfinite(norm)) {
-      break;
-    }
-    const Real previous = lambda;
-    lambda = norm;
-    v = w / norm;
-    if (k > 2 && std::abs(lambda - previous) <= 1e-3 * lambda) {
-      break;
-    }
-  }
-  return lambda > 0.0 ? lambda : 1.0;
-}
-
 void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
   const LocalSolverSettings& s = ctx.settings;
   std::vector<Vec3> metric = proxMetric(ctx.w, 1.0, s.rStrategy, s.subMethod);
@@ -230,7 +204,8 @@ void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
     for (std::size_t i = 0; i < ctx.n; ++i) {
       s3.segment<3>(static_cast<Eigen::Index>(3 * i)) = metric[i].cwiseSqrt();
     }
-    alpha = std::min(alpha, 1.0 / (1.05 * largestEigenvalue(ctx, s3, s.powerIterations)));
+    AssembledApgdOps ops{ctx};
+    alpha = std::min(alpha, 1.0 / (1.05 * apgdLargestEigenvalue(ops, s3, s.powerIterations)));
   }
   for (Vec3& m : metric) {
     m *= alpha;
@@ -258,77 +233,8 @@ void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
 }  // namespace
 
 void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result) {
-  const LocalSolverSettings& s = ctx.settings;
-  const auto m = static_cast<Eigen::Index>(3 * ctx.n);
-  const Real* mu = ctx.problem.mu.data();
-
-  // Per-contact scaling d_i and step t.
-  VecX s3(m);     // d_i^-1/2 per component
-  VecX dInv3(m);  // t / d_i per component
-  for (std::size_t i = 0; i < ctx.n; ++i) {
-    Real d = 1.0;
-    if (s.apgdDiagonalScaling) {
-      d = ctx.w.diagonalBlock(i).diagonal().maxCoeff();
-      if (!(d > 0.0)) {
-        d = 1.0;
-      }
-    }
-    s3.segment<3>(static_cast<Eigen::Index>(3 * i)).setConstant(1.0 / std::sqrt(d));
-    dInv3.segment<3>(static_cast<Eigen::Index>(3 * i)).setConstant(1.0 / d);
-  }
-  const Real lambda = largestEigenvalue(ctx, s3, s.powerIterations);
-  dInv3 *= 1.0 / (1.05 * lambda);
-
-  VecX wx;
-  ctx.w.multiply(x, wx);
-  VecX u = wx + ctx.problem.q;
-  BestIterate best;
-  Real e = ctx.error(x, u);
-  best.offer(x, u, e);
-
-  VecX y = x;
-  VecX wy = wx;
-  VecX xNew(m);
-  VecX wxNew(m);
-  Real theta = 1.0;
-  for (std::uint32_t it = 0; it < s.maxIter && !(e <= s.tolerance); ++it) {
-    Real restartTest = 0.0;
-    for (std::size_t i = 0; i < ctx.n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      Vec3 g = wy.segment<3>(k) + ctx.problem.q.segment<3>(k);
-      if (s.apgdDeSaxce) {
-        g = prox::deSaxceShift(g, mu[i]);
-      }
-      const Vec3 xi =
-          prox::projectCone(y.segment<3>(k) - dInv3.segment<3>(k).cwiseProduct(g), mu[i]);
-      restartTest += g.dot(xi - x.segment<3>(k));
-      xNew.segment<3>(k) = xi;
-    }
-    ctx.w.multiply(xNew, wxNew);
-    u = wxNew + ctx.problem.q;
-    e = ctx.error(xNew, u);
-    result.iterations = it + 1;
-    if (!std::isfinite(e)) {
-      result.finite = false;
-      break;
-    }
-    best.offer(xNew, u, e);
-
-    const Real thetaNew = 0.5 * (theta * std::sqrt(theta * theta + 4.0) - theta * theta);
-    if (restartTest > 0.0) {
-      y = xNew;
-      wy = wxNew;
-      theta = 1.0;
-    } else {
-      const Real beta = theta * (1.0 - theta) / (theta * theta + thetaNew);
-      y = xNew + beta * (xNew - x);
-      wy = wxNew + beta * (wxNew - wx);
-      theta = thetaNew;
-    }
-    x.swap(xNew);
-    wx.swap(wxNew);
-  }
-  finish(ctx, best, result);
+  AssembledApgdOps ops{ctx};
+  apgdIterate(ops, ctx.settings, std::move(x), result);
 }
 
 void runSor(const LocalContext& ctx, VecX r, std::uint32_t maxIter, LocalSolverResult& result) {

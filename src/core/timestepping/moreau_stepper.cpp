@@ -69,7 +69,6 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
     stats.converged = true;
     return stats;
   }
-  const LocalProblem local = assembleLocalProblem(bodies, problem, s);
   if (s.usePercussionCache) {
     detail::makePercussionCacheKeys(bodies, contacts, localCacheKeys_, localCacheOrdinal_);
     localGuess_.setZero(static_cast<Eigen::Index>(3 * nc));
@@ -78,7 +77,16 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
                                       localGuess_.segment<3>(static_cast<Eigen::Index>(3 * c)) = p;
                                     });
   }
-  solve(local, localSolverSettings(s), s.usePercussionCache ? &localGuess_ : nullptr, localResult_);
+  const VecX* guess = s.usePercussionCache ? &localGuess_ : nullptr;
+  LocalProblem local;
+  if (s.matrixFree) {
+    // APGD on the matrix-free Delassus operator: nothing is assembled.
+    matrixFree_.build(bodies, problem, s);
+    solveApgd(matrixFree_, localSolverSettings(s), guess, localResult_);
+  } else {
+    local = assembleLocalProblem(bodies, problem, s);
+    solve(local, localSolverSettings(s), guess, localResult_);
+  }
   const LocalSolverResult& result = localResult_;
   applyContactPercussions(bodies, contacts, result.r);
   localPercussions_.resize(nc);
@@ -94,9 +102,15 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
   stats.iterations = result.iterations;
   stats.converged = result.converged;
   stats.finite = result.finite && result.r.allFinite();
-  const LocalErrorEvaluator evaluator(local);
-  stats.naturalMapError = evaluator.naturalMap(result.r, result.u);
-  stats.koziaraError = evaluator.koziara(result.r, result.u);
+  if (s.matrixFree) {
+    stats.naturalMapError =
+        matrixFree_.error(LocalErrorMeasure::NaturalMap, result.r, result.u, nullptr);
+    stats.koziaraError = matrixFree_.error(LocalErrorMeasure::Koziara, result.r, result.u, nullptr);
+  } else {
+    const LocalErrorEvaluator evaluator(local);
+    stats.naturalMapError = evaluator.naturalMap(result.r, result.u);
+    stats.koziaraError = evaluator.koziara(result.r, result.u);
+  }
   return stats;
 }
 

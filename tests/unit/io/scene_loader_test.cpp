@@ -698,6 +698,8 @@ const BadCase kBadCases[] = {
    "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties: missing required element 'Material'"},
   {"SimulatedWithoutMass", "<Mass distribute=\"homogen\" density=\"2500\"/>", "", 22,
    "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties: missing required element 'Mass' (simulated bodies need a mass)"},
+  {"MatrixFreeWithoutApgd", "method=\"SORContact\"", "method=\"PQN\" matrixFree=\"true\"", 6,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: matrixFree=\"true\" is supported by method APGD only (got method \"PQN\")"},
   {"MinIterAboveMaxIter", "maxIter=\"100\"", "maxIter=\"100\" minIter=\"200\"", 7,
    "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'minIter' must be <= maxIter (got 200 > 100)"},
   {"SimulatedHalfspace", "<DynamicState type=\"static\"/>", "<DynamicState type=\"simulated\"/>", 38,
@@ -839,6 +841,15 @@ TEST(SceneWarnings, VelocityConvergenceMethodWithLocalSolverWarns) {
   EXPECT_EQ(*plain.stepper.solver.localMethod, LocalSolverMethod::JorProx);
 }
 
+TEST(SceneSolver, MatrixFreeApgd) {
+  TempDir dir;
+  test::writeText(dir / "scene.xml", test::replaceOnce(kBase, "method=\"SORContact\"",
+                                                       "method=\"APGD\" matrixFree=\"true\""));
+  const SceneDescription d = loadScene(dir / "scene.xml");
+  EXPECT_EQ(d.stepper.solver.localMethod, LocalSolverMethod::Apgd);
+  EXPECT_TRUE(d.stepper.solver.matrixFree);
+}
+
 TEST(SceneDefaults, DefaultsMatchGrsf) {
   TempDir dir;
   std::string text = test::replaceOnce(kBase, "<ContactParameterMap>", "<!--");
@@ -852,6 +863,7 @@ TEST(SceneDefaults, DefaultsMatchGrsf) {
   EXPECT_EQ(s.subMethodUcf, UcfSubMethod::AlartCurnier);
   EXPECT_EQ(s.convergenceMethod, ConvergenceMethod::InVelocity);
   EXPECT_FALSE(s.localMethod.has_value());
+  EXPECT_FALSE(s.matrixFree);
   EXPECT_EQ(s.minIter, 0u);
   EXPECT_EQ(s.reserveContacts, 1000u);
   EXPECT_FALSE(s.driftCorrectionGap);

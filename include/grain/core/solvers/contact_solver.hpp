@@ -186,7 +186,8 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 ///   v_B += +-m_B^-1 A_IC dP,   omega_B += +-Theta_B^-1 J_B dP
 /// with Theta_B^-1 = A_IK Theta_K^-1 A_KI at q^M.
 /// Per contact the setup stores (once per solve) the frame A_IC, J_a, J_b, Theta_a^-1 J_a,
-/// Theta_b^-1 J_b, b_i, R_i, mu and the UCFD terms in struct-of-arrays form; contacts with one
+/// Theta_b^-1 J_b, b_i, R_i, mu and the UCFD terms in struct-of-arrays form (built by
+/// contact_rows.hpp, which assembleLocalProblem and DelassusOperator share); contacts with one
 /// simulated partner use a one-body kernel. Nothing is allocated per contact once the buffers
 /// have grown, and the kernels have no virtual calls.
 class ContactSolver {
@@ -222,7 +223,6 @@ class ContactSolver {
 
  private:
   void setupBodies(const BodyStorage& bodies, const ContactProblem& problem);
-  void loadVelocities(const BodyStorage& bodies);
   void storeVelocities(BodyStorage& bodies) const;
   void setupContacts(const BodyStorage& bodies, const ContactProblem& problem);
   void initialPercussions(const BodyStorage& bodies, const ContactProblem& problem);

@@ -115,6 +115,10 @@ Real naturalMapError(Real residualNorm, Real normQ, Real normR, Real normU);
 /// denominator is not positive.
 Real koziaraError(Real numerator, Real denominator);
 
+/// The W_ii^-1 of Koziara's measure: the inverse of the symmetric part of the 3x3 block w, or its
+/// pseudo-inverse if it is singular (eigenvalues below 1e-12 of the largest dropped).
+Mat3 blockInverse(const Mat3& w);
+
 /// Name of a measure ("natural-map", "koziara", "relaxed").
 std::string_view toString(LocalErrorMeasure m);
 

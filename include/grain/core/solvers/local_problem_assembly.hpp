@@ -25,6 +25,9 @@ namespace grain {
 /// Then r = P and u = W r + q = xi (see LocalProblem for the mapping), and the mu of each
 /// contact is that of its material pair. A contact without a simulated body gets W_ii = I, no
 /// coupling and q_i = 0, so its unique solution is r_i = 0 (ContactSolver leaves it at 0).
+/// W and q are built from the contact rows ContactSolver iterates on (contact_rows.hpp): with
+/// mass splitting (problem.multiplicity) m_B and Theta_B are those of the body's copy. Rolling
+/// resistance has no rows in W (only ContactSolver's SorContact treats it).
 /// Throws grain::Error for invalid body indices or sizes.
 LocalProblem assembleLocalProblem(const BodyStorage& bodies, const ContactProblem& problem,
                                   const InclusionSolverSettings& settings);

@@ -60,6 +60,8 @@
 ///     this is the accelerated projected gradient of 1/2 r.W r + q.r on the cones; with the De
 ///     Saxce term it is a heuristic acceleration of Acary-Bremond-Huber's FP-DS fixed point whose
 ///     fixed points are exactly the solutions of FC(W, q, mu).
+///     The same iteration runs on the matrix-free Delassus operator of a time step
+///     (matrix_free_problem.hpp, solveApgd).
 ///   - Pqn: Koziara's projected quasi-Newton method (formulas and grain's additions in
 ///     local_pqn.hpp), with SorProx as the fallback when it does not reach the tolerance in
 ///     pqnMaxIter Newton steps.

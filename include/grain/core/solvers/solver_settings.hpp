@@ -54,6 +54,10 @@ struct InclusionSolverSettings {
   /// If set, every step assembles the local problem and solves it with this local solver
   /// instead of the velocity prox solver (`method` is then unused; see MoreauStepper).
   std::optional<LocalSolverMethod> localMethod;
+  /// With localMethod Apgd: the step's problem is not assembled; APGD runs on the matrix-free
+  /// Delassus operator (MatrixFreeProblem, solveApgd) with the same settings and measures.
+  /// Only valid with localMethod Apgd (validate()).
+  bool matrixFree = false;
   Real alphaSorProx = 1.2;  ///< relaxation in (0, 2) for the SOR methods
   Real alphaJorProx = 0.5;  ///< relaxation in (0, 2) for JOR
   RStrategy rStrategy = RStrategy::Max;

@@ -9,6 +9,7 @@
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
 #include <grain/core/solvers/local_solver.hpp>
+#include <grain/core/solvers/matrix_free_problem.hpp>
 #include <grain/core/timestepping/dynamics_system.hpp>
 #include <grain/core/timestepping/exchange.hpp>
 #include <grain/core/timestepping/step_stats.hpp>
@@ -38,8 +39,10 @@ void validate(const StepperSettings& s);
 /// assembled (assembleLocalProblem), solved with localSolverSettings(settings.solver), started
 /// from the previous step's percussions if usePercussionCache (the same cache as ContactSolver's,
 /// projected onto the new contact frames; contacts without an entry start at 0), and the
-/// percussions are applied to the bodies (applyContactPercussions). This path is serial: it
-/// throws grain::Error if a body is split over processes.
+/// percussions are applied to the bodies (applyContactPercussions). With settings.solver.matrixFree
+/// (APGD only) the problem is not assembled: MatrixFreeProblem holds the step's contact rows and
+/// solveApgd() iterates on the DelassusOperator. This path is serial: it throws grain::Error if
+/// a body is split over processes.
 ///
 /// Distributed runs pass StepExchanges: after the first half step exchanges.bodies moves bodies
 /// between processes (the storage is then put back in id order), after collision detection it
@@ -121,6 +124,7 @@ class MoreauStepper {
   std::vector<std::uint32_t> localCacheOrdinal_;
   VecX localGuess_;                ///< warm start, 3 per contact (kept to reuse its storage)
   LocalSolverResult localResult_;  ///< solved into, keeping the storage of r and u
+  MatrixFreeProblem matrixFree_;   ///< settings_.solver.matrixFree: the step's rows and operator
 };
 
 /// Combines the statistics of one step over the processes of `reducer`: contacts and energies

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <grain/core/bodies/body_storage.hpp>
+#include <grain/core/solvers/contact_solver.hpp>
+#include <grain/core/solvers/solver_data.hpp>
+#include <grain/core/solvers/solver_settings.hpp>
+
+/// The contact rows of one Moreau step: per contact the frame A_IC, the rotational Jacobians
+/// J = [r x n, r x t1, r x t2], their velocity responses Theta^-1 J, the constant part b of the
+/// contact velocity and the law, per solver body its inverse mass and world-frame inverse inertia
+/// (formulas in ContactSolver). One builder serves every consumer: the velocity prox solver
+/// (ContactSolver), its accuracy measures, the assembled Delassus matrix (assembleLocalProblem)
+/// and the matrix-free Delassus operator (DelassusOperator).
+namespace grain::detail {
+
+/// Fills `sb` with the simulated bodies of `problem`'s contacts (and, with mass splitting, those
+/// of multiplicity > 1), in BodyStorage order: inverse mass and inertia times the multiplicity,
+/// rotation at q^M, and the bodies' current velocities (v in I, omega = A_IK Omega_K). Throws
+/// grain::Error for invalid body indices, sizes or dt.
+void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem, SolverBodies& sb);
+
+/// Fills `sc` with the rows of every contact of `problem` in ContactStorage order (kind, solver
+/// bodies, frame, J, Theta^-1 J, b, law) and `rolling` with the contacts that have rolling
+/// resistance. The law's metric R^-1 follows `settings` (method, alpha, rStrategy, subMethodUcf);
+/// b includes the drift term if settings.driftCorrectionGap. `sb` must come from
+/// setupSolverBodies() for the same problem.
+void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& problem,
+                         const InclusionSolverSettings& settings, const SolverBodies& sb,
+                         SolverContacts& sc, SolverRolling& rolling);
+
+/// gamma_i = W_i^T u of contact i for the solver bodies' current velocities (the relative
+/// contact velocity without b_i, m/s); 0 for a passive contact.
+inline Vec3 contactVelocity(const SolverContacts& c, const SolverBodies& b, std::size_t i) {
+  switch (c.kind[i]) {
+    case PairKind::TwoBodies: {
+      const std::uint32_t a = c.bodyA[i];
+      const std::uint32_t bb = c.bodyB[i];
+      return c.frame[i].transpose() * (b.velocity[bb] - b.velocity[a]) +
+             c.jacB[i].transpose() * b.omega[bb] - c.jacA[i].transpose() * b.omega[a];
+    }
+    case PairKind::OneBody: {
+      const std::uint32_t bb = c.bodyB[i];
+      return c.frame[i].transpose() * b.velocity[bb] + c.jacB[i].transpose() * b.omega[bb];
+    }
+    case PairKind::Passive:
+      break;
+  }
+  return Vec3::Zero();
+}
+
+/// The Delassus block W_ii = G_ii + D_i / dt of contact i (G_ii = sum_B m_B^-1 I +
+/// J_B^T Theta_B^-1 J_B, D the UCFD compliance); the identity for a passive contact (as
+/// assembleLocalProblem()).
+inline Mat3 diagonalBlock(const SolverContacts& c, const SolverBodies& b, std::size_t i) {
+  if (c.kind[i] == PairKind::Passive) {
+    return Mat3::Identity();
+  }
+  // The frame of a one-body contact is signed, which leaves frame^T frame = I and
+  // J^T Theta^-1 J unchanged.
+  const ContactLaw& law = c.law[i];
+  Mat3 g = c.jacB[i].transpose() * c.dOmegaB[i];
+  Real invMass = b.invMass[c.bodyB[i]];
+  if (c.kind[i] == PairKind::TwoBodies) {
+    g += c.jacA[i].transpose() * c.dOmegaA[i];
+    invMass += b.invMass[c.bodyA[i]];
+  }
+  g.diagonal() += Vec3(invMass + law.dampN, invMass + law.dampT, invMass + law.dampT);
+  return g;
+}
+
+}  // namespace grain::detail

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+// The contact rows of one step (contact_rows.hpp): the one builder of frames, Jacobians and
+// constant terms that the velocity prox solver and the assembled Delassus matrix share.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <grain/core/common/error.hpp>
+#include <grain/core/solvers/contact_rows.hpp>
+
+namespace grain::detail {
+
+namespace {
+
+/// Velocity (I frame) of the material point at offset r (I) of a non-simulated body:
+/// static bodies do not move; animated bodies move with their stored velocities.
+Vec3 passivePointVelocity(const BodyStorage& bodies, std::size_t i, const Vec3& v,
+                          const Vec3& omegaBody, const Vec3& r) {
+  if (bodies.motions()[i] == BodyMotion::Static) {
+    return Vec3::Zero();
+  }
+  const Vec3 omega = bodies.orientations()[i].toRotationMatrix() * omegaBody;
+  return v + omega.cross(r);
+}
+
+}  // namespace
+
+void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem, SolverBodies& sb) {
+  const std::size_t n = bodies.size();
+  const ContactStorage& contacts = problem.contacts;
+  GRAIN_REQUIRE(problem.velocityStart.size() == n && problem.omegaBodyStart.size() == n,
+                "ContactProblem: velocityStart/omegaBodyStart must have one entry per body");
+  GRAIN_REQUIRE(std::isfinite(problem.dt) && problem.dt > 0.0, "ContactProblem: dt must be > 0");
+  sb.solverIndexOf.assign(n, kNoSolverBody);
+  const auto& a = contacts.bodyA();
+  const auto& b = contacts.bodyB();
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    GRAIN_REQUIRE(a[c] < n && b[c] < n && a[c] != b[c],
+                  "contact " + std::to_string(c) + " has invalid body indices");
+    if (bodies.isSimulated(a[c]))
+      sb.solverIndexOf[a[c]] = 0;
+    if (bodies.isSimulated(b[c]))
+      sb.solverIndexOf[b[c]] = 0;
+  }
+  const auto& multiplicity = problem.multiplicity;
+  GRAIN_REQUIRE(multiplicity.empty() || multiplicity.size() == n,
+                "ContactProblem: multiplicity must be empty or have one entry per body");
+  for (std::size_t i = 0; i < multiplicity.size(); ++i) {
+    if (multiplicity[i] > 1 && bodies.isSimulated(i)) {
+      sb.solverIndexOf[i] = 0;
+    }
+  }
+  sb.storageIndex.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (sb.solverIndexOf[i] != kNoSolverBody) {
+      sb.solverIndexOf[i] = static_cast<std::uint32_t>(sb.storageIndex.size());
+      sb.storageIndex.push_back(static_cast<std::uint32_t>(i));
+    }
+  }
+  const std::size_t m = sb.storageIndex.size();
+  sb.velocity.resize(m);
+  sb.omega.resize(m);
+  sb.invMass.resize(m);
+  sb.invInertia.resize(m);
+  sb.rotation.resize(m);
+  for (std::size_t k = 0; k < m; ++k) {
+    const std::size_t i = sb.storageIndex[k];
+    // A copy of a body split over p processes has mass M/p and inertia Theta/p (eq. 13.12).
+    const Real p = multiplicity.empty() ? 1.0 : static_cast<Real>(std::max(1u, multiplicity[i]));
+    sb.rotation[k] = bodies.orientations()[i].toRotationMatrix();
+    sb.invMass[k] = p * bodies.invMasses()[i];
+    sb.invInertia[k] = SymMat3::rotateDiagonal(sb.rotation[k], p * bodies.invInertiasBody()[i]);
+  }
+  for (std::size_t k = 0; k < m; ++k) {
+    const std::size_t i = sb.storageIndex[k];
+    sb.velocity[k] = bodies.velocities()[i];
+    sb.omega[k] = sb.rotation[k] * bodies.omegasBody()[i];
+  }
+}
+
+void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& problem,
+                         const InclusionSolverSettings& settings, const SolverBodies& sb,
+                         SolverContacts& sc, SolverRolling& rolling) {
+  const ContactStorage& contacts = problem.contacts;
+  const std::size_t nc = contacts.size();
+  sc.kind.resize(nc);
+  sc.bodyA.resize(nc);
+  sc.bodyB.resize(nc);
+  sc.frame.resize(nc);
+  sc.jacA.resize(nc);
+  sc.jacB.resize(nc);
+  sc.dOmegaA.resize(nc);
+  sc.dOmegaB.resize(nc);
+  sc.b.resize(nc);
+  sc.law.resize(nc);
+  rolling.clear();
+
+  const bool jor = settings.method == SolverMethod::Jor;
+  const Real alpha = jor ? settings.alphaJorProx : settings.alphaSorProx;
+  // The whole-contact cone projection needs one scalar metric per contact (see ContactSolver).
+  const bool coneMetric = settings.subMethodUcf == UcfSubMethod::DeSaxce &&
+                          (settings.method == SolverMethod::SorContact || jor);
+  const Real dt = problem.dt;
+  const Real driftFactor =
+      settings.driftCorrectionGap ? settings.driftCorrectionGapAlpha * 2.0 / dt : 0.0;
+
+  const auto& materials = bodies.materials();
+  MaterialId lastM1 = 0;
+  MaterialId lastM2 = 0;
+  const ContactParameter* param = nullptr;
+
+  for (std::size_t c = 0; c < nc; ++c) {
+    const std::uint32_t a = contacts.bodyA()[c];
+    const std::uint32_t b = contacts.bodyB()[c];
+    const bool simA = bodies.isSimulated(a);
+    const bool simB = bodies.isSimulated(b);
+    Mat3 frame;
+    frame.col(0) = contacts.normals()[c];
+    frame.col(1) = contacts.tangents1()[c];
+    frame.col(2) = contacts.tangents2()[c];
+    const Vec3& rA = contacts.rA()[c];
+    const Vec3& rB = contacts.rB()[c];
+
+    if (param == nullptr || materials[a] != lastM1 || materials[b] != lastM2) {
+      lastM1 = materials[a];
+      lastM2 = materials[b];
+      param = &problem.parameters.get(lastM1, lastM2);
+    }
+
+    // gamma^S = W^T u^S + chi (both bodies, I frame -> C frame), and the constant velocity of
+    // a non-simulated partner at the end of the step (its part of W^T u^E + chi).
+    auto pointVelocityStart = [&](std::uint32_t i, const Vec3& r) -> Vec3 {
+      if (bodies.isSimulated(i)) {
+        const Mat3& rot = sb.rotation[sb.solverIndexOf[i]];
+        return problem.velocityStart[i] + (rot * problem.omegaBodyStart[i]).cross(r);
+      }
+      return passivePointVelocity(bodies, i, problem.velocityStart[i], problem.omegaBodyStart[i],
+                                  r);
+    };
+    const Vec3 gammaStart =
+        frame.transpose() * (pointVelocityStart(b, rB) - pointVelocityStart(a, rA));
+    Vec3 passiveVelocity = Vec3::Zero();
+    if (!simB) {
+      passiveVelocity +=
+          passivePointVelocity(bodies, b, bodies.velocities()[b], bodies.omegasBody()[b], rB);
+    }
+    if (!simA) {
+      passiveVelocity -=
+          passivePointVelocity(bodies, a, bodies.velocities()[a], bodies.omegasBody()[a], rA);
+    }
+    const Vec3 eps(param->epsilonN, param->epsilonT, param->epsilonT);
+    Vec3 bc = eps.cwiseProduct(gammaStart) + frame.transpose() * passiveVelocity;
+    bc.x() += driftFactor * driftGap(contacts.gaps()[c], settings.driftCorrectionGapSlop);
+    sc.b[c] = bc;
+
+    // Rotational Jacobians J = [r x n, r x t1, r x t2], their velocity responses
+    // Theta_I^-1 J, and the Delassus block G_ii = sum_B m_B^-1 I + J_B^T Theta_B^-1 J_B.
+    Mat3 jacA = Mat3::Zero();
+    Mat3 jacB = Mat3::Zero();
+    Mat3 dOmegaA = Mat3::Zero();
+    Mat3 dOmegaB = Mat3::Zero();
+    Mat3 g = Mat3::Zero();
+    auto addBody = [&](std::uint32_t i, const Vec3& r, Mat3& jac, Mat3& dOmega) {
+      const std::uint32_t k = sb.solverIndexOf[i];
+      for (int col = 0; col < 3; ++col) {
+        jac.col(col) = r.cross(frame.col(col));
+        dOmega.col(col) = sb.invInertia[k] * jac.col(col);
+      }
+      g += sb.invMass[k] * Mat3::Identity() + jac.transpose() * dOmega;
+    };
+    if (simA)
+      addBody(a, rA, jacA, dOmegaA);
+    if (simB)
+      addBody(b, rB, jacB, dOmegaB);
+
+    ContactLaw law;
+    law.mu = param->mu;
+    if (param->model == ContactModel::UCFD) {
+      law.dampN = param->invDampingN / dt;
+      law.dampT = param->invDampingT / dt;
+    }
+    const Real gN = g(0, 0) + law.dampN;
+    const Real gT = std::max(g(1, 1), g(2, 2)) + law.dampT;
+    if (settings.rStrategy == RStrategy::Sum) {
+      law.rInvN = law.rInvT = alpha / (g.trace() + law.dampN + 2.0 * law.dampT);
+    } else if (coneMetric) {
+      law.rInvN = law.rInvT = alpha / std::max(gN, gT);
+    } else {
+      law.rInvN = alpha / gN;
+      law.rInvT = alpha / gT;
+    }
+
+    if (simA && simB) {
+      sc.kind[c] = PairKind::TwoBodies;
+      sc.bodyA[c] = sb.solverIndexOf[a];
+      sc.bodyB[c] = sb.solverIndexOf[b];
+      sc.frame[c] = frame;
+      sc.jacA[c] = jacA;
+      sc.jacB[c] = jacB;
+      sc.dOmegaA[c] = dOmegaA;
+      sc.dOmegaB[c] = dOmegaB;
+    } else if (simB) {
+      sc.kind[c] = PairKind::OneBody;
+      sc.bodyA[c] = kNoSolverBody;
+      sc.bodyB[c] = sb.solverIndexOf[b];
+      sc.frame[c] = frame;
+      sc.jacA[c].setZero();
+      sc.jacB[c] = jacB;
+      sc.dOmegaA[c].setZero();
+      sc.dOmegaB[c] = dOmegaB;
+    } else if (simA) {
+      // gamma = -(A_CI v_a + J_a^T w_a): keep the single body in the B slot, negate frame and J.
+      sc.kind[c] = PairKind::OneBody;
+      sc.bodyA[c] = kNoSolverBody;
+      sc.bodyB[c] = sb.solverIndexOf[a];
+      sc.frame[c] = -frame;
+      sc.jacA[c].setZero();
+      sc.jacB[c] = -jacA;
+      sc.dOmegaA[c].setZero();
+      sc.dOmegaB[c] = -dOmegaA;
+    } else {
+      sc.kind[c] = PairKind::Passive;
+      sc.bodyA[c] = kNoSolverBody;
+      sc.bodyB[c] = kNoSolverBody;
+      sc.frame[c] = frame;
+      sc.jacA[c].setZero();
+      sc.jacB[c].setZero();
+      sc.dOmegaA[c].setZero();
+      sc.dOmegaB[c].setZero();
+    }
+    sc.law[c] = law;
+
+    // solve() refused rolling resistance for the other methods (checkRollingResistanceSupported).
+    if (param->muRolling > 0.0 && sc.kind[c] != PairKind::Passive) {
+      addRollingContact(rolling, sc, sb, bodies, c, a, b, rA, rB, frame, param->muRolling, alpha);
+    }
+  }
+}
+
+}  // namespace grain::detail

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <grain/core/common/error.hpp>
+#include <grain/core/solvers/contact_rows.hpp>
+#include <grain/core/solvers/matrix_free_problem.hpp>
+#include <grain/core/timestepping/exchange.hpp>
+
+#include "local_apgd.hpp"
+
+namespace grain {
+
+void MatrixFreeProblem::build(const BodyStorage& bodies, const ContactProblem& problem,
+                              const InclusionSolverSettings& settings) {
+  detail::setupSolverBodies(bodies, problem, bodies_);
+  detail::setupSolverContacts(bodies, problem, settings, bodies_, contacts_, rolling_);
+  const std::size_t n = contacts_.size();
+  q_.resize(static_cast<Eigen::Index>(3 * n));
+  mu_.resize(static_cast<Eigen::Index>(n));
+  blockInverse_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto k = static_cast<Eigen::Index>(3 * i);
+    mu_[static_cast<Eigen::Index>(i)] = contacts_.law[i].mu;
+    // As assembleLocalProblem(): q_i = 0 for a contact without a simulated body.
+    q_.segment<3>(k) = contacts_.kind[i] == detail::PairKind::Passive
+                           ? Vec3::Zero()
+                           : Vec3(detail::contactVelocity(contacts_, bodies_, i) + contacts_.b[i]);
+    blockInverse_[i] = blockInverse(diagonalBlock(i));
+  }
+  koziaraDenominator_ = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec3 qi = q_.segment<3>(static_cast<Eigen::Index>(3 * i));
+    koziaraDenominator_ += qi.dot(blockInverse_[i] * qi);
+  }
+}
+
+Mat3 MatrixFreeProblem::diagonalBlock(std::size_t i) const {
+  return detail::diagonalBlock(contacts_, bodies_, i);
+}
+
+Real MatrixFreeProblem::error(LocalErrorMeasure m, const VecX& r, const VecX& u,
+                              Reducer* reducer) const {
+  // Residual^2, |r|^2, |u|^2, |q|^2 (natural map, relaxed); e.W^-1 e, q.W^-1 q (Koziara).
+  std::array<Real, 4> s{};
+  const std::size_t n = contactCount();
+  const Real* mu = mu_.data();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto k = static_cast<Eigen::Index>(3 * i);
+    const Vec3 ri = r.segment<3>(k);
+    const Vec3 ui = u.segment<3>(k);
+    const Vec3 e = m == LocalErrorMeasure::Relaxed ? relaxedResidual(ri, ui, mu[i])
+                                                   : naturalMapResidual(ri, ui, mu[i]);
+    if (m == LocalErrorMeasure::Koziara) {
+      s[0] += e.dot(blockInverse_[i] * e);
+    } else {
+      s[0] += e.squaredNorm();
+    }
+  }
+  if (m == LocalErrorMeasure::Koziara) {
+    s[1] = koziaraDenominator_;
+  } else {
+    s[1] = r.squaredNorm();
+    s[2] = u.squaredNorm();
+    s[3] = q_.squaredNorm();
+  }
+  if (reducer != nullptr) {
+    reducer->sum(s);
+  }
+  if (m == LocalErrorMeasure::Koziara) {
+    const Real err = koziaraError(s[0], s[1]);
+    return std::isfinite(err) ? err : std::numeric_limits<Real>::infinity();
+  }
+  return naturalMapError(std::sqrt(s[0]), std::sqrt(s[3]), std::sqrt(s[1]), std::sqrt(s[2]));
+}
+
+namespace {
+
+/// The Ops of apgdIterate (local_apgd.hpp) on the matrix-free problem.
+struct MatrixFreeApgdOps {
+  MatrixFreeProblem& problem;
+  LocalErrorMeasure measure;
+  Reducer* reducer;
+
+  std::size_t contacts() const { return problem.contactCount(); }
+  const VecX& q() const { return problem.q(); }
+  Real mu(std::size_t i) const { return problem.mu()[static_cast<Eigen::Index>(i)]; }
+  Mat3 diagonalBlock(std::size_t i) const { return problem.diagonalBlock(i); }
+  void multiply(const VecX& x, VecX& y) const { problem.delassus().multiply(x, y); }
+  Real sum(Real local) const {
+    std::array<Real, 1> s{local};
+    if (reducer != nullptr) {
+      reducer->sum(s);
+    }
+    return s[0];
+  }
+  Real error(const VecX& r, const VecX& u) const { return problem.error(measure, r, u, reducer); }
+};
+
+}  // namespace
+
+void solveApgd(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
+               const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer) {
+  const auto start = std::chrono::steady_clock::now();
+  validate(settings);
+  const std::size_t n = problem.contactCount();
+  const auto m = static_cast<Eigen::Index>(3 * n);
+  result.resetKeepingStorage();
+  VecX x = VecX::Zero(m);
+  if (initialGuess != nullptr) {
+    GRAIN_REQUIRE(initialGuess->size() == m, "initial guess must have 3n = " + std::to_string(m) +
+                                                 " entries, got " +
+                                                 std::to_string(initialGuess->size()));
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      x.segment<3>(k) = prox::projectCone(initialGuess->segment<3>(k),
+                                          problem.mu()[static_cast<Eigen::Index>(i)]);
+    }
+  }
+  // As solve(): without a guess and with every q_N >= 0, r = 0 and u = q solve the problem
+  // exactly (not for the relaxed measure, whose problem needs q_i in the dual cone).
+  bool separating = initialGuess == nullptr && settings.errorMeasure != LocalErrorMeasure::Relaxed;
+  for (std::size_t i = 0; i < n && separating; ++i) {
+    separating = problem.q()[static_cast<Eigen::Index>(3 * i)] >= 0.0;
+  }
+  if (reducer != nullptr && initialGuess == nullptr &&
+      settings.errorMeasure != LocalErrorMeasure::Relaxed) {
+    separating = reducer->allTrue(separating);
+  }
+  if (separating || (n == 0 && (reducer == nullptr || !reducer->distributed()))) {
+    result.r = x;
+    result.u = problem.q();
+    result.error = 0.0;
+    result.converged = true;
+  } else {
+    MatrixFreeApgdOps ops{problem, settings.errorMeasure, reducer};
+    detail::apgdIterate(ops, settings, std::move(x), result);
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace grain
