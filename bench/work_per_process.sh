@@ -10,7 +10,7 @@
 #   bench/work_per_process.sh [--bodies-per-rank N] [--ranks 'LIST'] [--steps S] [--keep]
 #
 # One line per rank count (default LIST '1 4 16', N 1500, S 4):
-#   ranks R  instructions/step max X  mean Y  ratio Z      Z = X / X(1 process)
+#   ranks R  instructions/step max X  mean Y  ratio Z      Z = X / X(first count of LIST)
 # On a cluster each process has its own core and caches, so its compute time follows its work:
 # 1 / Z bounds the weak-scaling efficiency from the compute alone (docs/benchmarks.md). The
 # release build (build/release) is built if missing; run folders stay in build/work_bench
