@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$steps" -ge 1 ] || { echo "work_per_process: --steps must be at least 1" >&2; exit 2; }
-command -v valgrind >/dev/null || { echo "work_per_process: valgrind is missing (tools/install-deps.sh)" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "work_per_process: valgrind is missing (tools/install-deps.sh smpi installs it)" >&2; exit 2; }
 bin="$root/build/release/apps/grain_sim_mpi/grain-sim-mpi"
 if [ ! -x "$bin" ]; then
   echo "work_per_process: building grain-sim-mpi (build/release)" >&2

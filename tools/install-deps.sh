@@ -6,7 +6,8 @@
 #   tools/install-deps.sh smpi       also SimGrid's SMPI (libsimgrid-dev) and Zoltan built from
 #                                    Debian's trilinos source package against SMPI, installed in
 #                                    GRAIN_SMPI_PREFIX (default /opt/grain-smpi) if it is missing
-#                                    (the smpi preset; bench/smpi_scaling.sh)
+#                                    (the smpi preset; bench/smpi_scaling.sh), and valgrind
+#                                    (bench/work_per_process.sh)
 set -euo pipefail
 
 packages=(
@@ -27,7 +28,7 @@ packages=(
 case "${1:-}" in
   "") ;;
   sanitize) packages+=(clang libclang-rt-dev) ;;
-  smpi) packages+=(libsimgrid-dev dpkg-dev xz-utils) ;;
+  smpi) packages+=(libsimgrid-dev dpkg-dev xz-utils valgrind) ;;
   *) echo "usage: tools/install-deps.sh [sanitize|smpi]" >&2; exit 2 ;;
 esac
 
