@@ -9,8 +9,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -20,6 +18,7 @@
 #include <grain/io/sim_file.hpp>
 
 #include "../e2e/e2e_util.hpp"
+#include "mpi_test_util.hpp"
 
 namespace grain {
 namespace {
@@ -110,8 +109,7 @@ std::uint64_t runOnce(const GoldenRun& run, const fs::path& out) {
   if (run.processes == 0) {
     command = std::string(GRAIN_SIM_EXE) + " -s " + scene.string() + " -g " + out.string();
   } else {
-    command = std::string(GRAIN_MPIEXEC) + " --oversubscribe -np " + std::to_string(run.processes) +
-              " " + GRAIN_SIM_MPI_EXE + " -s " + scene.string() + " -g " + out.string() +
+    command = mpirun(run.processes) + " -s " + scene.string() + " -g " + out.string() +
               " --set 'SceneSettings/MPISettings/ProcessTopology/Topology/@dimension=" + run.grid +
               "'";
   }
@@ -120,20 +118,15 @@ std::uint64_t runOnce(const GoldenRun& run, const fs::path& out) {
   if (r.exitCode != 0) {
     return 0;
   }
-  io::SimFileReader reader;
-  reader.open(out / "SimFiles" / "SimDataRECORD_0" / "SimState.sim");
-  EXPECT_FALSE(reader.truncated());
-  EXPECT_EQ(reader.stateCount(), 4u);  // t = 0, 0.05, 0.1, 0.15 s
-  const io::SimState last = reader.readState(reader.stateCount() - 1);
-  EXPECT_EQ(last.bodies.size(), 320u);
+  // 320 beads, states at t = 0, 0.05, 0.1, 0.15 s
+  const io::SimState last = checkStates(record(out) / "SimState.sim", 320, 4);
   EXPECT_NEAR(last.time, 0.15, 1e-9);
   return goldenHash(last);
 }
 
 /// Runs `run` twice: both runs hash alike, and the hash is the pin.
 void checkPin(const GoldenRun& run, const std::string& name) {
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  allowMpiRunAsRoot();
   const fs::path dir = makeTempDir("golden_" + name);
   const std::uint64_t first = runOnce(run, dir / "a");
   const std::uint64_t second = runOnce(run, dir / "b");

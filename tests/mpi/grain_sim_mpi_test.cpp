@@ -6,7 +6,6 @@
 // (exit 3, every complete state readable).
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -19,17 +18,13 @@
 #include <grain/io/sim_file.hpp>
 
 #include "../e2e/e2e_util.hpp"
+#include "mpi_test_util.hpp"
 
 namespace grain {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace testing;
-
-std::string mpirun(int np) {
-  return std::string(GRAIN_MPIEXEC) + " --oversubscribe -np " + std::to_string(np) + " " +
-         GRAIN_SIM_MPI_EXE;
-}
 
 /// A pile scene up to its beads: recorded every `everyXStep` steps, dt = 1 ms, SORContact with the
 /// iteration limits and warm start `solverLimits`, mu = 0.3, gravity, `mpiSettings`; then the floor
@@ -108,25 +103,6 @@ std::string pileScene(
 </DynamicsSystem>
 )";
   return s.str();
-}
-
-fs::path record(const fs::path& out) {
-  return out / "SimFiles" / "SimDataRECORD_0";
-}
-
-/// Every state of the file holds `bodies` distinct ids; returns the last state.
-io::SimState checkStates(const fs::path& sim, std::size_t bodies, std::size_t states) {
-  io::SimFileReader reader;
-  reader.open(sim);
-  EXPECT_FALSE(reader.truncated());
-  EXPECT_EQ(reader.stateCount(), states);
-  EXPECT_EQ(reader.header().nSimBodies, bodies);
-  io::SimState last;
-  for (std::size_t k = 0; k < reader.stateCount(); ++k) {
-    last = reader.readState(k);  // throws on a duplicate id
-    EXPECT_EQ(last.bodies.size(), bodies);
-  }
-  return last;
 }
 
 struct Difference {
@@ -274,10 +250,7 @@ std::vector<std::string> contactsPerStep(const fs::path& log) {
 
 class GrainSimMpi : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-    setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-  }
+  static void SetUpTestSuite() { allowMpiRunAsRoot(); }
 };
 
 /// A pile of `side` x `side` x `layers` beads (r = 0.01 m, 0.004 kg, 0.025 m apart) poured into a

@@ -365,7 +365,6 @@ class Workflow(TempDirTest):
         os.makedirs(cwd)
         env = dict(os.environ, GRAIN_SIM=os.path.relpath(GRAIN_SIM, cwd),
                    GRAIN_CONVERT=os.path.relpath(GRAIN_CONVERT, cwd))
-        self.assertFalse(os.path.isabs(env["GRAIN_SIM"]))
 
         def tool(*args):
             return subprocess.run(["/usr/bin/python3", TOOL, *args], capture_output=True, text=True,

@@ -26,7 +26,7 @@ def cmd_generate(args):
     paths = {"grain_sim": programs.find("grain-sim", args.grain_sim),
              "grain_convert": programs.find("grain-convert", args.grain_convert),
              "grain_sim_mpi": programs.find("grain-sim-mpi", args.grain_sim_mpi)}
-    if not (os.path.isfile(paths["grain_sim"]) or shutil.which(paths["grain_sim"])):
+    if not os.path.isfile(paths["grain_sim"]):
         print(f"grain-study: grain-sim not found ({paths['grain_sim']}); build grain, or give "
               "--grain-sim PATH or GRAIN_SIM", file=sys.stderr)
         return EXIT_BAD_INPUT

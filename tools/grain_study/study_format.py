@@ -96,10 +96,6 @@ class Element:
         self.at_least_one = at_least_one
 
     @property
-    def allowed(self):
-        return set(self.attributes)
-
-    @property
     def required(self):
         return tuple(a.name for a in self.attributes.values() if a.required)
 

@@ -290,13 +290,6 @@ class SimFile:
         for k in range(self.state_count) if which is None else which:
             yield self.read_state(k)
 
-    def find_state_at_time(self, t):
-        """Index of the first state with time >= t, or None."""
-        for k in range(self.state_count):
-            if self.read_time(k) >= t:
-                return k
-        return None
-
 
 def read_states(path, which=None):
     """The states of a .sim file at the indices in `which` (all if None; negative from the end)."""
