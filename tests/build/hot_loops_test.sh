@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The compiled per-contact loops of the velocity solver call nothing but sqrt (the libm fallback
-# that std::sqrt keeps for negative arguments) and one another: every per-contact helper, prox and
-# Eigen expression they use is inlined, whatever the compiler's inlining budget for their
-# translation unit (src/core/solvers/contact_solver.cpp). An out-of-line call there costs about
-# 9 % of a sweep (docs/benchmarks.md).
+# The compiled per-contact loops of the velocity solver call (or tail-call) nothing but sqrt (the
+# libm fallback that std::sqrt keeps for negative arguments) and one another: every per-contact
+# helper, prox and Eigen expression they use is inlined, whatever the compiler's inlining budget
+# for their translation unit (src/core/solvers/contact_solver.cpp). An out-of-line call there
+# costs about 9 % of a sweep (docs/benchmarks.md).
 #
 #   hot_loops_test.sh OBJDUMP LIBRARY   (x86-64 objects; tests/CMakeLists.txt: Build.HotLoopsInlined)
 #
@@ -14,7 +14,9 @@ objdump="$1"
 library="$2"
 loops='ContactSolver::sweep\(bool\)|::sweep(SorContact|SorFull|Normal|Tangential|Jor|Rolling)[<(]'
 # Lines "function<TAB>callee" for every call in the loops (callee from the call's relocation in an
-# object file, from its target otherwise), and "function<TAB>FOUND" for every loop.
+# object file, from its target otherwise) and for every out-of-line tail call (a jump, plain or
+# conditional, followed by a relocation to another function; a jump inside the function has no
+# relocation), and "function<TAB>FOUND" for every loop.
 calls="$("$objdump" -dr --no-show-raw-insn -C "$library" | awk -v loops="$loops" '
   /^[0-9a-f]+ <.*>:$/ { fn = $0; sub(/^[0-9a-f]+ </, "", fn); sub(/>:$/, "", fn)
                         hot = fn ~ loops; if (hot) { print fn "\tFOUND" }; pending = 0; next }
@@ -22,8 +24,10 @@ calls="$("$objdump" -dr --no-show-raw-insn -C "$library" | awk -v loops="$loops"
   pending && /R_X86_64_(PLT32|PC32)/ { callee = $0; sub(/^.*R_X86_64_[A-Z0-9]+[ \t]+/, "", callee)
                                         sub(/-0x4$/, "", callee); print fn "\t" callee; pending = 0
                                         next }
-  pending { print fn "\t" target; pending = 0 }
-  /\tcall/ { pending = 1; target = $0; sub(/^[^<]*</, "", target); sub(/>$/, "", target) }')"
+  pending == 1 { print fn "\t" target }
+  { pending = 0 }
+  /\tcall/ { pending = 1; target = $0; sub(/^[^<]*</, "", target); sub(/>$/, "", target) }
+  /^ *[0-9a-f]+:\tj[a-z]*[ \t]/ { pending = 2 }')"
 if ! grep -q $'ContactSolver::sweep(bool)\tFOUND$' <<< "$calls"; then
   echo "no ContactSolver::sweep(bool) in $library" >&2
   exit 1

@@ -70,9 +70,6 @@ void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem,
     sb.rotation[k] = bodies.orientations()[i].toRotationMatrix();
     sb.invMass[k] = p * bodies.invMasses()[i];
     sb.invInertia[k] = SymMat3::rotateDiagonal(sb.rotation[k], p * bodies.invInertiasBody()[i]);
-  }
-  for (std::size_t k = 0; k < m; ++k) {
-    const std::size_t i = sb.storageIndex[k];
     sb.velocity[k] = bodies.velocities()[i];
     sb.omega[k] = sb.rotation[k] * bodies.omegasBody()[i];
   }

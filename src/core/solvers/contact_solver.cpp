@@ -32,11 +32,9 @@ namespace grain {
 namespace {
 
 using detail::ContactLaw;
-using detail::kNoSolverBody;
 using detail::PairKind;
 using detail::SolverBodies;
 using detail::SolverContacts;
-using detail::SymMat3;
 
 /// Raw pointers to the hot arrays of one sweep (no bounds checks, no reallocation inside).
 struct Hot {

@@ -99,8 +99,8 @@ Mat3 DelassusOperator::diagonalBlock(std::size_t i) const {
   return detail::diagonalBlock(*contacts_, *bodies_, i);
 }
 
-Real reducedDot(const VecX& a, const VecX& b, Reducer* reducer) {
-  std::array<Real, 1> s{a.dot(b)};
+Real reducedSum(Real local, Reducer* reducer) {
+  std::array<Real, 1> s{local};
   if (reducer != nullptr) {
     reducer->sum(s);
   }

@@ -32,9 +32,11 @@ Real apgdLargestEigenvalue(Ops& ops, const VecX& s3, std::uint32_t iterations) {
   const auto m = s3.size();
   VecX v = VecX::Ones(m) / std::sqrt(ops.sum(static_cast<Real>(m)));
   VecX w(m);
+  VecX sv(m);
   Real lambda = 0.0;
   for (std::uint32_t k = 0; k < iterations; ++k) {
-    ops.multiply(s3.cwiseProduct(v), w);
+    sv = s3.cwiseProduct(v);
+    ops.multiply(sv, w);
     w = s3.cwiseProduct(w);
     const Real norm = std::sqrt(ops.sum(w.squaredNorm()));
     if (!(norm > 0.0) || !std::isfinite(norm)) {

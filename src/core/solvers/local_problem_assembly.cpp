@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-#include <string>
 #include <vector>
 
 #include <grain/core/common/error.hpp>

@@ -31,6 +31,7 @@ void MatrixFreeProblem::build(const BodyStorage& bodies, const ContactProblem& p
                            : Vec3(detail::contactVelocity(contacts_, bodies_, i) + contacts_.b[i]);
     blockInverse_[i] = blockInverse(diagonalBlock(i));
   }
+  qSquaredNorm_ = q_.squaredNorm();
   koziaraDenominator_ = 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     const Vec3 qi = q_.segment<3>(static_cast<Eigen::Index>(3 * i));
@@ -58,14 +59,14 @@ Real MatrixFreeProblem::error(LocalErrorMeasure m, const VecX& r, const VecX& u,
       s[0] += e.dot(blockInverse_[i] * e);
     } else {
       s[0] += e.squaredNorm();
+      s[1] += ri.squaredNorm();
+      s[2] += ui.squaredNorm();
     }
   }
   if (m == LocalErrorMeasure::Koziara) {
     s[1] = koziaraDenominator_;
   } else {
-    s[1] = r.squaredNorm();
-    s[2] = u.squaredNorm();
-    s[3] = q_.squaredNorm();
+    s[3] = qSquaredNorm_;
   }
   if (reducer != nullptr) {
     reducer->sum(s);
@@ -90,13 +91,7 @@ struct MatrixFreeApgdOps {
   Real mu(std::size_t i) const { return problem.mu()[static_cast<Eigen::Index>(i)]; }
   Mat3 diagonalBlock(std::size_t i) const { return problem.diagonalBlock(i); }
   void multiply(const VecX& x, VecX& y) const { problem.delassus().multiply(x, y); }
-  Real sum(Real local) const {
-    std::array<Real, 1> s{local};
-    if (reducer != nullptr) {
-      reducer->sum(s);
-    }
-    return s[0];
-  }
+  Real sum(Real local) const { return reducedSum(local, reducer); }
   Real error(const VecX& r, const VecX& u) const { return problem.error(measure, r, u, reducer); }
 };
 

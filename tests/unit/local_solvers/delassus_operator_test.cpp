@@ -316,14 +316,15 @@ class DoublingReducer final : public Reducer {
   void max(std::span<Real>) override {}
 };
 
-TEST(DelassusOperator, DotProductsGoThroughTheReducer) {
+TEST(DelassusOperator, ReducedSumGoesThroughTheReducer) {
   const VecX a = VecX::LinSpaced(6, 1.0, 6.0);
   const VecX b = VecX::Constant(6, 0.5);
-  EXPECT_DOUBLE_EQ(reducedDot(a, b, nullptr), 10.5);
+  EXPECT_DOUBLE_EQ(reducedSum(a.dot(b), nullptr), 10.5);
   LocalReducer serial;
-  EXPECT_DOUBLE_EQ(reducedDot(a, b, &serial), 10.5);
+  EXPECT_DOUBLE_EQ(reducedSum(a.dot(b), &serial), 10.5);
   DoublingReducer two;
-  EXPECT_DOUBLE_EQ(reducedDot(a, b, &two), 21.0);
+  EXPECT_DOUBLE_EQ(reducedSum(a.dot(b), &two), 21.0);
+  EXPECT_DOUBLE_EQ(reducedSum(-1.25, &two), -2.5);
 }
 
 #ifdef GRAIN_TEST_WITH_FCLIB

@@ -37,7 +37,8 @@ struct LocalBodySums {
 /// a distributed run passes a callable that adds the sums of the other processes holding a copy
 /// of a split or remote body (the neighbour exchange), so that every copy then holds the whole
 /// impulse. The bound inverse masses must then be the whole bodies' (multiplicity 1), not the
-/// mass-split copies'. Global dot products and norms go through reducedDot() (the Reducer hook).
+/// mass-split copies'. Global dot products and norms go through the APGD ops' sum, i.e.
+/// reducedSum() (the Reducer hook).
 ///
 /// The per-contact and per-body loops make no virtual call and allocate nothing: the two body
 /// arrays are sized by bind(). The rows and bodies must outlive the operator's use and be bound
@@ -87,8 +88,8 @@ class DelassusOperator {
   std::vector<Vec3> angular_;  // per solver body
 };
 
-/// a . b over all processes of `reducer` (the local sum if reducer is null or serial): the
-/// reduction hook of the matrix-free solvers' dot products and norms.
-Real reducedDot(const VecX& a, const VecX& b, Reducer* reducer);
+/// The sum of `local` over all processes of `reducer` (`local` itself if reducer is null or
+/// serial): the reduction hook of the matrix-free solvers' dot products and norms.
+Real reducedSum(Real local, Reducer* reducer);
 
 }  // namespace grain

@@ -55,6 +55,7 @@ class MatrixFreeProblem {
   VecX mu_;
   std::vector<Mat3> blockInverse_;  // W_ii^-1 of Koziara's measure (blockInverse())
   Real koziaraDenominator_ = 0;     // sum_i q_i . W_ii^-1 q_i over this process's contacts
+  Real qSquaredNorm_ = 0;           // |q|^2 over this process's contacts
 };
 
 /// APGD on the matrix-free problem: the iteration, restart, step size, scaling, error measures
