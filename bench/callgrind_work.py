@@ -5,14 +5,14 @@ usage: callgrind_work.py --ranks R --steps S SHORT_DIR LONG_DIR REFERENCE_FILE
 
 SHORT_DIR and LONG_DIR hold callgrind.<rank> files of the same scene run for a few steps and
 for S steps more. A process's work is its instructions outside the MPI library and the dynamic
-loader (objects named below); its work per step is (long - short) / S. Prints
+loader (objects named below), summed from the file's cost lines; its work per step is
+(long - short) / S. Prints
   ranks R  instructions/step max X  mean Y  ratio Z
 with Z = X / X of the first rank count printed (kept in REFERENCE_FILE between calls).
 """
 import argparse
 import pathlib
 import re
-import subprocess
 import sys
 
 # Objects whose instructions are not the process's own work: the MPI stack (waits, progress
@@ -22,21 +22,30 @@ NOT_WORK = re.compile(r"libmpi|libopen-(pal|rte)|mca_|pmix|libevent|libhwloc|lib
 
 
 def work(path):
-    """Instructions of one callgrind file outside NOT_WORK objects."""
-    out = subprocess.run(["callgrind_annotate", "--threshold=100", str(path)], check=True,
-                         capture_output=True, text=True).stdout
-    total = 0
-    for line in out.splitlines():
-        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+.*\[(.*)\]\s*$", line)
-        if m and not NOT_WORK.search(m.group(2)):
-            total += int(m.group(1).replace(",", ""))
+    """Instructions of one callgrind file outside NOT_WORK objects, read from the file itself
+    (callgrind_annotate names no object on lines of code inlined from another file)."""
+    names, obj, total, after_call = {}, "", 0, False
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"(c?ob)=\((\d+)\)\s*(.*)", line.rstrip("\n"))
+            if m:  # a name is given at the first use of its number only, in ob= or cob=
+                name = names.setdefault(m[2], m[3])
+                if m[1] == "ob":
+                    obj = name
+            elif line.startswith("calls="):
+                after_call = True  # the next cost line is the call's inclusive cost
+            elif line[:1].isdigit() or line[:1] in "+-*":
+                if not after_call and not NOT_WORK.search(obj):
+                    total += int(line.split()[-1])
+                after_call = False
     return total
 
 
 def per_rank(folder):
-    files = {int(p.suffix[1:]): p for p in pathlib.Path(folder).glob("callgrind.*")}
+    files = {int(p.suffix[1:]): p for p in pathlib.Path(folder).glob("callgrind.*")
+             if p.suffix[1:].isdigit()}
     if not files:
-        sys.exit(f"callgrind_work: no callgrind files in {folder}")
+        sys.exit(f"callgrind_work: no callgrind.<rank> files in {folder}")
     return {rank: work(p) for rank, p in files.items()}
 
 
@@ -50,9 +59,12 @@ def main():
     a = ap.parse_args()
     short, long_ = per_rank(a.short), per_rank(a.long)
     if sorted(short) != list(range(a.ranks)) or sorted(long_) != list(range(a.ranks)):
-        sys.exit("callgrind_work: expected one callgrind file per process")
+        sys.exit(f"callgrind_work: processes {sorted(short)} in {a.short}, {sorted(long_)} in "
+                 f"{a.long}; expected 0 to {a.ranks - 1}")
     step = [(long_[r] - short[r]) / a.steps for r in range(a.ranks)]
     top, mean = max(step), sum(step) / len(step)
+    if top <= 0:
+        sys.exit(f"callgrind_work: no work counted ({a.short}, {a.long})")
     ref = pathlib.Path(a.reference)
     if not ref.exists():
         ref.write_text(f"{top}\n")

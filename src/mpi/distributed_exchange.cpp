@@ -673,7 +673,10 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   // Positions in splitPartners_ and in the averaging messages, once per plan (the averaging uses
   // them every sweep). split_ is in id order on every holder, so a partner lists the bodies it
   // shares with this process in the same order.
-  averageShared_.assign(splitPartners_.size(), {});
+  averageShared_.resize(splitPartners_.size());
+  for (std::vector<std::uint32_t>& shared : averageShared_) {
+    shared.clear();  // keeps its storage for the next plan
+  }
   for (std::size_t k = 0; k < split_.size(); ++k) {
     SplitBody& s = split_[k];
     s.partnerIndex.clear();

@@ -394,10 +394,7 @@ void KdTreeTopology::ranksOverlapping(const Vec3& lo, const Vec3& hi,
     ranks.push_back(0);
     return;
   }
-  // The box in K (its K-aligned bounding box when K is rotated; R_KI = I changes no bit).
-  const Vec3 centre = rotated_ ? Vec3(rotationKI_ * (0.5 * (lo + hi))) : Vec3(0.5 * (lo + hi));
-  const Vec3 half =
-      rotated_ ? Vec3(rotationKI_.cwiseAbs() * (0.5 * (hi - lo))) : Vec3(0.5 * (hi - lo));
+  const auto [centre, half] = boxInFrame(lo, hi);
   const Vec3 a = centre - half;
   const Vec3 b = centre + half;
   // Zoltan's boxes are closed; a domain is (lo, hi] along each cut (a point on a cut belongs to
@@ -460,14 +457,18 @@ std::array<Vec3, 2> KdTreeTopology::fetchBox(int rank) const {
   return box;
 }
 
+std::pair<Vec3, Vec3> KdTreeTopology::boxInFrame(const Vec3& lo, const Vec3& hi) const {
+  if (!rotated_) {  // R_KI = I would change no bit
+    return {0.5 * (lo + hi), 0.5 * (hi - lo)};
+  }
+  return {rotationKI_ * (0.5 * (lo + hi)), rotationKI_.cwiseAbs() * (0.5 * (hi - lo))};
+}
+
 bool KdTreeTopology::insideDomain(int rank, const Vec3& lo, const Vec3& hi) const {
   if (size_ == 1) {
     return true;
   }
-  // The same arithmetic as ranksOverlapping (without a rotation, R_KI = I changes no bit).
-  const Vec3 centre = rotated_ ? Vec3(rotationKI_ * (0.5 * (lo + hi))) : Vec3(0.5 * (lo + hi));
-  const Vec3 half =
-      rotated_ ? Vec3(rotationKI_.cwiseAbs() * (0.5 * (hi - lo))) : Vec3(0.5 * (hi - lo));
+  const auto [centre, half] = boxInFrame(lo, hi);  // as in ranksOverlapping
   // Every body of this process asks about its own domain, once or twice per step.
   const std::array<Vec3, 2> d = rank == rank_ ? ownBox_ : domainBox(rank);
   // Strictly inside the half-open domain (lo, hi] along every axis, with a margin against the

@@ -126,6 +126,9 @@ class KdTreeTopology final : public Topology {
   std::vector<int> neighboursOf(int rank) const;
   /// The domain box of `rank` from the cut tree (not kept).
   std::array<Vec3, 2> fetchBox(int rank) const;
+  /// Centre and half extents (K, m) of the K-aligned bounding box of the box [lo, hi] (I): the
+  /// one arithmetic of every box query, so that queries of the same box agree to the bit.
+  std::pair<Vec3, Vec3> boxInFrame(const Vec3& lo, const Vec3& hi) const;
   /// Owner of a point given in the frame K.
   int ownerInFrame(const Vec3& pointK) const;
 
