@@ -51,7 +51,7 @@ LAYERS = {
     "app": {
         "target": "grain_app",
         "dirs": ["include/grain/app", "src/app"],
-        "uses": ["core"],
+        "uses": ["core", "io"],
         "third": ["eigen"],
     },
     "mpi": {
@@ -76,7 +76,7 @@ LAYERS = {
     "sim_common": {
         "in": ["grain-sim", "grain-sim-mpi"],
         "dirs": ["apps/common"],
-        "uses": ["core", "io", "app"],
+        "uses": ["core", "io", "app", "fclib?"],
         "third": ["eigen", "boost"],
     },
     "grain-sim": {
@@ -88,7 +88,7 @@ LAYERS = {
     "grain-sim-mpi": {
         "target": "grain-sim-mpi",
         "dirs": ["apps/grain_sim_mpi"],
-        "uses": ["core", "io", "app", "mpi", "sim_common"],
+        "uses": ["core", "io", "app", "mpi", "fclib?", "sim_common"],
         "third": ["eigen", "boost", "mpi"],
     },
     "grain-convert": {

@@ -21,9 +21,9 @@ bool parseSimOptions(const SimProgram& program, int argc, char** argv, SimOption
   usage << name << ": simulate a scene file" << (program.distributed ? " on MPI processes" : "")
         << "\n\nusage: " << name
         << " -s SCENE.xml [-g OUTDIR] [-m MEDIADIR] [--set XPATH=VALUE]... [--print-scene|--check]"
-        << (program.distributed ? " [-l LOCALDIR]..." : " [--dump-fclib EVERY]") << "\n       "
-        << name << " --restart RECORD_DIR [--set XPATH=VALUE]..."
-        << (program.distributed ? "" : " [--dump-fclib EVERY]") << "\n\noptions";
+        << (program.distributed ? " [-l LOCALDIR]..." : "") << " [--dump-fclib EVERY]\n       "
+        << name << " --restart RECORD_DIR [--set XPATH=VALUE]... [--dump-fclib EVERY]"
+        << "\n\noptions";
   std::ostringstream discarded;  // what processes other than the first would print
   std::ostream& out = print ? static_cast<std::ostream&>(std::cout) : discarded;
   std::ostream& err = print ? static_cast<std::ostream&>(std::cerr) : discarded;
@@ -52,13 +52,13 @@ bool parseSimOptions(const SimProgram& program, int argc, char** argv, SimOption
       ("print-scene", "write the scene (after --set) to stdout and exit")
       ("check", "load the scene (after --set) with the scene reader and exit without writing "
        "anything: 0 if it loads, 2 with file:line: message if not");
-  if (!program.distributed) {
-    desc.add_options()("dump-fclib", po::value<long long>(),
-       "EVERY: write the contact problem of every EVERY-th step (steps with contacts only) as "
-       "an FCLIB local problem with grain's solution, to RECORD_DIR/fclib/"
-       "<scene>-i<step>-<contacts>.hdf5");
-  }
   // clang-format on
+  const std::string fclibHelp =
+      "EVERY: write the contact problem of every EVERY-th step (steps with contacts only) as an "
+      "FCLIB local problem with grain's solution, to RECORD_DIR/fclib/"
+      "<scene>-i<step>-<contacts>.hdf5" +
+      std::string(program.distributed ? " (on one process only)" : "");
+  desc.add_options()("dump-fclib", po::value<long long>(), fclibHelp.c_str());
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);

@@ -24,10 +24,11 @@ struct SimOptions {
   std::vector<std::string> overrides;  ///< --set XPATH=VALUE, in order
   bool printScene = false;             ///< --print-scene
   bool check = false;                  ///< --check: load the scene, write nothing, exit
-  std::uint64_t dumpFclibEvery = 0;    ///< --dump-fclib EVERY (0: off; serial runs only)
+  std::uint64_t dumpFclibEvery = 0;    ///< --dump-fclib EVERY (0: off; one process only)
 };
 
-/// Which simulator parses: the distributed one has no --dump-fclib and uses -l.
+/// Which simulator parses: the distributed one uses -l (and refuses --dump-fclib on more than
+/// one process, RunRecord::checkWritable).
 struct SimProgram {
   const char* name = "grain-sim";
   bool distributed = false;

@@ -22,25 +22,20 @@
 #include <vector>
 
 #include <grain/app/progress.hpp>
-#include <grain/app/run_directory.hpp>
 #include <grain/app/run_driver.hpp>
+#include <grain/app/run_record.hpp>
 #include <grain/app/signals.hpp>
 #include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/core/timestepping/invariants.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
-#include <grain/io/contact_force_file.hpp>
 #include <grain/io/restart.hpp>
-#include <grain/io/run_log.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/scene_overrides.hpp>
-#include <grain/io/sim_file.hpp>
 #include <grain/io/version.hpp>
 
+#include "../common/fclib_dump.hpp"
 #include "../common/sim_options.hpp"
 #include "../common/sim_summary.hpp"
-#ifdef GRAIN_SIM_WITH_FCLIB
-#include <grain/fclib/step_dump.hpp>
-#endif
 
 namespace {
 
@@ -80,77 +75,31 @@ int run(const Options& opt) {
   grain::app::printSummary(scene);
 
   grain::DynamicsSystem& system = scene.system;
-  grain::io::SimFileWriter sim;
-  const bool recording = scene.recorder.mode != grain::io::RecorderMode::NoOutput;
-  grain::io::RunLogWriter log;
+  grain::app::SerialRecordWriters writers;
+  grain::app::RunRecord record(
+      writers, scene, {opt.outDir, opt.restart, opt.scene, opt.mediaDir, !opt.overrides.empty()});
   grain::io::ResumePoint resume;
-  // The warm-start data of every state is stored before the state (restart.hpp).
-  grain::io::WarmStartCheckpoint warmStart;
-  fs::path record = opt.restart;
-  if (opt.restart.empty()) {
-    record = grain::app::createRecordDirectory(opt.outDir);
-    gOutputCreated = true;
-    // The scene as read (after --set), and the effective configuration beside it.
-    grain::app::writeTextFile(record / "SceneFile.xml", scene.text);
-    grain::app::writeTextFile(record / "EffectiveScene.xml", scene.effectiveXml);
-    grain::io::writeRunInfo(record, opt.scene, opt.mediaDir);
-    if (recording) {
-      sim.open(record / "SimState.sim");
-      sim.writeHeader(system.bodies);
-      warmStart.store(record, stepper, system.time, 0);
-      sim.writeState(system.time, system.bodies);
-    }
-    log.open(record / "SimData.dat");
-  } else {
-    gOutputCreated = true;
-    resume = grain::io::resumeRun(record, system, stepper, recording ? &sim : nullptr, log);
-    if (!opt.overrides.empty()) {
-      // Later restarts continue with the changed scene (e.g. a later endTime).
-      grain::app::writeTextFile(record / "SceneFile.xml", scene.text);
-      grain::app::writeTextFile(record / "EffectiveScene.xml", scene.effectiveXml);
-    }
+  record.create();
+  gOutputCreated = true;
+  if (!opt.restart.empty()) {
+    resume = grain::io::loadResumeState(record.folder(), system, stepper);
+  }
+  record.openFiles(resume);
+  record.openStates(resume, system, stepper);
+  if (resume.resumed) {
     std::printf("restart    from state %zu at t = %.17g s (step %llu)\n", resume.stateIndex,
                 resume.time, static_cast<unsigned long long>(resume.step));
     for (const auto& m : resume.messages) {
       std::printf("warning    %s\n", m.c_str());
     }
   }
-  // Per-contact forces of some steps (scene element ContactForceOutput).
-  grain::io::ContactForceFileWriter contactForceFile;
-  std::unique_ptr<grain::io::ContactForceRecorder> contactForces;
-  if (scene.contactForceOutput) {
-    const grain::io::ContactForceOutputSettings& c = *scene.contactForceOutput;
-    const fs::path file = record / "ContactForces.dat";
-    if (resume.resumed) {
-      contactForceFile.openAppend(file, resume.step);
-    } else {
-      contactForceFile.open(file);
-    }
-    contactForces =
-        std::make_unique<grain::io::ContactForceRecorder>(c.compatibleForces, c.compatible);
-    std::printf("contacts   forces of every %llu-th step%s to %s\n",
-                static_cast<unsigned long long>(c.everyXStep),
-                c.compatibleForces ? " with compatible normal forces" : "", file.c_str());
-  }
-#ifdef GRAIN_SIM_WITH_FCLIB
-  std::unique_ptr<grain::fclib::StepProblemDump> dump;
-  if (opt.dumpFclibEvery > 0) {
-    dump = std::make_unique<grain::fclib::StepProblemDump>(record / "fclib", opt.dumpFclibEvery,
-                                                           opt.scene.stem().string());
-    const grain::InclusionSolverSettings& solverSettings = scene.stepper.solver;
-    stepper.setContactProblemObserver([&](const grain::BodyStorage& bodies,
-                                          const grain::ContactProblem& problem,
-                                          std::uint64_t stepNumber) {
-      dump->capture(bodies, problem, solverSettings, stepNumber, system.time);
-    });
-    std::printf("fclib      contact problems of every %llu-th step to %s\n",
-                static_cast<unsigned long long>(opt.dumpFclibEvery), (record / "fclib").c_str());
-  }
-#endif
+  std::fputs(record.contactForcesNote().c_str(), stdout);
+  grain::app::FclibDump dump(opt, record.folder(), scene, stepper);
+  std::fputs(dump.note().c_str(), stdout);
   // Printed without the file's header comment, which repeats the ignored list above.
   const std::size_t body = scene.effectiveXml.find("<DynamicsSystem");
   std::printf("effective configuration (also in %s):\n%s\n",
-              (record / "EffectiveScene.xml").c_str(),
+              (record.folder() / "EffectiveScene.xml").c_str(),
               scene.effectiveXml.substr(body == std::string::npos ? 0 : body).c_str());
 
   grain::app::installStopHandlers();
@@ -200,28 +149,14 @@ int run(const Options& opt) {
         }
       },
       [&](const grain::StepStats& stats, std::uint64_t step) {
-#ifdef GRAIN_SIM_WITH_FCLIB
-        if (dump) {
-          dump->finish(stepper.percussions());
-        }
-#endif
-        log.write(stats);
-        if (contactForces && scene.contactForceOutput->writes(step)) {
-          contactForces->record(contactForceFile, system.bodies, stepper.contacts(),
-                                stepper.percussions(), system.contactParameters, dt, step,
-                                system.time);
-        }
-        if (recording && scene.recorder.records(step)) {
-          warmStart.store(record, stepper, system.time, step);
-          sim.writeState(system.time, system.bodies);
-        }
+        dump.finish(stepper);
+        record.recordStep(stats, step, system, stepper);
       });
   const grain::app::LoopResult result =
       grain::app::runSteps(hooks, firstStep, lastStep, system.time, &progress);
   const std::uint64_t step = result.step;
+  record.close();
   if (result.nonFinite) {
-    log.close();
-    sim.close();
     std::fprintf(stderr, "\ngrain-sim: non-finite velocities at t = %g s (step %llu); stopped\n",
                  system.time, static_cast<unsigned long long>(step));
     const std::size_t bad = grain::findNonFiniteBody(system.bodies);
@@ -233,25 +168,15 @@ int run(const Options& opt) {
     return kExitFailure;
   }
   const bool stopped = result.stopped;
-  log.close();
-  sim.close();
-  contactForceFile.close();
-  if (contactForces && scene.contactForceOutput->compatibleForces && contactForces->blocks() > 0) {
-    std::printf(
-        "contacts   compatible forces: %llu output steps, %.6g s, %.6g s per output step%s\n",
-        static_cast<unsigned long long>(contactForces->blocks()),
-        contactForces->compatibleSeconds(),
-        contactForces->compatibleSeconds() / static_cast<double>(contactForces->blocks()),
-        contactForces->notConverged() > 0 ? " (some did not converge)" : "");
-  }
+  std::fputs(record.compatibleForcesSummary().c_str(), stdout);
   if (stopped) {
     progress.finish(grain::app::summaryLine(result, grain::app::stopSignal()));
-    std::printf("output     %s (complete up to the last written state)\n", record.c_str());
-    std::printf("continue   grain-sim --restart %s\n", record.c_str());
+    std::printf("output     %s (complete up to the last written state)\n", record.folder().c_str());
+    std::printf("continue   grain-sim --restart %s\n", record.folder().c_str());
     return kExitStopped;
   }
   progress.finish(grain::app::summaryLine(result, 0));
-  std::printf("output     %s\n", record.c_str());
+  std::printf("output     %s\n", record.folder().c_str());
   return kExitOk;
 }
 

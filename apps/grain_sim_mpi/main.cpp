@@ -2,18 +2,21 @@
 // grain-sim-mpi: distributed simulation of a scene file on MPI processes.
 //
 //   mpirun -np P grain-sim-mpi -s scene.xml -g OUTDIR [-l LOCALDIR]... [-m MEDIADIR]
-//                             [--set XPATH=VALUE]... [--print-scene]
+//                             [--set XPATH=VALUE]... [--print-scene] [--dump-fclib EVERY]
 //   mpirun -np P grain-sim-mpi --restart OUTDIR/SimFiles/SimDataRECORD_<n> [--set ...]
 //
 // Every process reads the scene and builds a share of its simulated bodies (a contiguous block of
 // about N/P of them); one exchange then moves each body to the process whose domain holds its
 // centre (a kd-tree over the initial centres, then MPISettings' decomposition), which steps it
 // with the others (grain_mpi). The run writes one OUTDIR/SimFiles/SimDataRECORD_<n>/ as grain-sim
-// does: SimState.sim written by all processes together (MPI-IO; extra bytes: rank, material,
-// overlap, global geometry id), SceneFile.xml, EffectiveScene.xml and SimData.dat (statistics of
-// all processes, with the bytes and messages sent); with -l, one ProcessLog_<rank>.dat per
-// process. A run of any process count continues with --restart, from a serial or a distributed
-// run.
+// does (app::RunRecord): SimState.sim and the warm-start data written by all processes together
+// (MPI-IO, CollectiveRecordWriters; extra bytes: rank, material, overlap, global geometry id),
+// SceneFile.xml, EffectiveScene.xml, RunInfo.txt and SimData.dat (statistics of all processes,
+// with the bytes and messages sent) by the first; ContactForces.dat and --dump-fclib [EVERY] on
+// one process only (refused on more before anything is written); with -l, one
+// ProcessLog_<rank>.dat per process. A run of any process count continues with --restart, from a
+// serial or a distributed run.
+//
 // Exit codes as grain-sim: 0 finished, 1 runtime failure (on any process: all stop, with that
 // process's message), 2 bad command line or scene, 3 stopped by a signal (on any process).
 #include <algorithm>
@@ -30,8 +33,8 @@
 #include <mpi.h>
 
 #include <grain/app/progress.hpp>
-#include <grain/app/run_directory.hpp>
 #include <grain/app/run_driver.hpp>
+#include <grain/app/run_record.hpp>
 #include <grain/app/signals.hpp>
 #include <grain/core/timestepping/invariants.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
@@ -46,11 +49,11 @@
 #include <grain/mpi/load_balancer.hpp>
 #include <grain/mpi/topology.hpp>
 
+#include "../common/fclib_dump.hpp"
 #include "../common/sim_options.hpp"
 #include "../common/sim_summary.hpp"
-#include "collective_sim_writer.hpp"
+#include "collective_record_writers.hpp"
 #include "collective_state_reader.hpp"
-#include "collective_warm_start.hpp"
 #include "mpi_text.hpp"
 #include "step_profile.hpp"
 #include "world_value.hpp"
@@ -74,13 +77,6 @@ void say(const std::string& text) {
     std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
   }
-}
-
-/// The largest of the processes' exit codes (every process calls it).
-int agree(int code) {
-  int worst = code;
-  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
 }
 
 /// Runs a step of the setup on every process. Returns false on an error (SceneError or
@@ -278,6 +274,53 @@ mpi::BuildOutcome rebalance(const mpi::LoadBalanceSettings& settings, DynamicsSy
   return built.outcome;
 }
 
+/// " (largest share N bodies, R x the mean)": the simulated bodies of the largest share of the
+/// decomposition against the mean share (collective).
+std::string shareText(const BodyStorage& bodies) {
+  std::array<double, 2> owned{0.0, 0.0};
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    owned[0] += bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local;
+  }
+  owned[1] = owned[0];
+  MPI_Allreduce(MPI_IN_PLACE, &owned[0], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &owned[1], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  const double mean = owned[1] / gSize;
+  char share[96];
+  std::snprintf(share, sizeof(share), " (largest share %.0f bodies, %.3f x the mean)", owned[0],
+                mean > 0.0 ? owned[0] / mean : 1.0);
+  return share;
+}
+
+/// The scene's decomposition (MPISettings), built in parallel from the bodies the first
+/// decomposition gave each process, and the switch to it (collective). `topologyText` (the first
+/// decomposition) becomes the description of both.
+void applySceneDecomposition(const mpi::LoadBalanceSettings& balance, DynamicsSystem& system,
+                             MoreauStepper& stepper, mpi::DistributedExchange& exchange,
+                             std::string& topologyText) {
+  const mpi::BuildOutcome outcome = rebalance(balance, system, stepper, exchange);
+  const bool kdTree = balance.type == mpi::LoadBalanceSettings::TopologyType::KdTree;
+  std::string text = kdTree ? "kd-tree (Zoltan RCB)" : "grid over the bodies";
+  if (outcome == mpi::BuildOutcome::FromCentres) {
+    text += " from the centres (the prediction made a cell thinner than a body)";
+  } else if (outcome == mpi::BuildOutcome::KeptPrevious) {
+    text =
+        "the first decomposition kept (every " + text + " build made a cell thinner than a body)";
+  }
+  topologyText = "first " + topologyText + ", then " + text;
+  if (balance.mode == mpi::LoadBalanceSettings::Mode::Static) {
+    topologyText += ", static";
+  } else {
+    topologyText +=
+        ", rebuilt every " + std::to_string(balance.policyCheckEveryXTimeStep) + " steps";
+    if (balance.policy == mpi::LoadBalanceSettings::Policy::BodyLimit) {
+      topologyText += " if a process has >= " + std::to_string(balance.bodyLimit) + " bodies";
+    }
+    if (balance.weightByTime) {
+      topologyText += ", bodies weighted by their process's compute time";
+    }
+  }
+}
+
 /// "grain-sim-mpi: process K: step S: body (g,n) ... has a non-finite ... (RigidBodies "name")"
 /// for body i of this process.
 std::string nonFiniteText(const io::SceneDescription& scene, const BodyStorage& bodies,
@@ -290,17 +333,14 @@ std::string nonFiniteText(const io::SceneDescription& scene, const BodyStorage& 
 class MpiHooks final : public app::RunHooks {
  public:
   MpiHooks(DynamicsSystem& system, MoreauStepper& stepper, mpi::DistributedExchange& exchange,
-           const mpi::LoadBalanceSettings& balance, const io::RecorderSettings& recorder,
-           app::CollectiveSimWriter* sim, app::CollectiveWarmStart* warmStart,
-           io::RunLogWriter* log, std::ofstream* processLog)
+           const mpi::LoadBalanceSettings& balance, app::RunRecord& record, app::FclibDump& dump,
+           std::ofstream* processLog)
       : system_(system),
         stepper_(stepper),
         exchange_(exchange),
         balance_(balance),
-        recorder_(recorder),
-        sim_(sim),
-        warmStart_(warmStart),
-        log_(log),
+        record_(record),
+        dump_(dump),
         processLog_(processLog) {}
 
   StepStats step() override {
@@ -352,9 +392,8 @@ class MpiHooks final : public app::RunHooks {
   }
 
   void record(const StepStats& stats, std::uint64_t step) override {
-    if (log_ != nullptr) {
-      log_->write(stats);
-    }
+    dump_.finish(stepper_);
+    record_.recordStep(stats, step, system_, stepper_);
     if (processLog_ != nullptr) {
       const BodyStorage& b = system_.bodies;
       std::size_t local = 0, remote = 0;
@@ -370,17 +409,6 @@ class MpiHooks final : public app::RunHooks {
         *processLog_ << '\t' << t;
       }
       *processLog_ << '\n';
-    }
-    if (sim_ != nullptr && recorder_.records(step)) {
-      // The warm-start cache of the state first, so that a restart from it continues exactly.
-      if (warmStart_ != nullptr) {
-        warmStart_->store(stepper_.warmStartCache(), system_.time, step);
-      }
-      sim_->writeState(system_.time, system_.bodies, stepper_.totalOverlap(),
-                       exchange_.ownedBodyTags());
-      if (log_ != nullptr) {
-        log_->flush();
-      }
     }
   }
 
@@ -408,10 +436,8 @@ class MpiHooks final : public app::RunHooks {
   MoreauStepper& stepper_;
   mpi::DistributedExchange& exchange_;
   const mpi::LoadBalanceSettings& balance_;
-  const io::RecorderSettings& recorder_;
-  app::CollectiveSimWriter* sim_;
-  app::CollectiveWarmStart* warmStart_;  ///< null without usePercussionCache
-  io::RunLogWriter* log_;
+  app::RunRecord& record_;
+  app::FclibDump& dump_;
   std::ofstream* processLog_;
   std::uint64_t localBytes_ = 0;
   std::size_t mostNeighbours_ = 0;
@@ -423,6 +449,34 @@ class MpiHooks final : public app::RunHooks {
   double costPerBody_ = 0.0;     ///< us per owned body and window, smoothed (bodyWeight="time")
   app::StepProfile profile_;
 };
+
+/// The closing lines of a distributed run: neighbours per process, the step profile and the
+/// rebuilds of the decomposition (collective).
+void sayRunSummary(const MpiHooks& hooks, const mpi::DistributedExchange& exchange) {
+  // Neighbours per process: they bound a process's messages per exchange; a large kd-tree
+  // domain can border many small ones.
+  std::array<double, 3> n{static_cast<double>(hooks.mostNeighbours()),
+                          static_cast<double>(exchange.neighbours().size()),
+                          static_cast<double>(exchange.neighbours().size())};
+  MPI_Allreduce(MPI_IN_PLACE, n.data(), 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &n[2], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "neighbours per process: max %.0f during the run, now max %.0f and mean %.1f\n",
+                n[0], n[1], n[2] / gSize);
+  say("domains    " + std::string(line));
+  say(hooks.profile().summary(MPI_COMM_WORLD));
+  if (hooks.rebuilds() > 0) {
+    std::string fallbacks;
+    if (hooks.fromCentres() + hooks.keptPrevious() > 0) {
+      fallbacks = " (" + std::to_string(hooks.fromCentres()) + " from the centres alone and " +
+                  std::to_string(hooks.keptPrevious()) +
+                  " kept as it was: the prediction made a cell thinner than a body)";
+    }
+    say("balance    the decomposition was rebuilt " + std::to_string(hooks.rebuilds()) + " times" +
+        fallbacks + "\n");
+  }
+}
 
 /// Everything that can be wrong with the input, checked on every process before anything is
 /// written. Returns the scene, or throws.
@@ -478,6 +532,24 @@ Setup loadScene(const app::SimOptions& opt) {
   return s;
 }
 
+/// Opens this process's ProcessLog_<rank>.dat in its -l folder (continued by a restart).
+void openProcessLog(const app::SimOptions& opt, std::ofstream& processLog) {
+  const fs::path dir = opt.localDirs.size() == 1
+                           ? opt.localDirs.front()
+                           : opt.localDirs.at(static_cast<std::size_t>(gRank));
+  fs::create_directories(dir);
+  processLog.open(dir / ("ProcessLog_" + std::to_string(gRank) + ".dat"),
+                  opt.restart.empty() ? std::ios::trunc : std::ios::app);
+  if (opt.restart.empty()) {
+    processLog << "# Step\tSimulationTime [s]\tLocalBodies\tRemoteBodies\tSplitBodies"
+                  "\tContacts\tBytesSent\tNeighbours";
+    for (std::size_t k = 0; k < static_cast<std::size_t>(Stage::Count); ++k) {
+      processLog << '\t' << toString(static_cast<Stage>(k)) << "Time [s]";
+    }
+    processLog << '\n';
+  }
+}
+
 int run(const app::SimOptions& opt) {
   // 1. Input, on every process (all reach the same verdict).
   std::optional<Setup> setup;
@@ -491,7 +563,11 @@ int run(const app::SimOptions& opt) {
     });
     return ok ? kExitOk : kExitBadInput;
   }
-  if (!checkedOnAll([&] { setup.emplace(loadScene(opt)); })) {
+  if (!checkedOnAll([&] {
+        setup.emplace(loadScene(opt));
+        // What one process alone can write (ContactForces.dat, --dump-fclib), refused on more.
+        app::RunRecord::checkWritable(gSize, setup->scene, opt.dumpFclibEvery > 0);
+      })) {
     return kExitBadInput;
   }
   io::SceneDescription& scene = setup->scene;
@@ -546,129 +622,40 @@ int run(const app::SimOptions& opt) {
     return kExitBadInput;
   }
   if (gSize > 1) {
-    // The largest share of the first decomposition over the mean (the start line names it).
-    std::array<double, 2> owned{0.0, 0.0};
-    for (std::size_t i = 0; i < system.bodies.size(); ++i) {
-      owned[0] +=
-          system.bodies.isSimulated(i) && system.bodies.ownerships()[i] == BodyOwnership::Local;
-    }
-    owned[1] = owned[0];
-    MPI_Allreduce(MPI_IN_PLACE, &owned[0], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &owned[1], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    const double mean = owned[1] / gSize;
-    char share[96];
-    std::snprintf(share, sizeof(share), " (largest share %.0f bodies, %.3f x the mean)", owned[0],
-                  mean > 0.0 ? owned[0] / mean : 1.0);
-    topologyText += share;
+    topologyText += shareText(system.bodies);
   }
   // The scene's decomposition, built in parallel from the bodies the first decomposition gave each
   // process.
   const mpi::LoadBalanceSettings balance = balanceSettings(scene);
-  if (scene.mpi && gSize > 1) {
-    const bool ok = checkedOnAll([&] {
-      const mpi::BuildOutcome outcome = rebalance(balance, system, stepper, exchange);
-      const bool kdTree = balance.type == mpi::LoadBalanceSettings::TopologyType::KdTree;
-      std::string text = kdTree ? "kd-tree (Zoltan RCB)" : "grid over the bodies";
-      if (outcome == mpi::BuildOutcome::FromCentres) {
-        text += " from the centres (the prediction made a cell thinner than a body)";
-      } else if (outcome == mpi::BuildOutcome::KeptPrevious) {
-        text = "the first decomposition kept (every " + text +
-               " build made a cell thinner than a body)";
-      }
-      topologyText = "first " + topologyText + ", then " + text;
-      if (balance.mode == mpi::LoadBalanceSettings::Mode::Static) {
-        topologyText += ", static";
-      } else {
-        topologyText +=
-            ", rebuilt every " + std::to_string(balance.policyCheckEveryXTimeStep) + " steps";
-        if (balance.policy == mpi::LoadBalanceSettings::Policy::BodyLimit) {
-          topologyText += " if a process has >= " + std::to_string(balance.bodyLimit) + " bodies";
-        }
-        if (balance.weightByTime) {
-          topologyText += ", bodies weighted by their process's compute time";
-        }
-      }
-    });
-    if (!ok) {
-      return kExitBadInput;
-    }
-  }
-  if (scene.contactForceOutput) {
-    say("warning    ContactForceOutput is written by grain-sim only; this run does not write "
-        "ContactForces.dat\n");
+  if (scene.mpi && gSize > 1 && !checkedOnAll([&] {
+        applySceneDecomposition(balance, system, stepper, exchange, topologyText);
+      })) {
+    return kExitBadInput;
   }
   say("processes  " + std::to_string(gSize) + ", " + topologyText + "; splitNodeUpdateRatio " +
       std::to_string(splitRatio) + ", convergenceCheckRatio " + std::to_string(checkRatio) + "\n");
 
-  // 3. Output: the first process makes the record folder; the .sim file is written together.
-  const bool recording = scene.recorder.mode != io::RecorderMode::NoOutput;
-  fs::path record = opt.restart;
-  std::unique_ptr<app::CollectiveSimWriter> sim;
-  std::unique_ptr<app::CollectiveWarmStart> warmStart;
-  std::unique_ptr<io::RunLogWriter> log;
-  std::ofstream processLog;
-  int code = kExitOk;
-  std::string problem;
+  // 3. Output: the first process makes the record folder and writes its text files; the states
+  // are written by all processes together.
+  app::CollectiveRecordWriters writers(MPI_COMM_WORLD, exchange, simulated,
+                                       scene.stepper.solver.usePercussionCache);
+  app::RunRecord record(writers, scene,
+                        {opt.outDir, opt.restart, opt.scene, opt.mediaDir, !opt.overrides.empty()});
   try {
-    if (gRank == 0) {
-      log = std::make_unique<io::RunLogWriter>();
-      if (opt.restart.empty()) {
-        record = app::createRecordDirectory(opt.outDir);
-        app::writeTextFile(record / "SceneFile.xml", scene.text);
-        app::writeTextFile(record / "EffectiveScene.xml", scene.effectiveXml);
-        io::writeRunInfo(record, opt.scene, opt.mediaDir);
-        log->open(record / "SimData.dat");
-      } else {
-        if (!opt.overrides.empty()) {
-          app::writeTextFile(record / "SceneFile.xml", scene.text);
-          app::writeTextFile(record / "EffectiveScene.xml", scene.effectiveXml);
-        }
-        log->openAppend(record / "SimData.dat", resume.step);
-      }
-    }
-  } catch (const Error& e) {
-    problem = e.what();
-    code = kExitFailure;
-  }
-  if (agree(code) != kExitOk) {
-    say("grain-sim-mpi: " + problem + "\n");
+    record.create();
+    record.openFiles(resume);
+  } catch (const std::exception& e) {
+    say("grain-sim-mpi: " + std::string(e.what()) + "\n");
     return kExitFailure;
   }
-  record = app::broadcastText(MPI_COMM_WORLD, record.string());
+  std::ofstream processLog;
+  std::optional<app::FclibDump> dump;
   try {
     if (!opt.localDirs.empty()) {
-      const fs::path dir = opt.localDirs.size() == 1
-                               ? opt.localDirs.front()
-                               : opt.localDirs.at(static_cast<std::size_t>(gRank));
-      fs::create_directories(dir);
-      processLog.open(dir / ("ProcessLog_" + std::to_string(gRank) + ".dat"),
-                      opt.restart.empty() ? std::ios::trunc : std::ios::app);
-      if (opt.restart.empty()) {
-        processLog << "# Step\tSimulationTime [s]\tLocalBodies\tRemoteBodies\tSplitBodies"
-                      "\tContacts\tBytesSent\tNeighbours";
-        for (std::size_t k = 0; k < static_cast<std::size_t>(Stage::Count); ++k) {
-          processLog << '\t' << toString(static_cast<Stage>(k)) << "Time [s]";
-        }
-        processLog << '\n';
-      }
+      openProcessLog(opt, processLog);
     }
-    if (recording) {
-      if (scene.stepper.solver.usePercussionCache) {
-        warmStart = std::make_unique<app::CollectiveWarmStart>(MPI_COMM_WORLD, record);
-      }
-      if (opt.restart.empty()) {
-        sim = std::make_unique<app::CollectiveSimWriter>(
-            MPI_COMM_WORLD, record / "SimState.sim",
-            io::AdditionalBytesType::ProcessMaterialOverlapGeomId, simulated);
-        if (warmStart) {
-          warmStart->store(stepper.warmStartCache(), system.time, 0);
-        }
-        sim->writeState(system.time, system.bodies, {}, exchange.ownedBodyTags());
-      } else {
-        sim = std::make_unique<app::CollectiveSimWriter>(MPI_COMM_WORLD, record / "SimState.sim",
-                                                         resume.simHeader, resume.stateIndex + 1);
-      }
-    }
+    record.openStates(resume, system, stepper);
+    dump.emplace(opt, record.folder(), scene, stepper);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", static_cast<int>(gRank), e.what());
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
@@ -686,7 +673,7 @@ int run(const app::SimOptions& opt) {
       say("warning    " + m + "\n");
     }
   }
-  say("output     " + record.string() + "\n");
+  say(record.contactForcesNote() + dump->note() + "output     " + record.folder().string() + "\n");
 
   // 4. The steps.
   app::installStopHandlers();
@@ -698,8 +685,8 @@ int run(const app::SimOptions& opt) {
   const std::uint64_t firstStep = resume.step;
   const std::uint64_t lastStep =
       firstStep + app::stepsUntil(system.time, endTime, scene.stepper.deltaT);
-  MpiHooks hooks(system, stepper, exchange, balance, scene.recorder, sim.get(), warmStart.get(),
-                 log.get(), processLog.is_open() ? &processLog : nullptr);
+  MpiHooks hooks(system, stepper, exchange, balance, record, *dump,
+                 processLog.is_open() ? &processLog : nullptr);
   app::LoopResult result;
   try {
     result =
@@ -716,12 +703,7 @@ int run(const app::SimOptions& opt) {
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
-  if (sim) {
-    sim->close();
-  }
-  if (log) {
-    log->close();
-  }
+  record.close();
   if (result.nonFinite) {
     // Every process agrees (the flag is reduced); the lowest process with such a body names it.
     const std::size_t bad = findNonFiniteBody(system.bodies);
@@ -737,41 +719,18 @@ int run(const app::SimOptions& opt) {
     }
     return kExitFailure;
   }
+  say(record.compatibleForcesSummary());
   if (progress) {
     progress->finish(app::summaryLine(result, hooks.signal()));
   }
-  {
-    // Neighbours per process: they bound a process's messages per exchange; a large kd-tree
-    // domain can border many small ones.
-    std::array<double, 3> n{static_cast<double>(hooks.mostNeighbours()),
-                            static_cast<double>(exchange.neighbours().size()),
-                            static_cast<double>(exchange.neighbours().size())};
-    MPI_Allreduce(MPI_IN_PLACE, n.data(), 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &n[2], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    char line[160];
-    std::snprintf(line, sizeof line,
-                  "neighbours per process: max %.0f during the run, now max %.0f and mean %.1f\n",
-                  n[0], n[1], n[2] / gSize);
-    say("domains    " + std::string(line));
-  }
-  say(hooks.profile().summary(MPI_COMM_WORLD));
-  if (hooks.rebuilds() > 0) {
-    std::string fallbacks;
-    if (hooks.fromCentres() + hooks.keptPrevious() > 0) {
-      fallbacks = " (" + std::to_string(hooks.fromCentres()) + " from the centres alone and " +
-                  std::to_string(hooks.keptPrevious()) +
-                  " kept as it was: the prediction made a cell thinner than a body)";
-    }
-    say("balance    the decomposition was rebuilt " + std::to_string(hooks.rebuilds()) + " times" +
-        fallbacks + "\n");
-  }
+  sayRunSummary(hooks, exchange);
   if (result.stopped) {
-    say("output     " + record.string() + " (complete up to the last written state)\n");
+    say("output     " + record.folder().string() + " (complete up to the last written state)\n");
     say("continue   mpirun -np " + std::to_string(gSize) + " grain-sim-mpi --restart " +
-        record.string() + "\n");
+        record.folder().string() + "\n");
     return kExitStopped;
   }
-  say("output     " + record.string() + "\n");
+  say("output     " + record.folder().string() + "\n");
   return kExitOk;
 }
 
@@ -784,6 +743,9 @@ int main(int argc, char** argv) {
   app::SimProgram program;
   program.name = "grain-sim-mpi";
   program.distributed = true;
+#ifdef GRAIN_SIM_WITH_FCLIB
+  program.withFclib = true;
+#endif
   if (app::parseSimOptions(program, argc, argv, opt, code, gRank == 0)) {
     app::ignoreFileSizeLimitSignal();  // a file-size limit is a write error, not a kill
     try {

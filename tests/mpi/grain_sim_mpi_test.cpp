@@ -18,6 +18,9 @@
 #include <grain/io/sim_file.hpp>
 
 #include "../e2e/e2e_util.hpp"
+#ifdef GRAIN_TEST_WITH_FCLIB
+#include <grain/fclib/fclib_io.hpp>
+#endif
 #include "mpi_test_util.hpp"
 
 namespace grain {
@@ -944,6 +947,182 @@ TEST_F(GrainSimMpi, SigtermToOneProcessStopsAllAfterTheStep) {
     EXPECT_EQ(reader.readState(k).bodies.size(), 96u);
   }
 }
+
+/// The files of a record folder, by name (a temporary file of an atomic write would show here).
+std::vector<std::string> filesOf(const fs::path& folder) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(folder)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// pileScene with `element` added to its SceneSettings (after RecorderSettings).
+std::string pileSceneWith(const std::string& element, double endTime = 0.05) {
+  std::string text = pileScene(endTime);
+  const std::string recorder = "\n    <TimeStepperSettings";
+  text.insert(text.find(recorder), "\n    " + element);
+  return text;
+}
+
+// The record folder of a distributed run is the serial one's: the same files, the scene files
+// written whole (through a temporary file and a rename: none is left) with the serial text; a
+// restart with --set rewrites them the same way.
+TEST_F(GrainSimMpi, RecordFolderHoldsTheSerialFilesWrittenWhole) {
+  const fs::path dir = makeTempDir("mpi_record_folder");
+  writeText(dir / "pile.xml", pileScene(0.05));
+  const CommandResult serial =
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
+                 (dir / "serial").string());
+  ASSERT_EQ(serial.exitCode, 0) << serial.output;
+  const CommandResult r = runCommand(mpirun(2) + " -s " + (dir / "pile.xml").string() + " -g " +
+                                     (dir / "mpi").string());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const fs::path s = record(dir / "serial");
+  const fs::path m = record(dir / "mpi");
+  EXPECT_EQ(filesOf(m), filesOf(s));
+  EXPECT_EQ(filesOf(m), (std::vector<std::string>{"EffectiveScene.xml", "RunInfo.txt",
+                                                  "SceneFile.xml", "SimData.dat", "SimState.sim"}));
+  EXPECT_EQ(readText(m / "SceneFile.xml"), readText(s / "SceneFile.xml"));
+  EXPECT_EQ(readText(m / "EffectiveScene.xml"), readText(s / "EffectiveScene.xml"));
+  EXPECT_EQ(readText(m / "RunInfo.txt"), readText(s / "RunInfo.txt"));
+
+  const std::string later = " --set 'SceneSettings/TimeStepperSettings/@endTime=0.07'";
+  const CommandResult more = runCommand(mpirun(3) + " --restart " + m.string() + later);
+  ASSERT_EQ(more.exitCode, 0) << more.output;
+  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " --restart " + s.string() + later).exitCode,
+            0);
+  EXPECT_EQ(filesOf(m), filesOf(s));
+  EXPECT_NE(readText(m / "SceneFile.xml").find("endTime=\"0.07\""), std::string::npos);
+  EXPECT_EQ(readText(m / "SceneFile.xml"), readText(s / "SceneFile.xml"));
+  // The effective configuration names the scene file it was read from: each record's own.
+  const auto named = [](const fs::path& folder) {
+    std::string text = readText(folder / "EffectiveScene.xml");
+    const std::string path = (folder / "SceneFile.xml").string();
+    const std::size_t at = text.find(path);
+    EXPECT_NE(at, std::string::npos) << text.substr(0, 300);
+    return at == std::string::npos ? text : text.replace(at, path.size(), "SceneFile.xml");
+  };
+  EXPECT_EQ(named(m), named(s));
+
+  // The scene file goes through SceneFile.xml.part and a rename: when the temporary file cannot be
+  // written (here a folder of that name), the run stops on every process with the file named,
+  // and SceneFile.xml stays the previous version, whole.
+  const std::string scene = readText(m / "SceneFile.xml");
+  const std::uintmax_t states = fs::file_size(m / "SimState.sim");
+  fs::create_directory(m / "SceneFile.xml.part");
+  const CommandResult blocked =
+      runCommand(mpirun(2) + " --restart " + m.string() +
+                 " --set 'SceneSettings/TimeStepperSettings/@endTime=0.09'");
+  EXPECT_EQ(blocked.exitCode, 1) << blocked.output;
+  EXPECT_NE(
+      blocked.output.find("grain-sim-mpi: cannot write " + (m / "SceneFile.xml.part").string()),
+      std::string::npos)
+      << blocked.output;
+  EXPECT_EQ(readText(m / "SceneFile.xml"), scene);
+  EXPECT_EQ(fs::file_size(m / "SimState.sim"), states);
+}
+
+// ContactForceOutput on one process: ContactForces.dat is the serial run's, byte for byte (a
+// process holds every contact; compatible forces included), and a restart continues it as the
+// serial restart does.
+TEST_F(GrainSimMpi, ContactForceOutputOnOneProcessGivesTheSerialFile) {
+  const fs::path dir = makeTempDir("mpi_contact_forces");
+  writeText(dir / "pile.xml",
+            pileSceneWith(R"(<ContactForceOutput everyXStep="10" compatibleForces="true"/>)"));
+  const CommandResult serial =
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
+                 (dir / "serial").string());
+  ASSERT_EQ(serial.exitCode, 0) << serial.output;
+  const CommandResult r = runCommand(mpirun(1) + " -s " + (dir / "pile.xml").string() + " -g " +
+                                     (dir / "mpi").string());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("contacts   forces of every 10-th step with compatible normal forces"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("contacts   compatible forces: 5 output steps"), std::string::npos)
+      << r.output;
+  const std::string file = readText(record(dir / "serial") / "ContactForces.dat");
+  EXPECT_NE(file.find("\nstep 50 "), std::string::npos) << file;
+  EXPECT_EQ(readText(record(dir / "mpi") / "ContactForces.dat"), file);
+
+  const std::string later = " --set 'SceneSettings/TimeStepperSettings/@endTime=0.07'";
+  ASSERT_EQ(runCommand(mpirun(1) + " --restart " + record(dir / "mpi").string() + later).exitCode,
+            0);
+  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " --restart " +
+                       record(dir / "serial").string() + later)
+                .exitCode,
+            0);
+  const std::string continued = readText(record(dir / "serial") / "ContactForces.dat");
+  EXPECT_NE(continued.find("\nstep 70 "), std::string::npos) << continued;
+  EXPECT_EQ(readText(record(dir / "mpi") / "ContactForces.dat"), continued);
+}
+
+// What one process writes alone, ContactForces.dat and --dump-fclib, is refused on more processes
+// by every process before anything is written (exit 2, the scene element or the option named).
+TEST_F(GrainSimMpi, ContactForcesAndFclibDumpOnMoreProcessesAreRefusedBeforeWriting) {
+  const fs::path dir = makeTempDir("mpi_refused");
+  writeText(dir / "forces.xml", pileSceneWith(R"(<ContactForceOutput everyXStep="10"/>)"));
+  const CommandResult forces = runCommand(mpirun(2) + " -s " + (dir / "forces.xml").string() +
+                                          " -g " + (dir / "forces").string());
+  EXPECT_EQ(forces.exitCode, 2) << forces.output;
+  EXPECT_NE(forces.output.find("forces.xml:5: SceneSettings/ContactForceOutput: ContactForces.dat "
+                               "is written by one process"),
+            std::string::npos)
+      << forces.output;
+  // Every process reached the same verdict: one message.
+  EXPECT_EQ(forces.output.find("ContactForceOutput:"), forces.output.rfind("ContactForceOutput:"))
+      << forces.output;
+  EXPECT_FALSE(fs::exists(dir / "forces")) << forces.output;
+
+  writeText(dir / "pile.xml", pileScene(0.05));
+  const CommandResult dump = runCommand(mpirun(3) + " -s " + (dir / "pile.xml").string() + " -g " +
+                                        (dir / "dump").string() + " --dump-fclib 10");
+  EXPECT_EQ(dump.exitCode, 2) << dump.output;
+#ifdef GRAIN_TEST_WITH_FCLIB
+  EXPECT_NE(dump.output.find("grain-sim-mpi: --dump-fclib: the contact problem of a step is "
+                             "written whole by one process"),
+            std::string::npos)
+      << dump.output;
+#else
+  EXPECT_NE(dump.output.find("--dump-fclib is not available"), std::string::npos) << dump.output;
+#endif
+  EXPECT_FALSE(fs::exists(dir / "dump")) << dump.output;
+}
+
+#ifdef GRAIN_TEST_WITH_FCLIB
+// --dump-fclib on one process writes the serial run's problems and solutions.
+TEST_F(GrainSimMpi, FclibDumpOnOneProcessGivesTheSerialProblems) {
+  const fs::path dir = makeTempDir("mpi_fclib");
+  writeText(dir / "pile.xml", pileScene(0.05));
+  const std::string options = " --dump-fclib 20";
+  const CommandResult serial =
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
+                 (dir / "serial").string() + options);
+  ASSERT_EQ(serial.exitCode, 0) << serial.output;
+  const CommandResult r = runCommand(mpirun(1) + " -s " + (dir / "pile.xml").string() + " -g " +
+                                     (dir / "mpi").string() + options);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("fclib      contact problems of every 20-th step to "), std::string::npos)
+      << r.output;
+  const std::vector<std::string> names = filesOf(record(dir / "serial") / "fclib");
+  ASSERT_FALSE(names.empty());
+  ASSERT_EQ(filesOf(record(dir / "mpi") / "fclib"), names);
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const std::string a = (record(dir / "serial") / "fclib" / name).string();
+    const std::string b = (record(dir / "mpi") / "fclib" / name).string();
+    const LocalProblem p = fclib::readLocal(a);
+    const LocalProblem q = fclib::readLocal(b);
+    ASSERT_EQ(p.contactCount(), q.contactCount());
+    EXPECT_EQ(p.q, q.q);
+    EXPECT_EQ(p.mu, q.mu);
+    EXPECT_EQ(Eigen::MatrixXd(p.W.toDense()), Eigen::MatrixXd(q.W.toDense()));
+    EXPECT_EQ(fclib::readSolution(a, p).r, fclib::readSolution(b, q).r);
+  }
+}
+#endif
 
 // More processes than cores (OpenMPI yields when oversubscribed), so that every path that depends
 // on the process count runs in CI: a kd-tree pile of 1000 beads, rebuilt every 50 steps, on 8 and
