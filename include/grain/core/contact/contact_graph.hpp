@@ -30,6 +30,7 @@ class ContactGraph {
  private:
   std::vector<std::uint32_t> offsets_;
   std::vector<std::uint32_t> contactIndex_;
+  std::vector<std::uint32_t> fill_;  ///< build(): next free slot per body (kept between steps)
 };
 
 }  // namespace grain
