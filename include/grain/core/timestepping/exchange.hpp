@@ -95,7 +95,8 @@ class SplitBodyExchange {
                           std::vector<detail::PercussionCacheEntry>& warmStart) = 0;
   /// Once per solve, before the first sweep, without communication: the BodyStorage index of
   /// every solver body, in solver order. Returns true if this process shares split bodies with
-  /// others in this solve ("coupled"): then average() and coupledReducer() calls follow.
+  /// others in this solve ("coupled"): then average() and coupledReducer() calls follow (the
+  /// velocity prox solver), or sum() calls (the matrix-free solvers).
   virtual bool beginSolve(const BodyStorage& bodies,
                           std::span<const std::uint32_t> storageIndex) = 0;
   /// Sweeps between two averaging exchanges (splitNodeUpdateRatio, >= 1).
