@@ -6,9 +6,11 @@
 //     round-off (and without the sum it is not, on more than one process);
 //   - the pile stepped with matrix-free APGD (warm-started): every step converges, its natural-map
 //     error is the serial step's, and positions and velocities follow the serial run within a
-//     bound derived from the solver's tolerance.
+//     bound derived from the solver's tolerance; also with the grid rebuilt (turned) every 10
+//     steps, bodies and warm-start entries moving to new owners.
 // Every process runs the serial reference itself; process 0 compares. Prints "N passed, N failed".
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -148,6 +150,25 @@ std::shared_ptr<const mpi::Topology> decomposition(const BodyStorage& bodies, bo
   hi += Vec3::Constant(0.01);
   return std::make_shared<mpi::GridTopology>(
       lo, hi, mpi::GridTopology::dimensionsForExtent(gSize, hi - lo));
+}
+
+/// A grid over the current box of all processes' bodies with its dimensions turned by `turn`
+/// (a rebuild then moves most bodies to another process).
+std::shared_ptr<const mpi::Topology> turnedGrid(const BodyStorage& bodies, int turn) {
+  Vec3 lo = Vec3::Constant(1e300), hi = Vec3::Constant(-1e300);
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i)) {
+      lo = lo.cwiseMin(bodies.positions()[i]);
+      hi = hi.cwiseMax(bodies.positions()[i]);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, lo.data(), 3, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, hi.data(), 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  lo -= Vec3::Constant(0.01);
+  hi += Vec3::Constant(0.01);
+  std::array<int, 3> dims = mpi::GridTopology::dimensionsForExtent(gSize, hi - lo);
+  std::rotate(dims.begin(), dims.begin() + turn % 3, dims.end());
+  return std::make_shared<mpi::GridTopology>(lo, hi, dims);
 }
 
 /// One contact's row of a product, keyed by its bodies.
@@ -330,9 +351,12 @@ std::map<BodyId, BodyRecord> gatherBodies(const BodyStorage& bodies, int& duplic
   return out;
 }
 
-void checkStepping(bool kdTree) {
-  const std::string name =
-      std::string(kdTree ? "kd-tree" : "grid") + ", " + std::to_string(gSize) + " processes";
+/// `rebuildEvery` > 0: the decomposition is rebuilt (a turned grid) every that many steps, the
+/// warm-start cache moving with the bodies.
+void checkStepping(bool kdTree, int rebuildEvery = 0) {
+  const std::string name = std::string(kdTree ? "kd-tree" : "grid") +
+                           (rebuildEvery > 0 ? " rebuilt" : "") + ", " + std::to_string(gSize) +
+                           " processes";
   constexpr int kSteps = 40;
   DynamicsSystem serial = settledPile();
   DynamicsSystem dist = serial;
@@ -359,6 +383,10 @@ void checkStepping(bool kdTree) {
     exchange.keepOwnedBodies(dist.bodies);
     const StepExchanges ex{&exchange, &exchange, &exchange.reducer()};
     for (int k = 0; k < kSteps; ++k) {
+      if (rebuildEvery > 0 && k > 0 && k % rebuildEvery == 0) {
+        std::vector<detail::PercussionCacheEntry> cache = distStepper.takeWarmStartCache();
+        exchange.setTopology(turnedGrid(dist.bodies, k / rebuildEvery), dist, cache);
+      }
       qNorm = 0.0;
       const StepStats s = serialStepper.step(serial);
       const StepStats d = distStepper.step(dist, ex);
@@ -430,6 +458,7 @@ int main(int argc, char** argv) {
     checkProduct(kdTree);
     checkStepping(kdTree);
   }
+  checkStepping(false, 10);
   if (gRank == 0) {
     std::printf("%d passed, %d failed\n", gPassed, gFailed);
   }
