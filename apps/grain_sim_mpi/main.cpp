@@ -36,6 +36,7 @@
 #include <grain/app/run_driver.hpp>
 #include <grain/app/run_record.hpp>
 #include <grain/app/signals.hpp>
+#include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/core/timestepping/invariants.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/restart.hpp>
@@ -522,12 +523,18 @@ Setup loadScene(const app::SimOptions& opt) {
     }
   }
   s.ordinals = io::SimulatedOrdinals(s.scene.groups);
-  if (gSize > 1 && s.scene.stepper.solver.localMethod) {
-    throw io::SceneError(opt.scene.string(), lineOf(s.scene.text, "<InclusionSolverSettings"),
-                         "SceneSettings/TimeStepperSettings/InclusionSolverSettings",
-                         "method: the assembled (Delassus) methods are serial; use "
-                         "method=\"SORContact\" (or another velocity prox method) with more than "
-                         "one process");
+  // Of the local (Delassus) solvers only matrix-free APGD runs distributed.
+  const InclusionSolverSettings& solver = s.scene.stepper.solver;
+  if (gSize > 1 && solver.localMethod &&
+      !(solver.localMethod == LocalSolverMethod::Apgd && solver.matrixFree)) {
+    const std::string method(sceneName(*solver.localMethod));
+    throw io::SceneError(
+        opt.scene.string(), lineOf(s.scene.text, "<InclusionSolverSettings"),
+        "SceneSettings/TimeStepperSettings/InclusionSolverSettings",
+        "method=\"" + method + "\"" +
+            (solver.localMethod == LocalSolverMethod::Apgd ? " without matrixFree=\"true\"" : "") +
+            " is serial: with more than one process use method=\"APGD\" matrixFree=\"true\" or a "
+            "velocity prox method (method=\"SORContact\" etc.)");
   }
   return s;
 }

@@ -144,7 +144,9 @@ constexpr SV kMethodValues{kMethodValueChars.data(), kMethodValueChars.size()};
 constexpr A kInclusionSolver[] = {
     reqEnum("method", kMethodValues, {},
             "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, DelassusJOR, "
-            "APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus problem (docs/solvers.md)"),
+            "APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus problem (docs/solvers.md). "
+            "grain-sim-mpi on more than one process runs the velocity prox methods and APGD with "
+            "matrixFree=\"true\" only and refuses the others (docs/mpi.md)"),
     req("useGPU", T::Boolean, B::None, {}, "grain has no GPU solver: true gives a warning and solves on the CPU"),
     opt("useGPUID", T::Integer, "0", B::None, {}, "GPU device (unused)"),
     req("alphaJORProx", T::Real, B::OpenZeroTwo, {}, "JOR relaxation factor"),
@@ -165,7 +167,7 @@ constexpr A kInclusionSolver[] = {
     opt("usePercussionCache", T::Boolean, "false", B::None, {}, "warm start from the previous step"),
     opt("matrixFree", T::Boolean, "false", B::None, {},
         "APGD only: iterate on the matrix-free Delassus operator instead of the assembled matrix "
-        "(docs/solvers.md)"),
+        "(docs/solvers.md); the form of APGD that runs distributed in grain-sim-mpi"),
     opt("reserveContacts", T::Integer, "1000", B::None, {}, "contacts to reserve memory for"),
     opt("isFiniteCheck", T::Boolean, "false", B::None, {}, "check velocities for NaN/inf after each solve"),
     opt("driftCorrectionGap", T::Boolean, "false", B::None, {}, "push penetrating contacts apart"),

@@ -14,7 +14,7 @@ namespace grain::mpi {
 
 namespace {
 
-enum Tag : int { kTagBodies = 101, kTagPlanContacts, kTagPlanMultiplicity, kTagAverage };
+enum Tag : int { kTagBodies = 101, kTagPlanContacts, kTagPlanMultiplicity, kTagAverage, kTagSum };
 /// Tags of the rebuild's sparse exchange (it alternates this tag and the next).
 constexpr int kTagRebuild = 110;
 
@@ -743,8 +743,18 @@ bool DistributedExchange::beginSolve(const BodyStorage& bodies,
 }
 
 void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omega) {
+  combineCopies(velocity, omega, kTagAverage, true);
+}
+
+void DistributedExchange::sum(std::span<Vec3> linear, std::span<Vec3> angular) {
+  combineCopies(linear, angular, kTagSum, false);
+}
+
+void DistributedExchange::combineCopies(std::span<Vec3> velocity, std::span<Vec3> omega, int tag,
+                                        bool mean) {
   // One round: every holder sends its copy to the other holders, in id order, and every holder
-  // takes the mean over the holders in rank order, so all copies end with the same bits.
+  // takes the sum (or the mean) over the holders in rank order, so all copies end with the same
+  // bits.
   for (std::size_t p = 0; p < averageShared_.size(); ++p) {
     Real* to = averageSend_[p].data();
     for (const std::uint32_t k : averageShared_[p]) {
@@ -753,8 +763,7 @@ void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omeg
       to += SplitVelocity::kReals;
     }
   }
-  averageExchange_.exchange(comm_, kTagAverage, splitPartners_, averageSend_, averageRecv_,
-                            traffic_);
+  averageExchange_.exchange(comm_, tag, splitPartners_, averageSend_, averageRecv_, traffic_);
   for (std::size_t k = 0; k < split_.size(); ++k) {
     const SplitBody& s = split_[k];
     const std::uint32_t slot = splitSlot_[k];
@@ -771,9 +780,13 @@ void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omeg
         w += copy.omega;
       }
     }
-    const Real inv = 1.0 / static_cast<Real>(s.holders.size());
-    velocity[slot] = v * inv;
-    omega[slot] = w * inv;
+    if (mean) {
+      const Real inv = 1.0 / static_cast<Real>(s.holders.size());
+      v *= inv;
+      w *= inv;
+    }
+    velocity[slot] = v;
+    omega[slot] = w;
   }
 }
 

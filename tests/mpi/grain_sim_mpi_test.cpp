@@ -374,6 +374,88 @@ TEST_F(GrainSimMpi, RollingResistanceGivesTheSerialStates) {
   }
 }
 
+/// `text` with `from` replaced by `to` (once; `from` must occur).
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+/// The pile of pileScene() solved by `method` (its attributes as written in the scene) at the
+/// natural-map tolerance 1e-8, warm-started.
+std::string pileSolvedBy(double endTime, const std::string& method) {
+  std::string text = replaced(pileScene(endTime), R"(method="SORContact")", method);
+  text = replaced(text, R"(convergenceMethod="InVelocity")", R"(convergenceMethod="NaturalMap")");
+  text = replaced(text, R"(relTol="1e-12")", R"(relTol="1e-8")");
+  return replaced(text, R"(usePercussionCache="false")", R"(usePercussionCache="true")");
+}
+
+// Matrix-free APGD, the local solver that runs distributed (every process solves its contacts'
+// share of the serial iteration, docs/solvers.md): the falling pile on 1-3 processes gives the
+// serial states, bit for bit on 1 process and on more within the bound of the tolerance (1e-8:
+// tests/mpi/distributed_apgd_test.cpp derives about 1e-6 m/s per step from it).
+TEST_F(GrainSimMpi, MatrixFreeApgdGivesTheSerialStates) {
+  const fs::path dir = makeTempDir("mpi_apgd");
+  writeText(dir / "apgd.xml", pileSolvedBy(0.05, R"(method="APGD" matrixFree="true")"));
+  const CommandResult serial =
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "apgd.xml").string() + " -g " +
+                 (dir / "serial").string());
+  ASSERT_EQ(serial.exitCode, 0) << serial.output;
+  const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 6);
+  // The pile lands within the run: the solver has contacts to solve.
+  const std::vector<std::string> contacts = contactsPerStep(record(dir / "serial") / "SimData.dat");
+  ASSERT_FALSE(contacts.empty());
+  EXPECT_GT(std::stoi(contacts.back()), 50);
+  for (int np = 1; np <= 3; ++np) {
+    SCOPED_TRACE(std::to_string(np) + " processes");
+    const fs::path out = dir / ("apgd" + std::to_string(np));
+    const CommandResult r =
+        runCommand(mpirun(np) + " -s " + (dir / "apgd.xml").string() + " -g " + out.string());
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const Difference d = compare(reference, checkStates(record(out) / "SimState.sim", 64, 6));
+    EXPECT_TRUE(d.sameIds);
+    if (np == 1) {
+      EXPECT_EQ(d.position, 0.0);
+      EXPECT_EQ(d.velocity, 0.0);
+    } else {
+      std::printf("matrix-free APGD, %d processes: max |dr| %.3g m, max |dv| %.3g m/s\n", np,
+                  d.position, d.velocity);
+      EXPECT_LT(d.position, 1e-6);
+      EXPECT_LT(d.velocity, 5e-5);
+    }
+    EXPECT_EQ(contactsPerStep(record(out) / "SimData.dat"),
+              contactsPerStep(record(dir / "serial") / "SimData.dat"));
+  }
+}
+
+// The local solvers that do not run distributed (PQN, NSN, the Delassus prox methods, APGD on the
+// assembled matrix) are refused on more than one process before anything is written, naming the
+// method and what runs instead; on one process they run.
+TEST_F(GrainSimMpi, SerialLocalSolversAreRefusedBeforeWriting) {
+  const fs::path dir = makeTempDir("mpi_serial_solvers");
+  for (const char* method : {R"(method="PQN")", R"(method="APGD")", R"(method="DelassusSOR")"}) {
+    SCOPED_TRACE(method);
+    writeText(dir / "scene.xml", pileSolvedBy(0.002, method));
+    const fs::path out = dir / "out";
+    const CommandResult r =
+        runCommand(mpirun(2) + " -s " + (dir / "scene.xml").string() + " -g " + out.string());
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("scene.xml:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(std::string(method) + " "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(R"(is serial: with more than one process use method="APGD" )"
+                            R"(matrixFree="true")"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(out / "SimFiles"));
+  }
+  const CommandResult one = runCommand(mpirun(1) + " -s " + (dir / "scene.xml").string() + " -g " +
+                                       (dir / "one").string());
+  EXPECT_EQ(one.exitCode, 0) << one.output;
+}
+
 // A pile settling for 0.3 s with a solver stopped at relTol 1e-6 (as production runs are): the
 // trajectories part ways between process counts, as they would between two serial solvers, but
 // the bulk figures must not depend on the count or the decomposition: mean and 90th-percentile

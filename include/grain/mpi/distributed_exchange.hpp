@@ -42,7 +42,8 @@ namespace grain::mpi {
 /// splitting: a simulated body with contacts on several processes is split among its owner and
 /// those processes (multiplicity p = number of them, thesis §13.3): remote processes tell the
 /// owner, the owner answers with p. Averaging: every holder sends its copy's velocities to the
-/// other holders, and each takes the mean in rank order; convergence decisions are taken among the
+/// other holders, and each takes the mean in rank order (sum(), for the matrix-free solvers, the
+/// same with impulses and the sum); convergence decisions are taken among the
 /// coupled processes only (a communicator split off again when the set of coupled processes
 /// changes).
 ///
@@ -105,6 +106,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   unsigned period() const override { return period_; }
   unsigned checkRatio() const override { return checkRatio_; }
   void average(std::span<Vec3> velocity, std::span<Vec3> omega) override;
+  void sum(std::span<Vec3> linear, std::span<Vec3> angular) override;
   Reducer& coupledReducer() override { return coupledReducer_; }
 
   /// Reductions over all processes of the run.
@@ -176,6 +178,9 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   void requireNeighbour(int rank, BodyId id, const char* what) const;
   /// The per-partner message writers, emptied, for `count` partners (storage kept between calls).
   std::vector<ByteWriter>& freshWriters(std::size_t count);
+  /// average() (mean) and sum() (not): one message per split partner with this process's copies
+  /// of the bodies it shares, then per split body the sum over its holders in rank order.
+  void combineCopies(std::span<Vec3> velocity, std::span<Vec3> omega, int tag, bool mean);
   /// Sends writer k's bytes to partners[k], receives one message from each; in_[k] reads it.
   void sendWriters(int tag, const std::vector<int>& partners);
 

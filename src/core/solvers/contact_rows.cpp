@@ -25,7 +25,8 @@ Vec3 passivePointVelocity(const BodyStorage& bodies, std::size_t i, const Vec3& 
 
 }  // namespace
 
-void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem, SolverBodies& sb) {
+void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem, SolverBodies& sb,
+                       SplitMass splitMass) {
   const std::size_t n = bodies.size();
   const ContactStorage& contacts = problem.contacts;
   GRAIN_REQUIRE(problem.velocityStart.size() == n && problem.omegaBodyStart.size() == n,
@@ -66,7 +67,9 @@ void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem,
   for (std::size_t k = 0; k < m; ++k) {
     const std::size_t i = sb.storageIndex[k];
     // A copy of a body split over p processes has mass M/p and inertia Theta/p (eq. 13.12).
-    const Real p = multiplicity.empty() ? 1.0 : static_cast<Real>(std::max(1u, multiplicity[i]));
+    const Real p = multiplicity.empty() || splitMass == SplitMass::Whole
+                       ? 1.0
+                       : static_cast<Real>(std::max(1u, multiplicity[i]));
     sb.rotation[k] = bodies.orientations()[i].toRotationMatrix();
     sb.invMass[k] = p * bodies.invMasses()[i];
     sb.invInertia[k] = SymMat3::rotateDiagonal(sb.rotation[k], p * bodies.invInertiasBody()[i]);

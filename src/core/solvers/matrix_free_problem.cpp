@@ -16,7 +16,8 @@ namespace grain {
 
 void MatrixFreeProblem::build(const BodyStorage& bodies, const ContactProblem& problem,
                               const InclusionSolverSettings& settings) {
-  detail::setupSolverBodies(bodies, problem, bodies_);
+  // Split bodies keep their whole mass: the products sum their copies' impulses.
+  detail::setupSolverBodies(bodies, problem, bodies_, detail::SplitMass::Whole);
   detail::setupSolverContacts(bodies, problem, settings, bodies_, contacts_, rolling_);
   const std::size_t n = contacts_.size();
   q_.resize(static_cast<Eigen::Index>(3 * n));
@@ -41,6 +42,25 @@ void MatrixFreeProblem::build(const BodyStorage& bodies, const ContactProblem& p
 
 Mat3 MatrixFreeProblem::diagonalBlock(std::size_t i) const {
   return detail::diagonalBlock(contacts_, bodies_, i);
+}
+
+void MatrixFreeProblem::applyPercussions(BodyStorage& bodies, const VecX& r,
+                                         SplitBodyExchange* split) {
+  DelassusOperator& op = delassus();
+  op.scatter(r);
+  if (split != nullptr) {
+    split->sum(op.impulse(), op.angularImpulse());
+  }
+  op.applyInverseMass();
+  const std::span<const Vec3> dv = op.impulse();
+  const std::span<const Vec3> dw = op.angularImpulse();
+  auto& v = bodies.velocities();
+  auto& w = bodies.omegasBody();
+  for (std::size_t k = 0; k < bodies_.size(); ++k) {
+    const std::size_t i = bodies_.storageIndex[k];
+    v[i] += dv[k];
+    w[i] += bodies_.rotation[k].transpose() * dw[k];
+  }
 }
 
 Real MatrixFreeProblem::error(LocalErrorMeasure m, const VecX& r, const VecX& u,
@@ -90,7 +110,17 @@ struct MatrixFreeApgdOps {
   const VecX& q() const { return problem.q(); }
   Real mu(std::size_t i) const { return problem.mu()[static_cast<Eigen::Index>(i)]; }
   Mat3 diagonalBlock(std::size_t i) const { return problem.diagonalBlock(i); }
-  void multiply(const VecX& x, VecX& y) const { problem.delassus().multiply(x, y); }
+  SplitBodyExchange* split;
+
+  void multiply(const VecX& x, VecX& y) const {
+    if (split == nullptr) {
+      problem.delassus().multiply(x, y);
+    } else {
+      problem.delassus().multiply(x, y, [this](std::span<Vec3> linear, std::span<Vec3> angular) {
+        split->sum(linear, angular);
+      });
+    }
+  }
   Real sum(Real local) const { return reducedSum(local, reducer); }
   Real error(const VecX& r, const VecX& u) const { return problem.error(measure, r, u, reducer); }
 };
@@ -98,7 +128,8 @@ struct MatrixFreeApgdOps {
 }  // namespace
 
 void solveApgd(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
-               const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer) {
+               const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer,
+               SplitBodyExchange* split) {
   const auto start = std::chrono::steady_clock::now();
   validate(settings);
   const std::size_t n = problem.contactCount();
@@ -131,7 +162,7 @@ void solveApgd(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
     result.error = 0.0;
     result.converged = true;
   } else {
-    MatrixFreeApgdOps ops{problem, settings.errorMeasure, reducer};
+    MatrixFreeApgdOps ops{problem, settings.errorMeasure, reducer, split};
     detail::apgdIterate(ops, settings, std::move(x), result);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

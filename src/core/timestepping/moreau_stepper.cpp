@@ -54,16 +54,26 @@ MoreauStepper::MoreauStepper(const StepperSettings& settings)
   contacts_.reserve(settings_.solver.reserveContacts);
 }
 
-SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem& problem) {
+SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem& problem,
+                                      const StepExchanges& exchanges) {
   checkRollingResistanceSupported(settings_.solver, problem.parameters);
-  for (const std::uint32_t m : problem.multiplicity) {
-    GRAIN_REQUIRE(m <= 1, "the local contact solvers are serial: they cannot solve split bodies");
-  }
   const InclusionSolverSettings& s = settings_.solver;
+  // Matrix-free APGD runs distributed: every process takes part in every solve, contacts or not.
+  const bool distributed = s.matrixFree && exchanges.split != nullptr;
+  if (!distributed) {
+    for (const std::uint32_t m : problem.multiplicity) {
+      GRAIN_REQUIRE(
+          m <= 1,
+          "the assembled local contact solvers are serial: they cannot solve split bodies "
+          "(only matrix-free APGD runs distributed)");
+    }
+  }
+  GRAIN_REQUIRE(!distributed || exchanges.reducer != nullptr,
+                "a distributed matrix-free solve needs the reducer over all processes");
   const ContactStorage& contacts = problem.contacts;
   const std::size_t nc = contacts.size();
   SolverStats stats;
-  if (nc == 0) {
+  if (nc == 0 && !distributed) {
     localPercussions_.clear();
     solver_.setPercussionCache({});
     stats.converged = true;
@@ -79,16 +89,29 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
   }
   const VecX* guess = s.usePercussionCache ? &localGuess_ : nullptr;
   LocalProblem local;
+  // Distributed: sums over all processes; `split` adds the split bodies' impulses of the processes
+  // sharing them (null when this process shares none).
+  Reducer* reducer = distributed ? exchanges.reducer : nullptr;
+  SplitBodyExchange* split = nullptr;
   if (s.matrixFree) {
     // APGD on the matrix-free Delassus operator: nothing is assembled.
     matrixFree_.build(bodies, problem, s);
-    solveApgd(matrixFree_, localSolverSettings(s), guess, localResult_);
+    // Told on every step, so that all processes stay in step.
+    if (distributed && exchanges.split->beginSolve(bodies, matrixFree_.bodyStorageIndex())) {
+      split = exchanges.split;
+    }
+    solveApgd(matrixFree_, localSolverSettings(s), guess, localResult_, reducer, split);
   } else {
     local = assembleLocalProblem(bodies, problem, s);
     solve(local, localSolverSettings(s), guess, localResult_);
   }
   const LocalSolverResult& result = localResult_;
-  applyContactPercussions(bodies, contacts, result.r);
+  if (split != nullptr) {
+    // Every copy of a split body gets the impulses of all its contacts, wherever solved.
+    matrixFree_.applyPercussions(bodies, result.r, split);
+  } else {
+    applyContactPercussions(bodies, contacts, result.r);
+  }
   localPercussions_.resize(nc);
   for (std::size_t c = 0; c < nc; ++c) {
     localPercussions_[c] = result.r.segment<3>(static_cast<Eigen::Index>(3 * c));
@@ -103,9 +126,10 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
   stats.converged = result.converged;
   stats.finite = result.finite && result.r.allFinite();
   if (s.matrixFree) {
+    // Distributed: the measures of the whole problem, the same on every process.
     stats.naturalMapError =
-        matrixFree_.error(LocalErrorMeasure::NaturalMap, result.r, result.u, nullptr);
-    stats.koziaraError = matrixFree_.error(LocalErrorMeasure::Koziara, result.r, result.u, nullptr);
+        matrixFree_.error(LocalErrorMeasure::NaturalMap, result.r, result.u, reducer);
+    stats.koziaraError = matrixFree_.error(LocalErrorMeasure::Koziara, result.r, result.u, reducer);
   } else {
     const LocalErrorEvaluator evaluator(local);
     stats.naturalMapError = evaluator.naturalMap(result.r, result.u);
@@ -201,7 +225,7 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
     problemObserver_(bodies, problem, stepCount_ + 1);
   }
   const SolverStats solverStats = settings_.solver.localMethod
-                                      ? solveLocal(bodies, problem)
+                                      ? solveLocal(bodies, problem, exchanges)
                                       : solver_.solve(bodies, problem, exchanges.split);
   stats.iterations = solverStats.iterations;
   stats.converged = solverStats.converged;

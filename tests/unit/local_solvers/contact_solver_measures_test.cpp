@@ -111,6 +111,9 @@ class ScalingExchange final : public SplitBodyExchange, public Reducer {
   unsigned period() const override { return 1; }
   unsigned checkRatio() const override { return 1; }
   void average(std::span<Vec3>, std::span<Vec3>) override {}
+  void sum(std::span<Vec3>, std::span<Vec3>) override {
+    ADD_FAILURE() << "the velocity prox solver averages, it does not sum";
+  }
   Reducer& coupledReducer() override { return *this; }
   bool distributed() const override { return true; }
   bool allTrue(bool local) override { return local; }

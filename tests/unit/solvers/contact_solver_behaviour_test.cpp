@@ -468,6 +468,9 @@ class CountingExchange final : public SplitBodyExchange {
       seenVelocity = velocity.back();
     }
   }
+  void sum(std::span<Vec3>, std::span<Vec3>) override {
+    ADD_FAILURE() << "the velocity prox solver averages, it does not sum";
+  }
   Reducer& coupledReducer() override { return reducer; }
   int solves = 0;
   std::size_t solverBodies = 0;
@@ -590,6 +593,9 @@ TEST(ContactSolverBehaviour, ExchangedVelocitiesAreUsed) {
         velocity.back().x() += 0.25;
         done = true;
       }
+    }
+    void sum(std::span<Vec3>, std::span<Vec3>) override {
+      ADD_FAILURE() << "the velocity prox solver averages, it does not sum";
     }
     Reducer& coupledReducer() override { return reducer; }
     bool done = false;

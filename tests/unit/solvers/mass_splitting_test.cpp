@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Mass splitting (thesis ch. 13): a body whose contacts are solved on two processes, as two copies
 // with half the mass whose velocities are averaged, gives the solution of the unsplit problem.
-// The two "processes" are two solvers on two threads joined by an in-memory exchange.
+// The two "processes" are two solvers on two threads joined by an in-memory exchange. The
+// matrix-free Delassus operator keeps the split body whole and sums its copies' impulses instead:
+// its products and its APGD solve equal the serial ones.
 #include <array>
 #include <barrier>
 #include <cmath>
@@ -11,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <grain/core/solvers/contact_solver.hpp>
+#include <grain/core/solvers/local_problem_assembly.hpp>
+#include <grain/core/solvers/matrix_free_problem.hpp>
 #include <grain/core/timestepping/exchange.hpp>
 
 #include "solver_test_scene.hpp"
@@ -58,6 +62,17 @@ class TwoSideExchange final : public SplitBodyExchange, public Reducer {
     velocity[slot_] = v;
     omega[slot_] = w;
   }
+  void sum(std::span<Vec3> linear, std::span<Vec3> angular) override {
+    ++sums;
+    meeting_.velocity[side_] = linear[slot_];
+    meeting_.omega[side_] = angular[slot_];
+    meeting_.sync.arrive_and_wait();
+    const Vec3 p = meeting_.velocity[0] + meeting_.velocity[1];
+    const Vec3 l = meeting_.omega[0] + meeting_.omega[1];
+    meeting_.sync.arrive_and_wait();
+    linear[slot_] = p;
+    angular[slot_] = l;
+  }
   Reducer& coupledReducer() override { return *this; }
 
   bool distributed() const override { return true; }
@@ -76,6 +91,7 @@ class TwoSideExchange final : public SplitBodyExchange, public Reducer {
   }
 
   int averagings = 0;
+  int sums = 0;
 
  private:
   template <class Op>
@@ -218,6 +234,136 @@ TEST(MassSplitting, WithoutAveragingTheHalvesDisagree) {
   ContactSolver halfSolver(tight());
   half.solve(halfSolver);
   EXPECT_GT((half.bodies.velocities()[3] - whole.bodies.velocities()[3]).norm(), 1e-3);
+}
+
+/// Percussions of the four contacts of pile({0, 1, 2, 3}) (contact frames, N s): not a solution,
+/// just a fixed vector with normal and tangential parts.
+VecX fixedPercussions() {
+  VecX x(12);
+  for (int k = 0; k < 12; ++k) {
+    x[k] = (k % 3 == 0 ? 2e-3 : 5e-4) * std::sin(1.3 * k + 0.4);
+  }
+  return x;
+}
+
+/// The rows of `whole` (4 contacts) that side `side` solves: contacts {0, 2} or {1, 3}.
+VecX sideRows(const VecX& whole, int side) {
+  VecX out(6);
+  out.head<3>() = whole.segment<3>(3 * side);
+  out.tail<3>() = whole.segment<3>(3 * (side + 2));
+  return out;
+}
+
+LocalSolverSettings apgdSettings() {
+  LocalSolverSettings s;
+  s.method = LocalSolverMethod::Apgd;
+  s.tolerance = 1e-10;
+  s.maxIter = 100000;
+  return s;
+}
+
+/// What the two sides of a matrix-free solve give back.
+struct MatrixFreeSides {
+  std::array<VecX, 2> product;   ///< W x on the side's rows, with the split body's impulses summed
+  std::array<VecX, 2> unsummed;  ///< the same without the sum
+  std::array<LocalSolverResult, 2> apgd;
+  std::array<Real, 2> naturalMap{};
+  std::array<std::vector<Vec3>, 2> velocity;
+  std::array<std::vector<Vec3>, 2> omega;
+  std::array<int, 2> sums{};
+};
+
+MatrixFreeSides solveMatrixFreeSides() {
+  std::array<SolverScene, 2> scenes{pile({0, 2}), pile({1, 3})};
+  Meeting meeting;
+  const BodyId top = scenes[0].bodies.ids()[3];
+  std::array<TwoSideExchange, 2> exchanges{TwoSideExchange(meeting, 0, top, 1),
+                                           TwoSideExchange(meeting, 1, top, 1)};
+  const std::vector<std::uint32_t> multiplicity{1, 1, 1, 2};
+  const VecX x = fixedPercussions();
+  MatrixFreeSides out;
+  auto run = [&](int side) {
+    SolverScene& s = scenes[side];
+    InclusionSolverSettings settings;
+    const ContactProblem problem{s.contacts,       s.graph, s.parameters, s.velocityStart,
+                                 s.omegaBodyStart, s.dt,    multiplicity};
+    MatrixFreeProblem mf;
+    mf.build(s.bodies, problem, settings);
+    TwoSideExchange& ex = exchanges[side];
+    ex.beginSolve(s.bodies, mf.bodyStorageIndex());
+    mf.delassus().multiply(
+        sideRows(x, side), out.product[side],
+        [&](std::span<Vec3> linear, std::span<Vec3> angular) { ex.sum(linear, angular); });
+    mf.delassus().multiply(sideRows(x, side), out.unsummed[side]);
+    solveApgd(mf, apgdSettings(), nullptr, out.apgd[side], &ex, &ex);
+    out.naturalMap[side] =
+        mf.error(LocalErrorMeasure::NaturalMap, out.apgd[side].r, out.apgd[side].u, &ex);
+    mf.applyPercussions(s.bodies, out.apgd[side].r, &ex);
+    out.velocity[side] = s.bodies.velocities();
+    out.omega[side] = s.bodies.omegasBody();
+    out.sums[side] = ex.sums;
+  };
+  std::thread other(run, 1);
+  run(0);
+  other.join();
+  return out;
+}
+
+TEST(MassSplitting, MatrixFreeProductSumsTheSplitBodysImpulses) {
+  SolverScene whole = pile({0, 1, 2, 3});
+  const ContactProblem problem{whole.contacts,      whole.graph,          whole.parameters,
+                               whole.velocityStart, whole.omegaBodyStart, whole.dt};
+  MatrixFreeProblem mf;
+  mf.build(whole.bodies, problem, InclusionSolverSettings{});
+  VecX y;
+  mf.delassus().multiply(fixedPercussions(), y);
+  const MatrixFreeSides sides = solveMatrixFreeSides();
+  for (int side = 0; side < 2; ++side) {
+    SCOPED_TRACE("side " + std::to_string(side));
+    const VecX serial = sideRows(y, side);
+    // Every row, the split body's contact among them, is the serial product to round-off.
+    EXPECT_LT((sides.product[side] - serial).lpNorm<Eigen::Infinity>(),
+              1e-14 * serial.lpNorm<Eigen::Infinity>());
+    // Without the sum the split body's row misses the other side's impulse (the test can fail).
+    EXPECT_GT((sides.unsummed[side] - serial).tail<3>().norm(), 1e-3 * serial.tail<3>().norm());
+  }
+}
+
+TEST(MassSplitting, MatrixFreeApgdOnTwoSidesIsTheSerialApgd) {
+  SolverScene whole = pile({0, 1, 2, 3});
+  const ContactProblem problem{whole.contacts,      whole.graph,          whole.parameters,
+                               whole.velocityStart, whole.omegaBodyStart, whole.dt};
+  MatrixFreeProblem mf;
+  mf.build(whole.bodies, problem, InclusionSolverSettings{});
+  LocalSolverResult serial;
+  solveApgd(mf, apgdSettings(), nullptr, serial);
+  ASSERT_TRUE(serial.converged);
+  applyContactPercussions(whole.bodies, whole.contacts, serial.r);
+
+  const MatrixFreeSides sides = solveMatrixFreeSides();
+  const Real scale = serial.r.lpNorm<Eigen::Infinity>();
+  for (int side = 0; side < 2; ++side) {
+    SCOPED_TRACE("side " + std::to_string(side));
+    const LocalSolverResult& r = sides.apgd[side];
+    ASSERT_TRUE(r.converged);
+    // The same iteration: the same step size, restarts and stop, so the same count and the
+    // serial percussions up to round-off.
+    EXPECT_EQ(r.iterations, serial.iterations);
+    EXPECT_LT((r.r - sideRows(serial.r, side)).lpNorm<Eigen::Infinity>(), 1e-9 * scale);
+    EXPECT_NEAR(sides.naturalMap[side], serial.error, 1e-3 * serial.error + 1e-15);
+    EXPECT_GT(sides.sums[side], 2);  // the products and the final velocity update
+  }
+  // The copies of the split body leave with the same velocity, bit for bit, and every body with
+  // the serial one.
+  EXPECT_EQ(sides.velocity[0][3], sides.velocity[1][3]);
+  EXPECT_EQ(sides.omega[0][3], sides.omega[1][3]);
+  const Real tol = 1e-9;
+  EXPECT_LT((sides.velocity[0][1] - whole.bodies.velocities()[1]).norm(), tol);
+  EXPECT_LT((sides.omega[0][1] - whole.bodies.omegasBody()[1]).norm(), tol);
+  EXPECT_LT((sides.velocity[1][2] - whole.bodies.velocities()[2]).norm(), tol);
+  EXPECT_LT((sides.omega[1][2] - whole.bodies.omegasBody()[2]).norm(), tol);
+  EXPECT_LT((sides.velocity[0][3] - whole.bodies.velocities()[3]).norm(), tol);
+  EXPECT_LT((sides.omega[0][3] - whole.bodies.omegasBody()[3]).norm(), tol);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstdint>
+
 #include <grain/core/bodies/body_storage.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
 #include <grain/core/solvers/solver_data.hpp>
@@ -14,11 +16,18 @@
 /// and the matrix-free Delassus operator (DelassusOperator).
 namespace grain::detail {
 
+/// How a body of multiplicity p > 1 (ContactProblem::multiplicity) enters the solve.
+enum class SplitMass : std::uint8_t {
+  Split,  ///< as a copy with mass M/p and inertia Theta/p (mass splitting, the prox solver)
+  Whole,  ///< with its whole mass and inertia (the matrix-free operator sums the copies' impulses)
+};
+
 /// Fills `sb` with the simulated bodies of `problem`'s contacts (and, with mass splitting, those
-/// of multiplicity > 1), in BodyStorage order: inverse mass and inertia times the multiplicity,
-/// rotation at q^M, and the bodies' current velocities (v in I, omega = A_IK Omega_K). Throws
-/// grain::Error for invalid body indices, sizes or dt.
-void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem, SolverBodies& sb);
+/// of multiplicity > 1), in BodyStorage order: inverse mass and inertia (times the multiplicity
+/// with SplitMass::Split), rotation at q^M, and the bodies' current velocities (v in I, omega =
+/// A_IK Omega_K). Throws grain::Error for invalid body indices, sizes or dt.
+void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem, SolverBodies& sb,
+                       SplitMass splitMass = SplitMass::Split);
 
 /// Fills `sc` with the rows of every contact of `problem` in ContactStorage order (kind, solver
 /// bodies, frame, J, Theta^-1 J, b, law) and `rolling` with the contacts that have rolling

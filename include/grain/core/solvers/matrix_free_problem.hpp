@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include <grain/core/bodies/body_storage.hpp>
@@ -15,18 +17,35 @@
 namespace grain {
 
 class Reducer;
+class SplitBodyExchange;
 
 /// The local problem FC(W, q, mu) of one Moreau step in matrix-free form: the problem
 /// assembleLocalProblem() assembles (same q and mu, W = the DelassusOperator on the same contact
 /// rows), for solvers that only need products with W, its diagonal blocks and global sums.
 /// Building it allocates (once the buffers have grown, only when the contacts grow); products
 /// and error evaluations do not.
+///
+/// Distributed (a process's share of the contacts, each contact solved by one process): the
+/// bodies of multiplicity p > 1 (ContactProblem::multiplicity, the split bodies) take part with
+/// their whole mass and inertia, not as mass-split copies, and every product sums their impulses
+/// over the processes holding a copy (SplitBodyExchange::sum); q, mu and W_ii are then those of
+/// the global problem, restricted to this process's contacts.
 class MatrixFreeProblem {
  public:
   /// Builds the contact rows (contact_rows.hpp), q and mu of the step; the bodies must hold the
   /// free velocities and q^M as for assembleLocalProblem(). Throws grain::Error as it does.
   void build(const BodyStorage& bodies, const ContactProblem& problem,
              const InclusionSolverSettings& settings);
+
+  /// The BodyStorage index of every solver body, in the order of the operator's body arrays
+  /// (for SplitBodyExchange::beginSolve()).
+  std::span<const std::uint32_t> bodyStorageIndex() const { return bodies_.storageIndex; }
+
+  /// u^E = u + M^-1 W_c r: adds the velocity change of the percussions r (3n, contact frames,
+  /// N s) to every solver body of `bodies` (v in I, Omega in K), the split bodies' impulses
+  /// summed over their copies by `split` (null: only this process's contacts act), so that every
+  /// copy ends with the same velocity. The bodies must be those of build().
+  void applyPercussions(BodyStorage& bodies, const VecX& r, SplitBodyExchange* split);
 
   /// Number of contacts n.
   std::size_t contactCount() const { return static_cast<std::size_t>(mu_.size()); }
@@ -64,7 +83,12 @@ class MatrixFreeProblem {
 /// sum through `reducer` (null: serial). Like solve(): r = 0 without any setup when there is no
 /// initial guess and every q_N >= 0 (on every process), else from the initial guess projected onto
 /// the cones or from 0; returns the best iterate. settings.method is not read.
+/// Distributed: `reducer` spans every process that solves a share of the problem (each makes the
+/// same calls, with or without contacts), and `split` (null if this process shares no split
+/// body) sums the split bodies' impulses in every product; problem.bodyStorageIndex() must have
+/// been given to split->beginSolve().
 void solveApgd(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
-               const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer = nullptr);
+               const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer = nullptr,
+               SplitBodyExchange* split = nullptr);
 
 }  // namespace grain

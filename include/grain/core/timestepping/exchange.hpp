@@ -20,7 +20,8 @@
 ///     process.
 ///   - SplitBodyExchange, inside the contact solve: bodies with contacts on several processes are
 ///     split into copies with weighted mass (mass splitting); their velocities are averaged on
-///     the solver's own arrays every period() sweeps.
+///     the solver's own arrays every period() sweeps. The matrix-free solvers keep the whole
+///     masses instead and add the copies' impulses (sum()) in every Delassus product.
 ///   - Reducer: sums and logical reductions (convergence flags, accuracy measures, statistics).
 ///
 /// Warm start (usePercussionCache) travels through the same two calls: exchangeBodies() takes the
@@ -94,7 +95,8 @@ class SplitBodyExchange {
                           std::vector<detail::PercussionCacheEntry>& warmStart) = 0;
   /// Once per solve, before the first sweep, without communication: the BodyStorage index of
   /// every solver body, in solver order. Returns true if this process shares split bodies with
-  /// others in this solve ("coupled"): then average() and coupledReducer() calls follow.
+  /// others in this solve ("coupled"): then average() and coupledReducer() calls follow (the
+  /// velocity prox solver), or sum() calls (the matrix-free solvers).
   virtual bool beginSolve(const BodyStorage& bodies,
                           std::span<const std::uint32_t> storageIndex) = 0;
   /// Sweeps between two averaging exchanges (splitNodeUpdateRatio, >= 1).
@@ -104,6 +106,11 @@ class SplitBodyExchange {
   /// Replaces the velocities of the split bodies by the mean over their copies: `velocity` (I,
   /// m/s) and `omega` (I, rad/s) are the solver's arrays, indexed as in beginSolve().
   virtual void average(std::span<Vec3> velocity, std::span<Vec3> omega) = 0;
+  /// Replaces the entries of the split bodies by their sum over the copies (the same partners and
+  /// messages as average(), one sum in holder rank order, so every copy gets the same bits): the
+  /// body-sum stage of a matrix-free Delassus product (DelassusOperator) and of its final
+  /// velocity update. `linear` (I, N s) and `angular` (I, N m s) are indexed as in beginSolve().
+  virtual void sum(std::span<Vec3> linear, std::span<Vec3> angular) = 0;
   /// Reductions among the coupled processes (convergence decisions, accuracy measures).
   virtual Reducer& coupledReducer() = 0;
 };

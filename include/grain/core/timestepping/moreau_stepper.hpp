@@ -41,8 +41,13 @@ void validate(const StepperSettings& s);
 /// projected onto the new contact frames; contacts without an entry start at 0), and the
 /// percussions are applied to the bodies (applyContactPercussions). With settings.solver.matrixFree
 /// (APGD only) the problem is not assembled: MatrixFreeProblem holds the step's contact rows and
-/// solveApgd() iterates on the DelassusOperator. This path is serial: it throws grain::Error if
-/// a body is split over processes.
+/// solveApgd() iterates on the DelassusOperator. Only this local solver runs distributed (with
+/// StepExchanges): every process solves its share of the contacts together with all the others
+/// (products with split bodies' impulses summed by exchanges.split, every sum over
+/// exchanges.reducer, on every step whether it has contacts or not), so the result is the serial
+/// APGD's; the percussions are then applied with the split bodies' impulses summed the same way.
+/// The assembled local solvers are serial: they throw grain::Error if a body is split over
+/// processes.
 ///
 /// Distributed runs pass StepExchanges: after the first half step exchanges.bodies moves bodies
 /// between processes (the storage is then put back in id order), after collision detection it
@@ -103,7 +108,8 @@ class MoreauStepper {
   }
 
  private:
-  SolverStats solveLocal(BodyStorage& bodies, const ContactProblem& problem);
+  SolverStats solveLocal(BodyStorage& bodies, const ContactProblem& problem,
+                         const StepExchanges& exchanges);
 
   StepperSettings settings_;
   CollisionDetector collision_;

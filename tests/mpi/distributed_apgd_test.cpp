@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+// Matrix-free APGD on the domain decomposition against the serial solver, on any number of
+// processes (registered per rank count under the ctest label "mpi"), with a grid and a kd-tree:
+//   - the Delassus product y = W x over a settled pile's contacts, each process its share of the
+//     contacts with the split bodies' impulses summed over their copies: the serial product to
+//     round-off (and without the sum it is not, on more than one process);
+//   - the pile stepped with matrix-free APGD (warm-started): every step converges, its natural-map
+//     error is the serial step's, and positions and velocities follow the serial run within a
+//     bound derived from the solver's tolerance; also with the grid rebuilt (turned) every 10
+//     steps, bodies and warm-start entries moving to new owners.
+// Every process runs the serial reference itself; process 0 compares. Prints "N passed, N failed".
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <mpi.h>
+
+#include <grain/core/collision/collision_detector.hpp>
+#include <grain/core/solvers/matrix_free_problem.hpp>
+#include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/mpi/distributed_exchange.hpp>
+#include <grain/mpi/kd_tree_topology.hpp>
+#include <grain/mpi/topology.hpp>
+
+namespace {
+
+using namespace grain;
+
+int gPassed = 0;
+int gFailed = 0;
+int gRank = 0;
+int gSize = 1;
+
+void check(bool ok, const std::string& what) {
+  if (gRank != 0) {
+    return;
+  }
+  if (ok) {
+    ++gPassed;
+  } else {
+    ++gFailed;
+    std::printf("FAILED: %s\n", what.c_str());
+  }
+}
+
+void addSphere(DynamicsSystem& s, BodyId id, Real r, const Vec3& position) {
+  BodyDef d;
+  d.id = id;
+  d.shape = s.shapes.add(Sphere{r});
+  d.mass = 1000.0 * 4.0 / 3.0 * M_PI * r * r * r;
+  d.inertiaBody = Vec3::Constant(0.4 * d.mass * r * r);
+  d.position = position;
+  s.addBody(d);
+}
+
+void addWall(DynamicsSystem& s, BodyId id, const Vec3& normal, const Vec3& position) {
+  BodyDef d;
+  d.id = id;
+  d.motion = BodyMotion::Static;
+  d.shape = s.shapes.add(Halfspace{normal});
+  d.position = position;
+  s.addBody(d);
+}
+
+/// A box (floor and four walls) with a loose column of 4 x 4 x 6 spheres (r = 1 cm) dropped into
+/// it, mu = 0.3.
+DynamicsSystem pile() {
+  DynamicsSystem s;
+  s.externalForces.addGravity(GravityField{});
+  const Real r = 0.01, w = 0.1;
+  addWall(s, makeBodyId(0, 0), Vec3(0, 0, 1), Vec3(0, 0, 0));
+  addWall(s, makeBodyId(0, 1), Vec3(1, 0, 0), Vec3(0, 0, 0));
+  addWall(s, makeBodyId(0, 2), Vec3(-1, 0, 0), Vec3(w, 0, 0));
+  addWall(s, makeBodyId(0, 3), Vec3(0, 1, 0), Vec3(0, 0, 0));
+  addWall(s, makeBodyId(0, 4), Vec3(0, -1, 0), Vec3(0, w, 0));
+  std::uint32_t n = 0;
+  for (int z = 0; z < 6; ++z) {
+    for (int y = 0; y < 4; ++y) {
+      for (int x = 0; x < 4; ++x) {
+        const Real jitter = 0.002 * std::sin(1.7 * n + 0.3 * z);
+        addSphere(s, makeBodyId(1, n), r,
+                  Vec3(0.0125 + 0.025 * x + jitter, 0.0125 + 0.025 * y - jitter,
+                       0.011 + 0.022 * z + 0.3 * jitter));
+        ++n;
+      }
+    }
+  }
+  ContactParameter p;
+  p.mu = 0.3;
+  s.contactParameters.setStandard(p);
+  return s;
+}
+
+constexpr Real kDt = 1e-3;
+constexpr Real kTolerance = 1e-8;  ///< natural-map tolerance of the APGD runs
+
+/// The pile after 150 serial SOR steps: settled into a dense contact network.
+DynamicsSystem settledPile() {
+  DynamicsSystem s = pile();
+  StepperSettings st;
+  st.deltaT = kDt;
+  st.solver.relTol = 1e-10;
+  st.solver.absTol = 1e-12;
+  st.solver.maxIter = 5000;
+  MoreauStepper stepper(st);
+  for (int k = 0; k < 150; ++k) {
+    stepper.step(s);
+  }
+  return s;
+}
+
+StepperSettings apgdSettings() {
+  StepperSettings st;
+  st.deltaT = kDt;
+  st.solver.localMethod = LocalSolverMethod::Apgd;
+  st.solver.matrixFree = true;
+  st.solver.convergenceMethod = ConvergenceMethod::NaturalMap;
+  st.solver.relTol = kTolerance;
+  st.solver.maxIter = 100000;
+  st.solver.usePercussionCache = true;
+  return st;
+}
+
+/// A grid over the simulated bodies, or a kd-tree (Zoltan RCB) over their centres, each process
+/// contributing the bodies of every size-th ordinal.
+std::shared_ptr<const mpi::Topology> decomposition(const BodyStorage& bodies, bool kdTree) {
+  Vec3 lo = Vec3::Constant(1e300), hi = Vec3::Constant(-1e300);
+  mpi::WeightedPoints points;
+  std::size_t ordinal = 0;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i)) {
+      lo = lo.cwiseMin(bodies.positions()[i]);
+      hi = hi.cwiseMax(bodies.positions()[i]);
+      if (static_cast<int>(ordinal++ % static_cast<std::size_t>(gSize)) == gRank) {
+        points.add(bodies.positions()[i], 1.0, bodies.ids()[i], 0);
+      }
+    }
+  }
+  if (kdTree) {
+    return mpi::KdTreeTopology::build(MPI_COMM_WORLD, points, mpi::KdTreeSettings{});
+  }
+  lo -= Vec3::Constant(0.01);
+  hi += Vec3::Constant(0.01);
+  return std::make_shared<mpi::GridTopology>(
+      lo, hi, mpi::GridTopology::dimensionsForExtent(gSize, hi - lo));
+}
+
+/// A grid over the current box of all processes' bodies with its dimensions turned by `turn`
+/// (a rebuild then moves most bodies to another process).
+std::shared_ptr<const mpi::Topology> turnedGrid(const BodyStorage& bodies, int turn) {
+  Vec3 lo = Vec3::Constant(1e300), hi = Vec3::Constant(-1e300);
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i)) {
+      lo = lo.cwiseMin(bodies.positions()[i]);
+      hi = hi.cwiseMax(bodies.positions()[i]);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, lo.data(), 3, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, hi.data(), 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  lo -= Vec3::Constant(0.01);
+  hi += Vec3::Constant(0.01);
+  std::array<int, 3> dims = mpi::GridTopology::dimensionsForExtent(gSize, hi - lo);
+  std::rotate(dims.begin(), dims.begin() + turn % 3, dims.end());
+  return std::make_shared<mpi::GridTopology>(lo, hi, dims);
+}
+
+/// One contact's row of a product, keyed by its bodies.
+struct Row {
+  BodyId a;
+  BodyId b;
+  Vec3 y;
+  Vec3 unsummed;
+};
+
+/// A fixed percussion (contact frame, N s) for the contact of bodies (a, b): normal and
+/// tangential parts, different for every pair.
+Vec3 fixedPercussion(BodyId a, BodyId b) {
+  const auto s = static_cast<Real>(a & 0xffffffffu);
+  const auto t = static_cast<Real>(b & 0xffffffffu);
+  return Vec3(1e-4 * (1.5 + std::sin(s + 2.0 * t)), 3e-5 * std::cos(s - t),
+              2e-5 * std::sin(3.0 * s + t));
+}
+
+/// W x for the contacts of `system` at its current positions: serially (exchange null) or this
+/// process's share with the split bodies' impulses summed; with each row, the same product
+/// without the sum.
+std::vector<Row> product(DynamicsSystem& system, mpi::DistributedExchange* exchange) {
+  BodyStorage& bodies = system.bodies;
+  std::vector<detail::PercussionCacheEntry> none;
+  if (exchange != nullptr) {
+    exchange->exchangeBodies(system, none);
+    bodies.sortById();
+  }
+  CollisionDetector detector;
+  ContactStorage contacts;
+  detector.detect(bodies, system.shapes, contacts);
+  std::vector<std::uint32_t> multiplicity;
+  if (exchange != nullptr) {
+    exchange->selectContacts(bodies, contacts);
+    exchange->planSplits(bodies, contacts, multiplicity, none);
+  }
+  std::vector<bool> simulated(bodies.size());
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    simulated[i] = bodies.isSimulated(i);
+  }
+  ContactGraph graph;
+  graph.build(contacts, bodies.size(), simulated);
+  const ContactProblem problem{contacts,
+                               graph,
+                               system.contactParameters,
+                               bodies.velocitiesStart(),
+                               bodies.omegasBodyStart(),
+                               kDt,
+                               multiplicity};
+  MatrixFreeProblem mf;
+  mf.build(bodies, problem, apgdSettings().solver);
+  const bool coupled = exchange != nullptr && exchange->beginSolve(bodies, mf.bodyStorageIndex());
+  VecX x(static_cast<Eigen::Index>(3 * contacts.size()));
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    x.segment<3>(static_cast<Eigen::Index>(3 * c)) =
+        fixedPercussion(bodies.ids()[contacts.bodyA()[c]], bodies.ids()[contacts.bodyB()[c]]);
+  }
+  VecX y, unsummed;
+  mf.delassus().multiply(x, y, [&](std::span<Vec3> linear, std::span<Vec3> angular) {
+    if (coupled) {
+      exchange->sum(linear, angular);
+    }
+  });
+  mf.delassus().multiply(x, unsummed);
+  std::vector<Row> rows;
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    const auto k = static_cast<Eigen::Index>(3 * c);
+    rows.push_back({bodies.ids()[contacts.bodyA()[c]], bodies.ids()[contacts.bodyB()[c]],
+                    y.segment<3>(k), unsummed.segment<3>(k)});
+  }
+  return rows;
+}
+
+/// The rows of every process, on process 0.
+std::vector<Row> gatherRows(const std::vector<Row>& mine) {
+  const int bytes = static_cast<int>(mine.size() * sizeof(Row));
+  std::vector<int> counts(static_cast<std::size_t>(gSize)),
+      offsets(static_cast<std::size_t>(gSize));
+  MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < gSize; ++r) {
+    offsets[static_cast<std::size_t>(r)] = total;
+    total += counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<Row> all(gRank == 0 ? static_cast<std::size_t>(total) / sizeof(Row) : 0);
+  MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, 0,
+              MPI_COMM_WORLD);
+  return all;
+}
+
+void checkProduct(bool kdTree) {
+  const std::string name =
+      std::string(kdTree ? "kd-tree" : "grid") + ", " + std::to_string(gSize) + " processes";
+  DynamicsSystem serial = settledPile();
+  DynamicsSystem dist = serial;
+  const std::vector<Row> reference = product(serial, nullptr);
+  std::map<std::pair<BodyId, BodyId>, Vec3> expected;
+  Real scale = 0.0;
+  for (const Row& r : reference) {
+    expected[{r.a, r.b}] = r.y;
+    scale = std::max(scale, r.y.lpNorm<Eigen::Infinity>());
+  }
+  Real split = 0.0;
+  std::vector<Row> rows;
+  {
+    mpi::DistributedExchange exchange(MPI_COMM_WORLD, decomposition(dist.bodies, kdTree), 1, 1);
+    exchange.keepOwnedBodies(dist.bodies);
+    rows = gatherRows(product(dist, &exchange));
+    split = static_cast<Real>(exchange.splitBodies());
+    exchange.reducer().max(std::span<Real>(&split, 1));
+  }
+  if (gRank != 0) {
+    return;
+  }
+  std::map<std::pair<BodyId, BodyId>, int> seen;
+  Real error = 0.0, unsummedError = 0.0;
+  bool allKnown = true;
+  for (const Row& r : rows) {
+    const auto it = expected.find({r.a, r.b});
+    if (it == expected.end()) {
+      allKnown = false;
+      continue;
+    }
+    ++seen[{r.a, r.b}];
+    error = std::max(error, (r.y - it->second).lpNorm<Eigen::Infinity>());
+    unsummedError = std::max(unsummedError, (r.unsummed - it->second).lpNorm<Eigen::Infinity>());
+  }
+  bool once = seen.size() == expected.size();
+  for (const auto& [key, count] : seen) {
+    once = once && count == 1;
+  }
+  std::printf(
+      "product (%s): %zu contacts, %g split bodies on the busiest process, max |y - y_serial|"
+      " %.3g of max |y| %.3g (without the sum: %.3g)\n",
+      name.c_str(), reference.size(), split, error, scale, unsummedError);
+  check(reference.size() > 150, "product: the settled pile has contacts (" + name + ")");
+  check(allKnown && once,
+        "product: every serial contact solved by exactly one process (" + name + ")");
+  check(error <= 1e-13 * scale,
+        "product: W x equals the serial product to round-off (" + name + ")");
+  check(gSize == 1 || (split > 0 && unsummedError > 1e-3 * scale),
+        "product: without the body sum the split bodies' rows differ (" + name + ")");
+}
+
+struct BodyRecord {
+  BodyId id;
+  Vec3 position;
+  Vec3 velocity;
+};
+
+/// The local simulated bodies of every process, on process 0 (keyed by id; `duplicates` counts
+/// ids seen more than once).
+std::map<BodyId, BodyRecord> gatherBodies(const BodyStorage& bodies, int& duplicates) {
+  std::vector<BodyRecord> mine;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {
+      mine.push_back({bodies.ids()[i], bodies.positions()[i], bodies.velocities()[i]});
+    }
+  }
+  const int bytes = static_cast<int>(mine.size() * sizeof(BodyRecord));
+  std::vector<int> counts(static_cast<std::size_t>(gSize)),
+      offsets(static_cast<std::size_t>(gSize));
+  MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < gSize; ++r) {
+    offsets[static_cast<std::size_t>(r)] = total;
+    total += counts[static_cast<std::size_t>(r)];
+  }
+  std::vector<BodyRecord> all(gRank == 0 ? static_cast<std::size_t>(total) / sizeof(BodyRecord)
+                                         : 0);
+  MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, 0,
+              MPI_COMM_WORLD);
+  std::map<BodyId, BodyRecord> out;
+  duplicates = 0;
+  for (const BodyRecord& b : all) {
+    duplicates += out.contains(b.id) ? 1 : 0;
+    out[b.id] = b;
+  }
+  return out;
+}
+
+/// `rebuildEvery` > 0: the decomposition is rebuilt (a turned grid) every that many steps, the
+/// warm-start cache moving with the bodies.
+void checkStepping(bool kdTree, int rebuildEvery = 0) {
+  const std::string name = std::string(kdTree ? "kd-tree" : "grid") +
+                           (rebuildEvery > 0 ? " rebuilt" : "") + ", " + std::to_string(gSize) +
+                           " processes";
+  constexpr int kSteps = 40;
+  DynamicsSystem serial = settledPile();
+  DynamicsSystem dist = serial;
+  MoreauStepper serialStepper(apgdSettings());
+  MoreauStepper distStepper(apgdSettings());
+  // The serial problem's |q| (m/s) per step: the scale of the natural-map error.
+  Real qNorm = 0.0;
+  serialStepper.setContactProblemObserver(
+      [&](const BodyStorage& b, const ContactProblem& p, std::uint64_t) {
+        MatrixFreeProblem mf;
+        mf.build(b, p, apgdSettings().solver);
+        qNorm = mf.q().norm();
+      });
+  const std::size_t total = serial.bodies.simulatedCount();
+  bool converged = true, conserved = true, contactsMatch = true;
+  Real errorGap = 0.0;       // max over steps of |e_dist - e_serial| / tolerance
+  int sameIterations = 0;    // steps with the serial iteration count
+  Real velocityBound = 0.0;  // m/s, accumulated over the steps (see below)
+  Real positionBound = 0.0;  // m
+  Real split = 0.0;
+  std::map<BodyId, BodyRecord> distributed;
+  {
+    mpi::DistributedExchange exchange(MPI_COMM_WORLD, decomposition(dist.bodies, kdTree), 1, 1);
+    exchange.keepOwnedBodies(dist.bodies);
+    const StepExchanges ex{&exchange, &exchange, &exchange.reducer()};
+    for (int k = 0; k < kSteps; ++k) {
+      if (rebuildEvery > 0 && k > 0 && k % rebuildEvery == 0) {
+        std::vector<detail::PercussionCacheEntry> cache = distStepper.takeWarmStartCache();
+        exchange.setTopology(turnedGrid(dist.bodies, k / rebuildEvery), dist, cache);
+      }
+      qNorm = 0.0;
+      const StepStats s = serialStepper.step(serial);
+      const StepStats d = distStepper.step(dist, ex);
+      converged = converged && s.converged && d.converged;
+      contactsMatch = contactsMatch && s.contacts == d.contacts;
+      errorGap = std::max(errorGap, std::abs(d.naturalMapError - s.naturalMapError) / kTolerance);
+      sameIterations += s.iterations == d.iterations ? 1 : 0;
+      // Both solves stop with a natural-map residual below tol * S, S = max(|q|, |r|, |u|): each
+      // step's percussions solve a problem perturbed by at most that much, so the contact
+      // velocities of the two runs may part by up to 2 tol S per step, and a body's velocity by
+      // as much. S is taken as 10 |q| of the serial step: |u| stays below |q| in a settled pile
+      // and |r| (N s, beads of 4 g) far below; the factor also covers the solution's sensitivity
+      // to the perturbation (an estimate with a margin, not a proof). The differences add up over
+      // the steps, the positions' by dt times the velocities'.
+      velocityBound += 2.0 * kTolerance * 10.0 * qNorm;
+      positionBound += kDt * velocityBound;
+      Real splitNow = static_cast<Real>(exchange.splitBodies());
+      exchange.reducer().max(std::span<Real>(&splitNow, 1));
+      split = std::max(split, splitNow);
+      int duplicates = 0;
+      const auto all = gatherBodies(dist.bodies, duplicates);
+      conserved = conserved && (gRank != 0 || (duplicates == 0 && all.size() == total));
+    }
+    int duplicates = 0;
+    distributed = gatherBodies(dist.bodies, duplicates);
+  }
+  if (gRank != 0) {
+    return;
+  }
+  Real dr = 0.0, dv = 0.0;
+  for (std::size_t i = 0; i < serial.bodies.size(); ++i) {
+    if (!serial.bodies.isSimulated(i)) {
+      continue;
+    }
+    const auto it = distributed.find(serial.bodies.ids()[i]);
+    if (it == distributed.end()) {
+      dr = dv = 1e300;
+      break;
+    }
+    dr = std::max(dr, (it->second.position - serial.bodies.positions()[i]).norm());
+    dv = std::max(dv, (it->second.velocity - serial.bodies.velocities()[i]).norm());
+  }
+  std::printf(
+      "stepping (%s): %d steps, max |dr| %.3g m (bound %.3g), max |dv| %.3g m/s (bound "
+      "%.3g), max |e - e_serial| %.3g tol, serial iteration count in %d steps, split bodies "
+      "%g\n",
+      name.c_str(), kSteps, dr, positionBound, dv, velocityBound, errorGap, sameIterations, split);
+  check(converged, "stepping: every step converges, serially and distributed (" + name + ")");
+  check(conserved, "stepping: every id exactly once in every state (" + name + ")");
+  check(contactsMatch,
+        "stepping: contacts summed over processes equal the serial count (" + name + ")");
+  check(gSize == 1 || split > 0, "stepping: bodies were split over processes (" + name + ")");
+  // The same iteration on the same problem: the global error of each step is the serial one,
+  // unless round-off moves the stop by an iteration (both below the tolerance then).
+  check(errorGap <= 1.0, "stepping: the natural-map error is the serial step's (" + name + ")");
+  check(sameIterations >= kSteps / 2,
+        "stepping: most steps take the serial iteration count (" + name + ")");
+  check(dv <= velocityBound, "stepping: velocities within the tolerance's bound (" + name + ")");
+  check(dr <= positionBound, "stepping: positions within the tolerance's bound (" + name + ")");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
+  for (const bool kdTree : {false, true}) {
+    checkProduct(kdTree);
+    checkStepping(kdTree);
+  }
+  checkStepping(false, 10);
+  if (gRank == 0) {
+    std::printf("%d passed, %d failed\n", gPassed, gFailed);
+  }
+  MPI_Finalize();
+  return gFailed == 0 ? 0 : 1;
+}
