@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <array>
 #include <climits>
+#include <limits>
 
 #include <grain/core/common/error.hpp>
 #include <grain/mpi/communicator.hpp>
@@ -66,6 +68,61 @@ void MpiReducer::max(std::span<Real> values) {
     const CommTimer timer(counters_, true);
     MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX,
                   comm_);
+  }
+}
+
+namespace {
+
+constexpr std::size_t kBlock = MpiReducer::kMaxSums + MpiReducer::kMaxMaxima;
+
+/// MPI_User_function of sumAndMax(): per block, inout = in + inout for the sums and
+/// max(in, inout) for the maxima.
+void addSumsMaxMaxima(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto* a = static_cast<const double*>(in);
+  auto* b = static_cast<double*>(inout);
+  for (int block = 0; block < *count; ++block, a += kBlock, b += kBlock) {
+    for (std::size_t i = 0; i < MpiReducer::kMaxSums; ++i) {
+      b[i] = a[i] + b[i];
+    }
+    for (std::size_t i = MpiReducer::kMaxSums; i < kBlock; ++i) {
+      b[i] = std::max(a[i], b[i]);
+    }
+  }
+}
+
+}  // namespace
+
+void MpiReducer::sumAndMax(std::span<Real> sums, std::span<Real> maxima) {
+  GRAIN_REQUIRE(sums.size() <= kMaxSums && maxima.size() <= kMaxMaxima,
+                "MpiReducer::sumAndMax: too many entries");
+  if (size_ <= 1) {
+    return;
+  }
+  const CommTimer timer(counters_, true);
+  if (sumMaxOp_ == MPI_OP_NULL) {
+    MPI_Type_contiguous(static_cast<int>(kBlock), MPI_DOUBLE, &blockType_);
+    MPI_Type_commit(&blockType_);
+    MPI_Op_create(&addSumsMaxMaxima, 1, &sumMaxOp_);
+  }
+  std::array<double, kBlock> block{};
+  std::fill(block.begin() + kMaxSums, block.end(), -std::numeric_limits<double>::infinity());
+  std::copy(sums.begin(), sums.end(), block.begin());
+  std::copy(maxima.begin(), maxima.end(), block.begin() + kMaxSums);
+  MPI_Allreduce(MPI_IN_PLACE, block.data(), 1, blockType_, sumMaxOp_, comm_);
+  std::copy_n(block.begin(), sums.size(), sums.begin());
+  std::copy_n(block.begin() + kMaxSums, maxima.size(), maxima.begin());
+}
+
+MpiReducer::~MpiReducer() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized == 0) {
+    if (sumMaxOp_ != MPI_OP_NULL) {
+      MPI_Op_free(&sumMaxOp_);
+    }
+    if (blockType_ != MPI_DATATYPE_NULL) {
+      MPI_Type_free(&blockType_);
+    }
   }
 }
 

@@ -24,7 +24,14 @@ struct TrafficCounters {
 /// Reducer over the processes of an MPI communicator (MPI_COMM_NULL: this process alone).
 class MpiReducer final : public Reducer {
  public:
+  /// Entries sumAndMax() takes at most: sums, maxima.
+  static constexpr std::size_t kMaxSums = 16;
+  static constexpr std::size_t kMaxMaxima = 8;
+
   explicit MpiReducer(MPI_Comm comm = MPI_COMM_NULL) { setCommunicator(comm); }
+  ~MpiReducer() override;
+  MpiReducer(const MpiReducer&) = delete;
+  MpiReducer& operator=(const MpiReducer&) = delete;
   void setCommunicator(MPI_Comm comm);
   /// Adds the wall time of every reduction to `counters->seconds` (nullptr: not counted).
   void countTimeInto(TrafficCounters* counters) { counters_ = counters; }
@@ -32,11 +39,17 @@ class MpiReducer final : public Reducer {
   bool allTrue(bool local) override;
   void sum(std::span<Real> values) override;
   void max(std::span<Real> values) override;
+  /// One MPI_Allreduce of a block of kMaxSums + kMaxMaxima doubles with an operation that adds
+  /// the first part and takes the maximum of the second (made on first use, freed with this
+  /// reducer). Up to kMaxSums sums and kMaxMaxima maxima.
+  void sumAndMax(std::span<Real> sums, std::span<Real> maxima) override;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   int size_ = 1;
   TrafficCounters* counters_ = nullptr;
+  MPI_Datatype blockType_ = MPI_DATATYPE_NULL;  // sumAndMax(): the block of doubles
+  MPI_Op sumMaxOp_ = MPI_OP_NULL;               // sumAndMax(): its operation
 };
 
 /// Sends send[k] to partners[k] and receives recv[k] from partners[k], one message each way per

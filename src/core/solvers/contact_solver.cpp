@@ -468,12 +468,14 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
   return false;
 }
 
-detail::ContactMeasures ContactSolver::evaluateMeasures(Reducer* reducer) const {
-  detail::MeasureSums sums =
-      detail::contactMeasureSums(solverContacts_, solverBodies_, percussion_, measureData_);
-  if (reducer != nullptr) {
-    reducer->sum(sums.value);
+detail::ContactMeasures ContactSolver::evaluateMeasures(Reducer* reducer,
+                                                        detail::MeasureSums& local) const {
+  local = detail::contactMeasureSums(solverContacts_, solverBodies_, percussion_, measureData_);
+  if (reducer == nullptr) {
+    return detail::measuresFromSums(local);
   }
+  detail::MeasureSums sums = local;
+  reducer->sum(sums.value);
   return detail::measuresFromSums(sums);
 }
 
@@ -551,8 +553,10 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     }
     if (check) {
       bool local = false;
+      // After the last allowed sweep the solve ends anyway: no reduction (see the class notes).
+      Reducer* decide = it + 1 < settings_.maxIter ? reducer : nullptr;
       if (usesMeasure()) {
-        measures = evaluateMeasures(reducer);
+        measures = evaluateMeasures(decide, stats.localMeasureSums);
         measuredIteration = it + 1;
         nextMeasure = it + 1 + std::max<std::uint32_t>(1, (it + 1) / 8);
         const Real error = settings_.convergenceMethod == ConvergenceMethod::Koziara
@@ -562,7 +566,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
       } else {
         local = locallyConverged(bodies);
       }
-      const bool global = reducer != nullptr ? reducer->allTrue(local) : local;
+      const bool global = decide != nullptr ? decide->allTrue(local) : local;
       if (global) {
         stats.converged = true;
         break;
@@ -570,7 +574,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     }
   }
   if (measuredIteration != stats.iterations) {
-    measures = evaluateMeasures(reducer);
+    measures = evaluateMeasures(nullptr, stats.localMeasureSums);
   }
   stats.naturalMapError = measures.naturalMap;
   stats.koziaraError = measures.koziara;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -227,27 +228,40 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   stats.rotationalEnergy = e.kineticRotational;
   stats.potentialEnergy = e.potential;
   if (exchanges.reducer != nullptr && exchanges.reducer->distributed()) {
-    reduceStats(*exchanges.reducer, stats);
+    reduceStats(*exchanges.reducer, stats,
+                settings_.solver.localMethod ? nullptr : &solverStats.localMeasureSums);
   }
   stats.stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
   return stats;
 }
 
-void reduceStats(Reducer& reducer, StepStats& stats) {
-  std::array<Real, 5> sums{static_cast<Real>(stats.contacts), stats.kineticEnergy,
-                           stats.rotationalEnergy, stats.potentialEnergy,
-                           stats.converged ? 0.0 : 1.0};
-  reducer.sum(sums);
+void reduceStats(Reducer& reducer, StepStats& stats, const detail::MeasureSums* measureSums) {
+  using detail::MeasureSums;
+  constexpr std::size_t kFirstMeasure = 5;
+  std::array<Real, kFirstMeasure + MeasureSums::Count> sums{
+      static_cast<Real>(stats.contacts), stats.kineticEnergy, stats.rotationalEnergy,
+      stats.potentialEnergy, stats.converged ? 0.0 : 1.0};
+  if (measureSums != nullptr) {
+    std::copy(measureSums->value.begin(), measureSums->value.end(), sums.begin() + kFirstMeasure);
+  }
   std::array<Real, 5> maxima{stats.maxPenetration, stats.naturalMapError, stats.koziaraError,
                              static_cast<Real>(stats.iterations), stats.finite ? 0.0 : 1.0};
-  reducer.max(maxima);
+  reducer.sumAndMax(sums, maxima);
   stats.contacts = static_cast<std::size_t>(std::llround(sums[0]));
   stats.kineticEnergy = sums[1];
   stats.rotationalEnergy = sums[2];
   stats.potentialEnergy = sums[3];
   stats.maxPenetration = maxima[0];
-  stats.naturalMapError = maxima[1];
-  stats.koziaraError = maxima[2];
+  if (measureSums != nullptr) {
+    MeasureSums total;
+    std::copy(sums.begin() + kFirstMeasure, sums.end(), total.value.begin());
+    const detail::ContactMeasures measures = detail::measuresFromSums(total);
+    stats.naturalMapError = stats.contacts > 0 ? measures.naturalMap : 0.0;
+    stats.koziaraError = stats.contacts > 0 ? measures.koziara : 0.0;
+  } else {
+    stats.naturalMapError = maxima[1];
+    stats.koziaraError = maxima[2];
+  }
   stats.iterations = static_cast<std::uint32_t>(std::llround(maxima[3]));
   stats.finite = maxima[4] == 0.0;
   stats.converged = sums[4] == 0.0;

@@ -31,7 +31,9 @@
 /// Collective calls line up: whenever a process makes a call that communicates, every process
 /// it communicates with makes the same call. The stepper and the solver guarantee this by
 /// calling planSplits() and beginSolve() on every step, contacts or not, and by taking every
-/// convergence decision of coupled processes together (see ContactSolver).
+/// convergence decision of coupled processes together (see ContactSolver). A step makes one
+/// reduction over all processes, at its end (reduceStats): the statistics, the convergence after
+/// the last allowed sweep and the accuracy measures of the final iterate travel in it.
 namespace grain {
 
 struct DynamicsSystem;
@@ -49,6 +51,12 @@ class Reducer {
   virtual void sum(std::span<Real> values) = 0;
   /// Replaces every entry of `values` by its maximum over the processes.
   virtual void max(std::span<Real> values) = 0;
+  /// sum(sums) and max(maxima) together: one reduction where the implementation can (the
+  /// statistics at the end of a step).
+  virtual void sumAndMax(std::span<Real> sums, std::span<Real> maxima) {
+    sum(sums);
+    max(maxima);
+  }
 };
 
 /// Serial reducer: every reduction is the identity.
