@@ -152,12 +152,11 @@ void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partne
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 }
 
-void KnownSizeExchange::exchange(MPI_Comm comm, int tag, const std::vector<int>& partners,
-                                 const std::vector<std::vector<Real>>& send,
-                                 std::vector<std::vector<Real>>& recv, TrafficCounters& traffic) {
+void KnownSizeExchange::post(MPI_Comm comm, int tag, const std::vector<int>& partners,
+                             const std::vector<std::vector<Real>>& send,
+                             std::vector<std::vector<Real>>& recv, TrafficCounters& traffic) {
   GRAIN_REQUIRE(send.size() == partners.size() && recv.size() == partners.size(),
                 "KnownSizeExchange: one message each way per partner");
-  const CommTimer timer(&traffic);
   const std::size_t n = partners.size();
   requests_.assign(2 * n, MPI_REQUEST_NULL);
   statuses_.resize(2 * n);
@@ -175,14 +174,42 @@ void KnownSizeExchange::exchange(MPI_Comm comm, int tag, const std::vector<int>&
     traffic.bytes += send[k].size() * sizeof(Real);
     ++traffic.messages;
   }
+  partners_ = &partners;
+  recv_ = &recv;
+}
+
+void KnownSizeExchange::wait() {
+  GRAIN_REQUIRE(partners_ != nullptr, "KnownSizeExchange: finish() without start()");
   MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses_.data());
-  for (std::size_t k = 0; k < n; ++k) {
+  for (std::size_t k = 0; k < partners_->size(); ++k) {
     int count = 0;
     MPI_Get_count(&statuses_[k], MPI_DOUBLE, &count);
-    GRAIN_REQUIRE(static_cast<std::size_t>(count) == recv[k].size(),
-                  "process " + std::to_string(partners[k]) + " sent " + std::to_string(count) +
-                      " values where " + std::to_string(recv[k].size()) + " were expected");
+    GRAIN_REQUIRE(static_cast<std::size_t>(count) == (*recv_)[k].size(),
+                  "process " + std::to_string((*partners_)[k]) + " sent " + std::to_string(count) +
+                      " values where " + std::to_string((*recv_)[k].size()) + " were expected");
   }
+  partners_ = nullptr;
+  recv_ = nullptr;
+}
+
+void KnownSizeExchange::exchange(MPI_Comm comm, int tag, const std::vector<int>& partners,
+                                 const std::vector<std::vector<Real>>& send,
+                                 std::vector<std::vector<Real>>& recv, TrafficCounters& traffic) {
+  const CommTimer timer(&traffic);
+  post(comm, tag, partners, send, recv, traffic);
+  wait();
+}
+
+void KnownSizeExchange::start(MPI_Comm comm, int tag, const std::vector<int>& partners,
+                              const std::vector<std::vector<Real>>& send,
+                              std::vector<std::vector<Real>>& recv, TrafficCounters& traffic) {
+  const CommTimer timer(&traffic);
+  post(comm, tag, partners, send, recv, traffic);
+}
+
+void KnownSizeExchange::finish(TrafficCounters& traffic) {
+  const CommTimer timer(&traffic);
+  wait();
 }
 
 void SparseExchange::exchange(const std::vector<int>& destinations,

@@ -743,6 +743,12 @@ bool DistributedExchange::beginSolve(const BodyStorage& bodies,
 }
 
 void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omega) {
+  startAverage(velocity, omega);
+  finishAverage(velocity, omega);
+}
+
+void DistributedExchange::startAverage(std::span<const Vec3> velocity,
+                                       std::span<const Vec3> omega) {
   // One round: every holder sends its copy to the other holders, in id order, and every holder
   // takes the mean over the holders in rank order, so all copies end with the same bits.
   for (std::size_t p = 0; p < averageShared_.size(); ++p) {
@@ -753,8 +759,11 @@ void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omeg
       to += SplitVelocity::kReals;
     }
   }
-  averageExchange_.exchange(comm_, kTagAverage, splitPartners_, averageSend_, averageRecv_,
-                            traffic_);
+  averageExchange_.start(comm_, kTagAverage, splitPartners_, averageSend_, averageRecv_, traffic_);
+}
+
+void DistributedExchange::finishAverage(std::span<Vec3> velocity, std::span<Vec3> omega) {
+  averageExchange_.finish(traffic_);
   for (std::size_t k = 0; k < split_.size(); ++k) {
     const SplitBody& s = split_[k];
     const std::uint32_t slot = splitSlot_[k];

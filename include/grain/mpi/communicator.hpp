@@ -72,10 +72,24 @@ class KnownSizeExchange {
   void exchange(MPI_Comm comm, int tag, const std::vector<int>& partners,
                 const std::vector<std::vector<Real>>& send, std::vector<std::vector<Real>>& recv,
                 TrafficCounters& traffic);
+  /// exchange() in two halves: start() posts the receives and the sends and returns; finish()
+  /// waits for them and checks the lengths. send and recv must stay untouched in between.
+  void start(MPI_Comm comm, int tag, const std::vector<int>& partners,
+             const std::vector<std::vector<Real>>& send, std::vector<std::vector<Real>>& recv,
+             TrafficCounters& traffic);
+  void finish(TrafficCounters& traffic);
 
  private:
+  void post(MPI_Comm comm, int tag, const std::vector<int>& partners,
+            const std::vector<std::vector<Real>>& send, std::vector<std::vector<Real>>& recv,
+            TrafficCounters& traffic);
+  void wait();
+
   std::vector<MPI_Request> requests_;
   std::vector<MPI_Status> statuses_;
+  // Between start() and finish(): the partners and receive buffers of the exchange.
+  const std::vector<int>* partners_ = nullptr;
+  const std::vector<std::vector<Real>>* recv_ = nullptr;
 };
 
 /// A message received by SparseExchange.

@@ -105,6 +105,8 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   unsigned period() const override { return period_; }
   unsigned checkRatio() const override { return checkRatio_; }
   void average(std::span<Vec3> velocity, std::span<Vec3> omega) override;
+  void startAverage(std::span<const Vec3> velocity, std::span<const Vec3> omega) override;
+  void finishAverage(std::span<Vec3> velocity, std::span<Vec3> omega) override;
   Reducer& coupledReducer() override { return coupledReducer_; }
 
   /// Reductions over all processes of the run.

@@ -160,7 +160,6 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   for (std::size_t i = 0; i < n; ++i) {
     simulatedMask_[i] = bodies.isSimulated(i);
   }
-  graph_.build(contacts_, n, simulatedMask_);
   if (settings_.solver.computeTotalOverlap) {
     totalOverlap_.assign(n, 0.0);
     for (std::size_t c = 0; c < contacts_.size(); ++c) {
@@ -170,10 +169,21 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
     }
   }
   multiplicity_.clear();
+  std::size_t splitContacts = 0;
   if (exchanges.split != nullptr) {
     exchanges.split->planSplits(bodies, contacts_, multiplicity_, warmStart_);
     solver_.setPercussionCache(std::move(warmStart_));
+    // The contacts that touch a split body first (ContactProblem::splitContacts).
+    if (!multiplicity_.empty()) {
+      splitFirst_.resize(contacts_.size());
+      for (std::size_t c = 0; c < contacts_.size(); ++c) {
+        splitFirst_[c] =
+            multiplicity_[contacts_.bodyA()[c]] > 1 || multiplicity_[contacts_.bodyB()[c]] > 1;
+      }
+      splitContacts = contacts_.moveToFront(splitFirst_);
+    }
   }
+  graph_.build(contacts_, n, simulatedMask_);
   timer.lap(Stage::ContactGraph);
 
   // h at (q^M, u^S, t^M): gravity and the per-body external forces (eq. 8.7); the gyroscopic
@@ -197,7 +207,8 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
                                bodies.velocitiesStart(),
                                bodies.omegasBodyStart(),
                                dt,
-                               multiplicity_};
+                               multiplicity_,
+                               splitContacts};
   if (problemObserver_ && !contacts_.empty()) {
     problemObserver_(bodies, problem, stepCount_ + 1);
   }

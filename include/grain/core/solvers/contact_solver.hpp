@@ -44,6 +44,11 @@ struct ContactProblem {
   /// in this solve; empty means 1 for every body. A body with multiplicity p > 1 is solved with
   /// mass M/p and inertia Theta/p (and takes part even without a contact here).
   std::span<const std::uint32_t> multiplicity = {};
+  /// Mass splitting: the first splitContacts contacts touch a body with multiplicity > 1, the
+  /// others none (MoreauStepper orders them so). A coupled SorContact solve sends the split
+  /// bodies' velocities after sweeping the first group and sweeps the second while the messages
+  /// travel (ContactSolver).
+  std::size_t splitContacts = 0;
 };
 
 }  // namespace grain
@@ -148,9 +153,13 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 /// the tests above), the decision is taken together with the coupled processes
 /// (coupledReducer().allTrue(), the measures' global norms with coupledReducer().sum()), and the
 /// solve always ends on an averaging exchange, so that all copies of a split body leave with the
-/// same velocity. After the last allowed sweep the solve ends whatever the test says, so the
-/// test's result is this process's own (SolverStats::converged) and no reduction is made: the
-/// step's statistics reduction (reduceStats) combines it. Likewise, the measures of the
+/// same velocity. Overlap (SorContact without rolling resistance, contacts ordered as
+/// ContactProblem::splitContacts says): an averaging sweep first sweeps the contacts that touch
+/// split bodies, then sends the copies' velocities (startAverage), sweeps the other contacts
+/// while the messages travel and takes the mean (finishAverage): the result is that of the same
+/// sweep followed by average(). After the last allowed sweep the solve ends whatever the test says,
+/// so the test's result is this process's own (SolverStats::converged) and no reduction is made:
+/// the step's statistics reduction (reduceStats) combines it. Likewise, the measures of the
 /// returned iterate evaluated after the loop are this process's own, with their sums in
 /// SolverStats::localMeasureSums for that reduction. An uncoupled process iterates on its own, as
 /// a serial solve.
@@ -236,6 +245,11 @@ class ContactSolver {
   void initialPercussions(const BodyStorage& bodies, const ContactProblem& problem);
   void storePercussionCache(const BodyStorage& bodies, const ContactProblem& problem);
   void sweep(bool tangentialSweep);
+  /// A SorContact sweep with the averaging of split bodies overlapped: the first splitContacts
+  /// contacts, split.startAverage(), the other contacts, split.finishAverage().
+  void sweepOverlapped(std::size_t splitContacts, SplitBodyExchange& split);
+  /// True if no contact from problem.splitContacts on touches a body with multiplicity > 1.
+  static bool splitContactsFirst(const ContactProblem& problem);
   bool hasTangentialSweep(std::uint32_t iteration) const;
   void saveOldState();
   bool locallyConverged(const BodyStorage& bodies) const;

@@ -112,6 +112,16 @@ class SplitBodyExchange {
   /// Replaces the velocities of the split bodies by the mean over their copies: `velocity` (I,
   /// m/s) and `omega` (I, rad/s) are the solver's arrays, indexed as in beginSolve().
   virtual void average(std::span<Vec3> velocity, std::span<Vec3> omega) = 0;
+  /// average() in two halves, so that a solve can sweep the contacts that touch no split body
+  /// while the messages travel: startAverage() sends this process's copies of the split bodies
+  /// (their velocities final for this sweep), finishAverage() receives the others' copies and
+  /// replaces every split body's velocities by the mean, exactly as average() does. The split
+  /// bodies' velocities must not change in between. By default the work is all in
+  /// finishAverage().
+  virtual void startAverage(std::span<const Vec3> /*velocity*/, std::span<const Vec3> /*omega*/) {}
+  virtual void finishAverage(std::span<Vec3> velocity, std::span<Vec3> omega) {
+    average(velocity, omega);
+  }
   /// Reductions among the coupled processes (convergence decisions, accuracy measures).
   virtual Reducer& coupledReducer() = 0;
 };

@@ -117,6 +117,7 @@ class MoreauStepper {
   std::vector<bool> simulatedMask_;
   std::uint64_t stepCount_ = 0;
   ContactProblemObserver problemObserver_;
+  std::vector<char> splitFirst_;          ///< per contact: touches a split body (ContactProblem)
   std::vector<BodyId> invariantScratch_;  // checkStepInvariants() (GRAIN_CHECK_INVARIANTS)
   // Local-solver path (settings_.solver.localMethod).
   std::vector<Vec3> localPercussions_;
