@@ -26,6 +26,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,6 +37,7 @@
 #include <grain/app/run_driver.hpp>
 #include <grain/app/run_record.hpp>
 #include <grain/app/signals.hpp>
+#include <grain/core/common/error.hpp>
 #include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/core/timestepping/invariants.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
@@ -330,6 +332,59 @@ std::string nonFiniteText(const io::SceneDescription& scene, const BodyStorage& 
          nonFiniteBodyMessage(bodies, i, step) + app::groupElementOf(scene, bodies.ids()[i]);
 }
 
+/// The reducer a distributed step is given. Every reduction goes to the exchange's reducer over
+/// all processes; the step's statistics (sumAndMax(), once per step, at its end) carry the
+/// driver's own figures of the step with them: the bytes and messages sent (summed) and the stop
+/// signal (the maximum), so that a step ends with a single reduction.
+class StepReduction final : public Reducer {
+ public:
+  explicit StepReduction(mpi::DistributedExchange& exchange) : exchange_(exchange) {}
+  bool distributed() const override { return exchange_.reducer().distributed(); }
+  bool allTrue(bool local) override { return exchange_.reducer().allTrue(local); }
+  void sum(std::span<Real> values) override { exchange_.reducer().sum(values); }
+  void max(std::span<Real> values) override { exchange_.reducer().max(values); }
+  void sumAndMax(std::span<Real> sums, std::span<Real> maxima) override {
+    GRAIN_REQUIRE(sums.size() + 2 <= sums_.size() && maxima.size() + 1 <= maxima_.size(),
+                  "StepReduction: too many statistics");
+    const std::size_t ns = sums.size(), nm = maxima.size();
+    std::copy(sums.begin(), sums.end(), sums_.begin());
+    sums_[ns] = static_cast<Real>(exchange_.traffic().bytes);
+    sums_[ns + 1] = static_cast<Real>(exchange_.traffic().messages);
+    std::copy(maxima.begin(), maxima.end(), maxima_.begin());
+    maxima_[nm] = localSignal();
+    exchange_.reducer().sumAndMax(std::span<Real>(sums_.data(), ns + 2),
+                                  std::span<Real>(maxima_.data(), nm + 1));
+    std::copy_n(sums_.begin(), ns, sums.begin());
+    std::copy_n(maxima_.begin(), nm, maxima.begin());
+    bytes_ = static_cast<std::uint64_t>(sums_[ns]);
+    messages_ = static_cast<std::uint64_t>(sums_[ns + 1]);
+    signal_ = static_cast<int>(maxima_[nm]);
+    reduced_ = true;
+  }
+  /// Before a step.
+  void beginStep() { reduced_ = false; }
+  /// After a step: the figures over all processes, or this process's own if the step made no
+  /// reduction (a single process).
+  std::uint64_t bytes() const { return reduced_ ? bytes_ : exchange_.traffic().bytes; }
+  std::uint64_t messages() const { return reduced_ ? messages_ : exchange_.traffic().messages; }
+  int signal() const { return reduced_ ? signal_ : static_cast<int>(localSignal()); }
+
+ private:
+  /// The stop signal that reached this process (0: none). It may reach one process only (a batch
+  /// system's signal to one rank): the reduction tells the others.
+  static Real localSignal() {
+    return app::stopRequested() ? static_cast<Real>(std::max(1, app::stopSignal())) : 0.0;
+  }
+
+  mpi::DistributedExchange& exchange_;
+  std::array<Real, mpi::MpiReducer::kMaxSums> sums_{};
+  std::array<Real, mpi::MpiReducer::kMaxMaxima> maxima_{};
+  std::uint64_t bytes_ = 0;
+  std::uint64_t messages_ = 0;
+  int signal_ = 0;
+  bool reduced_ = false;
+};
+
 /// The step and the records of a distributed run.
 class MpiHooks final : public app::RunHooks {
  public:
@@ -379,15 +434,12 @@ class MpiHooks final : public app::RunHooks {
     }
     mostNeighbours_ = std::max(mostNeighbours_, exchange_.neighbours().size());
     profile_.endRebuild(exchange_.traffic());
-    StepStats stats =
-        stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &exchange_.reducer()});
+    reduction_.beginStep();
+    StepStats stats = stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &reduction_});
     computeSeconds_ += std::max(0.0, stats.stepSeconds - exchange_.traffic().seconds);
-    std::array<Real, 2> traffic{static_cast<Real>(exchange_.traffic().bytes),
-                                static_cast<Real>(exchange_.traffic().messages)};
     localBytes_ = exchange_.traffic().bytes;
-    exchange_.reducer().sum(traffic);
-    stats.bytesSent = static_cast<std::uint64_t>(traffic[0]);
-    stats.messagesSent = static_cast<std::uint64_t>(traffic[1]);
+    stats.bytesSent = reduction_.bytes();
+    stats.messagesSent = reduction_.messages();
     profile_.endStep(exchange_.traffic());
     return stats;
   }
@@ -414,11 +466,10 @@ class MpiHooks final : public app::RunHooks {
   }
 
   bool stopRequested() override {
-    // The signal may have reached one process only (a batch system's signal to one rank).
-    int signal = app::stopRequested() ? std::max(1, app::stopSignal()) : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &signal, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    signal_ = signal;
-    return signal != 0;
+    // Sampled at the end of the step, in its statistics reduction (StepReduction): a signal that
+    // arrives later, while the step's records are written, stops the run after the next step.
+    signal_ = reduction_.signal();
+    return signal_ != 0;
   }
   /// The stop signal that reached any process (0: none).
   int signal() const { return signal_; }
@@ -440,6 +491,7 @@ class MpiHooks final : public app::RunHooks {
   app::RunRecord& record_;
   app::FclibDump& dump_;
   std::ofstream* processLog_;
+  StepReduction reduction_{exchange_};
   std::uint64_t localBytes_ = 0;
   std::size_t mostNeighbours_ = 0;
   int signal_ = 0;

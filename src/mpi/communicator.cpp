@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <array>
 #include <climits>
+#include <limits>
 
 #include <grain/core/common/error.hpp>
 #include <grain/mpi/communicator.hpp>
@@ -69,6 +71,61 @@ void MpiReducer::max(std::span<Real> values) {
   }
 }
 
+namespace {
+
+constexpr std::size_t kBlock = MpiReducer::kMaxSums + MpiReducer::kMaxMaxima;
+
+/// MPI_User_function of sumAndMax(): per block, inout = in + inout for the sums and
+/// max(in, inout) for the maxima.
+void addSumsMaxMaxima(void* in, void* inout, int* count, MPI_Datatype*) {
+  const auto* a = static_cast<const double*>(in);
+  auto* b = static_cast<double*>(inout);
+  for (int block = 0; block < *count; ++block, a += kBlock, b += kBlock) {
+    for (std::size_t i = 0; i < MpiReducer::kMaxSums; ++i) {
+      b[i] = a[i] + b[i];
+    }
+    for (std::size_t i = MpiReducer::kMaxSums; i < kBlock; ++i) {
+      b[i] = std::max(a[i], b[i]);
+    }
+  }
+}
+
+}  // namespace
+
+void MpiReducer::sumAndMax(std::span<Real> sums, std::span<Real> maxima) {
+  GRAIN_REQUIRE(sums.size() <= kMaxSums && maxima.size() <= kMaxMaxima,
+                "MpiReducer::sumAndMax: too many entries");
+  if (size_ <= 1) {
+    return;
+  }
+  const CommTimer timer(counters_, true);
+  if (sumMaxOp_ == MPI_OP_NULL) {
+    MPI_Type_contiguous(static_cast<int>(kBlock), MPI_DOUBLE, &blockType_);
+    MPI_Type_commit(&blockType_);
+    MPI_Op_create(&addSumsMaxMaxima, 1, &sumMaxOp_);
+  }
+  std::array<double, kBlock> block{};
+  std::fill(block.begin() + kMaxSums, block.end(), -std::numeric_limits<double>::infinity());
+  std::copy(sums.begin(), sums.end(), block.begin());
+  std::copy(maxima.begin(), maxima.end(), block.begin() + kMaxSums);
+  MPI_Allreduce(MPI_IN_PLACE, block.data(), 1, blockType_, sumMaxOp_, comm_);
+  std::copy_n(block.begin(), sums.size(), sums.begin());
+  std::copy_n(block.begin() + kMaxSums, maxima.size(), maxima.begin());
+}
+
+MpiReducer::~MpiReducer() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized == 0) {
+    if (sumMaxOp_ != MPI_OP_NULL) {
+      MPI_Op_free(&sumMaxOp_);
+    }
+    if (blockType_ != MPI_DATATYPE_NULL) {
+      MPI_Type_free(&blockType_);
+    }
+  }
+}
+
 void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partners,
                           const std::vector<std::vector<char>>& send,
                           std::vector<std::vector<char>>& recv, TrafficCounters& traffic) {
@@ -95,12 +152,11 @@ void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partne
   MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 }
 
-void KnownSizeExchange::exchange(MPI_Comm comm, int tag, const std::vector<int>& partners,
-                                 const std::vector<std::vector<Real>>& send,
-                                 std::vector<std::vector<Real>>& recv, TrafficCounters& traffic) {
+void KnownSizeExchange::post(MPI_Comm comm, int tag, const std::vector<int>& partners,
+                             const std::vector<std::vector<Real>>& send,
+                             std::vector<std::vector<Real>>& recv, TrafficCounters& traffic) {
   GRAIN_REQUIRE(send.size() == partners.size() && recv.size() == partners.size(),
                 "KnownSizeExchange: one message each way per partner");
-  const CommTimer timer(&traffic);
   const std::size_t n = partners.size();
   requests_.assign(2 * n, MPI_REQUEST_NULL);
   statuses_.resize(2 * n);
@@ -118,14 +174,42 @@ void KnownSizeExchange::exchange(MPI_Comm comm, int tag, const std::vector<int>&
     traffic.bytes += send[k].size() * sizeof(Real);
     ++traffic.messages;
   }
+  partners_ = &partners;
+  recv_ = &recv;
+}
+
+void KnownSizeExchange::wait() {
+  GRAIN_REQUIRE(partners_ != nullptr, "KnownSizeExchange: finish() without start()");
   MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses_.data());
-  for (std::size_t k = 0; k < n; ++k) {
+  for (std::size_t k = 0; k < partners_->size(); ++k) {
     int count = 0;
     MPI_Get_count(&statuses_[k], MPI_DOUBLE, &count);
-    GRAIN_REQUIRE(static_cast<std::size_t>(count) == recv[k].size(),
-                  "process " + std::to_string(partners[k]) + " sent " + std::to_string(count) +
-                      " values where " + std::to_string(recv[k].size()) + " were expected");
+    GRAIN_REQUIRE(static_cast<std::size_t>(count) == (*recv_)[k].size(),
+                  "process " + std::to_string((*partners_)[k]) + " sent " + std::to_string(count) +
+                      " values where " + std::to_string((*recv_)[k].size()) + " were expected");
   }
+  partners_ = nullptr;
+  recv_ = nullptr;
+}
+
+void KnownSizeExchange::exchange(MPI_Comm comm, int tag, const std::vector<int>& partners,
+                                 const std::vector<std::vector<Real>>& send,
+                                 std::vector<std::vector<Real>>& recv, TrafficCounters& traffic) {
+  const CommTimer timer(&traffic);
+  post(comm, tag, partners, send, recv, traffic);
+  wait();
+}
+
+void KnownSizeExchange::start(MPI_Comm comm, int tag, const std::vector<int>& partners,
+                              const std::vector<std::vector<Real>>& send,
+                              std::vector<std::vector<Real>>& recv, TrafficCounters& traffic) {
+  const CommTimer timer(&traffic);
+  post(comm, tag, partners, send, recv, traffic);
+}
+
+void KnownSizeExchange::finish(TrafficCounters& traffic) {
+  const CommTimer timer(&traffic);
+  wait();
 }
 
 void SparseExchange::exchange(const std::vector<int>& destinations,

@@ -743,15 +743,26 @@ bool DistributedExchange::beginSolve(const BodyStorage& bodies,
 }
 
 void DistributedExchange::average(std::span<Vec3> velocity, std::span<Vec3> omega) {
-  combineCopies(velocity, omega, kTagAverage, true);
+  startCombine(velocity, omega, kTagAverage);
+  finishCombine(velocity, omega, true);
+}
+
+void DistributedExchange::startAverage(std::span<const Vec3> velocity,
+                                       std::span<const Vec3> omega) {
+  startCombine(velocity, omega, kTagAverage);
+}
+
+void DistributedExchange::finishAverage(std::span<Vec3> velocity, std::span<Vec3> omega) {
+  finishCombine(velocity, omega, true);
 }
 
 void DistributedExchange::sum(std::span<Vec3> linear, std::span<Vec3> angular) {
-  combineCopies(linear, angular, kTagSum, false);
+  startCombine(linear, angular, kTagSum);
+  finishCombine(linear, angular, false);
 }
 
-void DistributedExchange::combineCopies(std::span<Vec3> velocity, std::span<Vec3> omega, int tag,
-                                        bool mean) {
+void DistributedExchange::startCombine(std::span<const Vec3> velocity,
+                                       std::span<const Vec3> omega, int tag) {
   // One round: every holder sends its copy to the other holders, in id order, and every holder
   // takes the sum (or the mean) over the holders in rank order, so all copies end with the same
   // bits.
@@ -763,7 +774,12 @@ void DistributedExchange::combineCopies(std::span<Vec3> velocity, std::span<Vec3
       to += SplitVelocity::kReals;
     }
   }
-  averageExchange_.exchange(comm_, tag, splitPartners_, averageSend_, averageRecv_, traffic_);
+  averageExchange_.start(comm_, tag, splitPartners_, averageSend_, averageRecv_, traffic_);
+}
+
+void DistributedExchange::finishCombine(std::span<Vec3> velocity, std::span<Vec3> omega,
+                                        bool mean) {
+  averageExchange_.finish(traffic_);
   for (std::size_t k = 0; k < split_.size(); ++k) {
     const SplitBody& s = split_[k];
     const std::uint32_t slot = splitSlot_[k];

@@ -451,6 +451,30 @@ int main(int argc, char** argv) {
     reducer.sum(one);
     check(one[0] == size && (gRank == 0 || reduced.seconds >= 0.15),
           "communication time: a reduction counts its wait" + np);
+    // sumAndMax: one reduction that sums the first entries and takes the maximum of the others,
+    // as many as the reducer allows.
+    std::vector<Real> sums(mpi::MpiReducer::kMaxSums), maxima(mpi::MpiReducer::kMaxMaxima);
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      sums[i] = static_cast<Real>((gRank + 1) * (i + 1));
+    }
+    for (std::size_t i = 0; i < maxima.size(); ++i) {
+      maxima[i] = gRank == static_cast<int>(i) % size ? 100.0 + static_cast<Real>(i)
+                                                      : -static_cast<Real>(gRank);
+    }
+    reducer.sumAndMax(sums, maxima);
+    bool summed = true, maximal = true;
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      summed = summed && sums[i] == static_cast<Real>(size * (size + 1) / 2 * (i + 1));
+    }
+    for (std::size_t i = 0; i < maxima.size(); ++i) {
+      maximal = maximal && maxima[i] == 100.0 + static_cast<Real>(i);
+    }
+    check(summed && maximal, "sumAndMax: the sums and the maxima of every process" + np);
+    std::array<Real, 2> fewSums{1.0, 2.0};
+    std::array<Real, 1> fewMaxima{static_cast<Real>(gRank)};
+    reducer.sumAndMax(fewSums, fewMaxima);
+    check(fewSums[0] == size && fewSums[1] == 2.0 * size && fewMaxima[0] == size - 1,
+          "sumAndMax: fewer entries than the block holds" + np);
   }
   {
     // A body shared by four processes (on 4 processes: a 2 x 2 grid around it).

@@ -24,7 +24,14 @@ struct TrafficCounters {
 /// Reducer over the processes of an MPI communicator (MPI_COMM_NULL: this process alone).
 class MpiReducer final : public Reducer {
  public:
+  /// Entries sumAndMax() takes at most: sums, maxima.
+  static constexpr std::size_t kMaxSums = 16;
+  static constexpr std::size_t kMaxMaxima = 8;
+
   explicit MpiReducer(MPI_Comm comm = MPI_COMM_NULL) { setCommunicator(comm); }
+  ~MpiReducer() override;
+  MpiReducer(const MpiReducer&) = delete;
+  MpiReducer& operator=(const MpiReducer&) = delete;
   void setCommunicator(MPI_Comm comm);
   /// Adds the wall time of every reduction to `counters->seconds` (nullptr: not counted).
   void countTimeInto(TrafficCounters* counters) { counters_ = counters; }
@@ -32,11 +39,17 @@ class MpiReducer final : public Reducer {
   bool allTrue(bool local) override;
   void sum(std::span<Real> values) override;
   void max(std::span<Real> values) override;
+  /// One MPI_Allreduce of a block of kMaxSums + kMaxMaxima doubles with an operation that adds
+  /// the first part and takes the maximum of the second (made on first use, freed with this
+  /// reducer). Up to kMaxSums sums and kMaxMaxima maxima.
+  void sumAndMax(std::span<Real> sums, std::span<Real> maxima) override;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   int size_ = 1;
   TrafficCounters* counters_ = nullptr;
+  MPI_Datatype blockType_ = MPI_DATATYPE_NULL;  // sumAndMax(): the block of doubles
+  MPI_Op sumMaxOp_ = MPI_OP_NULL;               // sumAndMax(): its operation
 };
 
 /// Sends send[k] to partners[k] and receives recv[k] from partners[k], one message each way per
@@ -59,10 +72,24 @@ class KnownSizeExchange {
   void exchange(MPI_Comm comm, int tag, const std::vector<int>& partners,
                 const std::vector<std::vector<Real>>& send, std::vector<std::vector<Real>>& recv,
                 TrafficCounters& traffic);
+  /// exchange() in two halves: start() posts the receives and the sends and returns; finish()
+  /// waits for them and checks the lengths. send and recv must stay untouched in between.
+  void start(MPI_Comm comm, int tag, const std::vector<int>& partners,
+             const std::vector<std::vector<Real>>& send, std::vector<std::vector<Real>>& recv,
+             TrafficCounters& traffic);
+  void finish(TrafficCounters& traffic);
 
  private:
+  void post(MPI_Comm comm, int tag, const std::vector<int>& partners,
+            const std::vector<std::vector<Real>>& send, std::vector<std::vector<Real>>& recv,
+            TrafficCounters& traffic);
+  void wait();
+
   std::vector<MPI_Request> requests_;
   std::vector<MPI_Status> statuses_;
+  // Between start() and finish(): the partners and receive buffers of the exchange.
+  const std::vector<int>* partners_ = nullptr;
+  const std::vector<std::vector<Real>>* recv_ = nullptr;
 };
 
 /// A message received by SparseExchange.

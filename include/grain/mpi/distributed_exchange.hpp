@@ -107,6 +107,8 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   unsigned checkRatio() const override { return checkRatio_; }
   void average(std::span<Vec3> velocity, std::span<Vec3> omega) override;
   void sum(std::span<Vec3> linear, std::span<Vec3> angular) override;
+  void startAverage(std::span<const Vec3> velocity, std::span<const Vec3> omega) override;
+  void finishAverage(std::span<Vec3> velocity, std::span<Vec3> omega) override;
   Reducer& coupledReducer() override { return coupledReducer_; }
 
   /// Reductions over all processes of the run.
@@ -178,9 +180,11 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   void requireNeighbour(int rank, BodyId id, const char* what) const;
   /// The per-partner message writers, emptied, for `count` partners (storage kept between calls).
   std::vector<ByteWriter>& freshWriters(std::size_t count);
-  /// average() (mean) and sum() (not): one message per split partner with this process's copies
-  /// of the bodies it shares, then per split body the sum over its holders in rank order.
-  void combineCopies(std::span<Vec3> velocity, std::span<Vec3> omega, int tag, bool mean);
+  /// average() (mean) and sum() (not), in two halves: startCombine() sends one message per
+  /// split partner with this process's copies of the bodies it shares (receives posted first);
+  /// finishCombine() waits and takes per split body the sum over its holders in rank order.
+  void startCombine(std::span<const Vec3> velocity, std::span<const Vec3> omega, int tag);
+  void finishCombine(std::span<Vec3> velocity, std::span<Vec3> omega, bool mean);
   /// Sends writer k's bytes to partners[k], receives one message from each; in_[k] reads it.
   void sendWriters(int tag, const std::vector<int>& partners);
 

@@ -105,4 +105,39 @@ void ContactStorage::keepOnly(const std::vector<char>& keep) {
   compact(rB_);
 }
 
+std::size_t ContactStorage::moveToFront(const std::vector<char>& first) {
+  GRAIN_REQUIRE(first.size() == size(), "ContactStorage::moveToFront: one flag per contact");
+  order_.clear();
+  for (std::size_t c = 0; c < first.size(); ++c) {
+    if (first[c] != 0) {
+      order_.push_back(static_cast<std::uint32_t>(c));
+    }
+  }
+  const std::size_t moved = order_.size();
+  if (moved == 0 || moved == size()) {
+    return moved;
+  }
+  for (std::size_t c = 0; c < first.size(); ++c) {
+    if (first[c] == 0) {
+      order_.push_back(static_cast<std::uint32_t>(c));
+    }
+  }
+  auto permute = [&](auto& v, auto& scratch) {
+    scratch.resize(v.size());
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      scratch[k] = v[order_[k]];
+    }
+    v.swap(scratch);
+  };
+  permute(bodyA_, scratchIndex_);
+  permute(bodyB_, scratchIndex_);
+  permute(normal_, scratchVec3_);
+  permute(tangent1_, scratchVec3_);
+  permute(tangent2_, scratchVec3_);
+  permute(gap_, scratchReal_);
+  permute(rA_, scratchVec3_);
+  permute(rB_, scratchVec3_);
+  return moved;
+}
+
 }  // namespace grain

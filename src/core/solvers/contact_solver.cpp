@@ -127,8 +127,8 @@ GRAIN_SOLVER_INLINE void sorContactUpdate(Hot& h, std::size_t i) {
 }
 
 template <UcfSubMethod kSub>
-GRAIN_SOLVER_FLATTEN void sweepSorContact(Hot& h) {
-  for (std::size_t i = 0; i < h.contacts; ++i) {
+GRAIN_SOLVER_FLATTEN void sweepSorContact(Hot& h, std::size_t begin, std::size_t end) {
+  for (std::size_t i = begin; i < end; ++i) {
     switch (h.kind[i]) {
       case PairKind::TwoBodies:
         sorContactUpdate<true, kSub>(h, i);
@@ -139,6 +139,15 @@ GRAIN_SOLVER_FLATTEN void sweepSorContact(Hot& h) {
       case PairKind::Passive:
         break;
     }
+  }
+}
+
+/// SorContact sweep over the contacts [begin, end), De Saxce's or Alart-Curnier's prox.
+void sweepSorContactRange(Hot& h, bool deSaxce, std::size_t begin, std::size_t end) {
+  if (deSaxce) {
+    sweepSorContact<UcfSubMethod::DeSaxce>(h, begin, end);
+  } else {
+    sweepSorContact<UcfSubMethod::AlartCurnier>(h, begin, end);
   }
 }
 
@@ -358,16 +367,38 @@ bool ContactSolver::hasTangentialSweep(std::uint32_t iteration) const {
          iteration + 1 == settings_.maxIter;
 }
 
+bool ContactSolver::splitContactsFirst(const ContactProblem& problem) {
+  const ContactStorage& contacts = problem.contacts;
+  if (problem.splitContacts > contacts.size()) {
+    return false;
+  }
+  if (problem.multiplicity.empty()) {
+    return true;
+  }
+  for (std::size_t c = problem.splitContacts; c < contacts.size(); ++c) {
+    if (problem.multiplicity[contacts.bodyA()[c]] > 1 ||
+        problem.multiplicity[contacts.bodyB()[c]] > 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void ContactSolver::sweepOverlapped(std::size_t splitContacts, SplitBodyExchange& split) {
+  Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
+  const bool ds = settings_.subMethodUcf == UcfSubMethod::DeSaxce;
+  sweepSorContactRange(h, ds, 0, splitContacts);
+  split.startAverage(solverBodies_.velocity, solverBodies_.omega);
+  sweepSorContactRange(h, ds, splitContacts, h.contacts);
+  split.finishAverage(solverBodies_.velocity, solverBodies_.omega);
+}
+
 void ContactSolver::sweep(bool tangentialSweep) {
   Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
   const bool ds = settings_.subMethodUcf == UcfSubMethod::DeSaxce;
   switch (settings_.method) {
     case SolverMethod::SorContact:
-      if (ds) {
-        sweepSorContact<UcfSubMethod::DeSaxce>(h);
-      } else {
-        sweepSorContact<UcfSubMethod::AlartCurnier>(h);
-      }
+      sweepSorContactRange(h, ds, 0, h.contacts);
       // Rolling resistance: a pass over the contacts that have it, after the contacts' own.
       if (solverRolling_.size() > 0) {
         detail::sweepRolling(solverRolling_, solverContacts_, solverBodies_, percussion_);
@@ -468,12 +499,14 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
   return false;
 }
 
-detail::ContactMeasures ContactSolver::evaluateMeasures(Reducer* reducer) const {
-  detail::MeasureSums sums =
-      detail::contactMeasureSums(solverContacts_, solverBodies_, percussion_, measureData_);
-  if (reducer != nullptr) {
-    reducer->sum(sums.value);
+detail::ContactMeasures ContactSolver::evaluateMeasures(Reducer* reducer,
+                                                        detail::MeasureSums& local) const {
+  local = detail::contactMeasureSums(solverContacts_, solverBodies_, percussion_, measureData_);
+  if (reducer == nullptr) {
+    return detail::measuresFromSums(local);
   }
+  detail::MeasureSums sums = local;
+  reducer->sum(sums.value);
   return detail::measuresFromSums(sums);
 }
 
@@ -523,6 +556,11 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
   Reducer* reducer = coupled ? &split->coupledReducer() : nullptr;
   const unsigned period = coupled ? std::max(1u, split->period()) : 0;
   const unsigned checkRatio = coupled ? std::max(1u, split->checkRatio()) : 1;
+  // SorContact without rolling resistance sweeps the contacts in order, each once: the split
+  // bodies' velocities are final once the first splitContacts contacts are swept (checked here:
+  // a problem whose contacts are not so ordered averages after the whole sweep).
+  const bool overlap = coupled && settings_.method == SolverMethod::SorContact &&
+                       solverRolling_.size() == 0 && splitContactsFirst(problem);
   std::uint32_t averagings = 0;  // averaging exchanges so far
   detail::ContactMeasures measures;
   std::uint32_t measuredIteration = 0;  // sweeps done when `measures` was evaluated (0: never)
@@ -543,16 +581,22 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     if (check) {
       saveOldState();
     }
-    sweep(tangential);
-    stats.iterations = it + 1;
-    if (averaging) {
-      split->average(solverBodies_.velocity, solverBodies_.omega);
-      ++averagings;
+    if (averaging && overlap) {
+      sweepOverlapped(problem.splitContacts, *split);
+    } else {
+      sweep(tangential);
+      if (averaging) {
+        split->average(solverBodies_.velocity, solverBodies_.omega);
+      }
     }
+    stats.iterations = it + 1;
+    averagings += averaging ? 1 : 0;
     if (check) {
       bool local = false;
+      // After the last allowed sweep the solve ends anyway: no reduction (see the class notes).
+      Reducer* decide = it + 1 < settings_.maxIter ? reducer : nullptr;
       if (usesMeasure()) {
-        measures = evaluateMeasures(reducer);
+        measures = evaluateMeasures(decide, stats.localMeasureSums);
         measuredIteration = it + 1;
         nextMeasure = it + 1 + std::max<std::uint32_t>(1, (it + 1) / 8);
         const Real error = settings_.convergenceMethod == ConvergenceMethod::Koziara
@@ -562,7 +606,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
       } else {
         local = locallyConverged(bodies);
       }
-      const bool global = reducer != nullptr ? reducer->allTrue(local) : local;
+      const bool global = decide != nullptr ? decide->allTrue(local) : local;
       if (global) {
         stats.converged = true;
         break;
@@ -570,7 +614,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     }
   }
   if (measuredIteration != stats.iterations) {
-    measures = evaluateMeasures(reducer);
+    measures = evaluateMeasures(nullptr, stats.localMeasureSums);
   }
   stats.naturalMapError = measures.naturalMap;
   stats.koziaraError = measures.koziara;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -183,7 +184,6 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   for (std::size_t i = 0; i < n; ++i) {
     simulatedMask_[i] = bodies.isSimulated(i);
   }
-  graph_.build(contacts_, n, simulatedMask_);
   if (settings_.solver.computeTotalOverlap) {
     totalOverlap_.assign(n, 0.0);
     for (std::size_t c = 0; c < contacts_.size(); ++c) {
@@ -193,10 +193,21 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
     }
   }
   multiplicity_.clear();
+  std::size_t splitContacts = 0;
   if (exchanges.split != nullptr) {
     exchanges.split->planSplits(bodies, contacts_, multiplicity_, warmStart_);
     solver_.setPercussionCache(std::move(warmStart_));
+    // The contacts that touch a split body first (ContactProblem::splitContacts).
+    if (!multiplicity_.empty()) {
+      splitFirst_.resize(contacts_.size());
+      for (std::size_t c = 0; c < contacts_.size(); ++c) {
+        splitFirst_[c] =
+            multiplicity_[contacts_.bodyA()[c]] > 1 || multiplicity_[contacts_.bodyB()[c]] > 1;
+      }
+      splitContacts = contacts_.moveToFront(splitFirst_);
+    }
   }
+  graph_.build(contacts_, n, simulatedMask_);
   timer.lap(Stage::ContactGraph);
 
   // h at (q^M, u^S, t^M): gravity and the per-body external forces (eq. 8.7); the gyroscopic
@@ -220,7 +231,8 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
                                bodies.velocitiesStart(),
                                bodies.omegasBodyStart(),
                                dt,
-                               multiplicity_};
+                               multiplicity_,
+                               splitContacts};
   if (problemObserver_ && !contacts_.empty()) {
     problemObserver_(bodies, problem, stepCount_ + 1);
   }
@@ -251,27 +263,40 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   stats.rotationalEnergy = e.kineticRotational;
   stats.potentialEnergy = e.potential;
   if (exchanges.reducer != nullptr && exchanges.reducer->distributed()) {
-    reduceStats(*exchanges.reducer, stats);
+    reduceStats(*exchanges.reducer, stats,
+                settings_.solver.localMethod ? nullptr : &solverStats.localMeasureSums);
   }
   stats.stepSeconds = std::chrono::duration<double>(Clock::now() - stepStart).count();
   return stats;
 }
 
-void reduceStats(Reducer& reducer, StepStats& stats) {
-  std::array<Real, 5> sums{static_cast<Real>(stats.contacts), stats.kineticEnergy,
-                           stats.rotationalEnergy, stats.potentialEnergy,
-                           stats.converged ? 0.0 : 1.0};
-  reducer.sum(sums);
+void reduceStats(Reducer& reducer, StepStats& stats, const detail::MeasureSums* measureSums) {
+  using detail::MeasureSums;
+  constexpr std::size_t kFirstMeasure = 5;
+  std::array<Real, kFirstMeasure + MeasureSums::Count> sums{
+      static_cast<Real>(stats.contacts), stats.kineticEnergy, stats.rotationalEnergy,
+      stats.potentialEnergy, stats.converged ? 0.0 : 1.0};
+  if (measureSums != nullptr) {
+    std::copy(measureSums->value.begin(), measureSums->value.end(), sums.begin() + kFirstMeasure);
+  }
   std::array<Real, 5> maxima{stats.maxPenetration, stats.naturalMapError, stats.koziaraError,
                              static_cast<Real>(stats.iterations), stats.finite ? 0.0 : 1.0};
-  reducer.max(maxima);
+  reducer.sumAndMax(sums, maxima);
   stats.contacts = static_cast<std::size_t>(std::llround(sums[0]));
   stats.kineticEnergy = sums[1];
   stats.rotationalEnergy = sums[2];
   stats.potentialEnergy = sums[3];
   stats.maxPenetration = maxima[0];
-  stats.naturalMapError = maxima[1];
-  stats.koziaraError = maxima[2];
+  if (measureSums != nullptr) {
+    MeasureSums total;
+    std::copy(sums.begin() + kFirstMeasure, sums.end(), total.value.begin());
+    const detail::ContactMeasures measures = detail::measuresFromSums(total);
+    stats.naturalMapError = stats.contacts > 0 ? measures.naturalMap : 0.0;
+    stats.koziaraError = stats.contacts > 0 ? measures.koziara : 0.0;
+  } else {
+    stats.naturalMapError = maxima[1];
+    stats.koziaraError = maxima[2];
+  }
   stats.iterations = static_cast<std::uint32_t>(std::llround(maxima[3]));
   stats.finite = maxima[4] == 0.0;
   stats.converged = sums[4] == 0.0;

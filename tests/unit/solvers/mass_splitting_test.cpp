@@ -8,6 +8,7 @@
 #include <barrier>
 #include <cmath>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -55,6 +56,27 @@ class TwoSideExchange final : public SplitBodyExchange, public Reducer {
     ++averagings;
     meeting_.velocity[side_] = velocity[slot_];
     meeting_.omega[side_] = omega[slot_];
+    mean(velocity, omega);
+  }
+  // The overlapped halves: the copy is sent at the start; it must not change until the finish.
+  void startAverage(std::span<const Vec3> velocity, std::span<const Vec3> omega) override {
+    ++averagings;
+    ++started;
+    ++starts;
+    meeting_.velocity[side_] = velocity[slot_];
+    meeting_.omega[side_] = omega[slot_];
+  }
+  void finishAverage(std::span<Vec3> velocity, std::span<Vec3> omega) override {
+    if (started == 0) {
+      average(velocity, omega);
+      return;
+    }
+    --started;
+    unchangedSinceStart = unchangedSinceStart && velocity[slot_] == meeting_.velocity[side_] &&
+                          omega[slot_] == meeting_.omega[side_];
+    mean(velocity, omega);
+  }
+  void mean(std::span<Vec3> velocity, std::span<Vec3> omega) {
     meeting_.sync.arrive_and_wait();
     const Vec3 v = 0.5 * (meeting_.velocity[0] + meeting_.velocity[1]);
     const Vec3 w = 0.5 * (meeting_.omega[0] + meeting_.omega[1]);
@@ -92,6 +114,9 @@ class TwoSideExchange final : public SplitBodyExchange, public Reducer {
 
   int averagings = 0;
   int sums = 0;
+  int started = 0;  // startAverage() calls not yet finished
+  int starts = 0;   // startAverage() calls in all
+  bool unchangedSinceStart = true;
 
  private:
   template <class Op>
@@ -161,12 +186,18 @@ struct SplitResult {
   std::array<std::vector<Vec3>, 2> omega;
   std::array<SolverStats, 2> stats;
   std::array<int, 2> averagings{};
+  std::array<bool, 2> unchangedSinceStart{};
+  std::array<int, 2> starts{};
 };
 
-SplitResult solveSplit(unsigned period) {
+/// overlapped: each side's contact with the top sphere first (ContactProblem::splitContacts = 1),
+/// so that the solver sends the copies' velocities before it sweeps the floor contact.
+SplitResult solveSplit(unsigned period, bool overlapped = false) {
   // Side 0 solves floor-1 and 1-top, side 1 floor-2 and 2-top; the top sphere (index 3) has
   // contacts on both sides and is split into two copies of half its mass.
-  std::array<SolverScene, 2> scenes{pile({0, 2}), pile({1, 3})};
+  std::array<SolverScene, 2> scenes = overlapped
+                                          ? std::array<SolverScene, 2>{pile({2, 0}), pile({3, 1})}
+                                          : std::array<SolverScene, 2>{pile({0, 2}), pile({1, 3})};
   Meeting meeting;
   const BodyId top = scenes[0].bodies.ids()[3];
   std::array<TwoSideExchange, 2> exchanges{TwoSideExchange(meeting, 0, top, period),
@@ -177,11 +208,14 @@ SplitResult solveSplit(unsigned period) {
     SolverScene& s = scenes[side];
     ContactSolver solver(tight());
     const ContactProblem problem{s.contacts,       s.graph, s.parameters, s.velocityStart,
-                                 s.omegaBodyStart, s.dt,    multiplicity};
+                                 s.omegaBodyStart, s.dt,    multiplicity, overlapped ? 1u : 0u};
     out.stats[side] = solver.solve(s.bodies, problem, &exchanges[side]);
     out.velocity[side] = s.bodies.velocities();
     out.omega[side] = s.bodies.omegasBody();
     out.averagings[side] = exchanges[side].averagings;
+    out.starts[side] = exchanges[side].starts;
+    out.unchangedSinceStart[side] =
+        exchanges[side].unchangedSinceStart && exchanges[side].started == 0;
   };
   std::thread other(run, 1);
   run(0);
@@ -200,9 +234,14 @@ TEST(MassSplitting, TwoCopiesMatchTheUnsplitSolve) {
   }
   ASSERT_TRUE(sticking);
 
-  for (const unsigned period : {1u, 3u}) {
-    SCOPED_TRACE("splitNodeUpdateRatio " + std::to_string(period));
-    const SplitResult split = solveSplit(period);
+  for (const auto& [period, overlapped] :
+       {std::pair{1u, false}, std::pair{3u, false}, std::pair{1u, true}, std::pair{3u, true}}) {
+    SCOPED_TRACE("splitNodeUpdateRatio " + std::to_string(period) +
+                 (overlapped ? ", overlapped" : ""));
+    const SplitResult split = solveSplit(period, overlapped);
+    // Overlapped: the copy sent at the start is the one averaged at the finish.
+    EXPECT_TRUE(split.unchangedSinceStart[0] && split.unchangedSinceStart[1]);
+    EXPECT_EQ(split.starts[0], overlapped ? split.averagings[0] : 0);
     ASSERT_TRUE(split.stats[0].converged);
     ASSERT_TRUE(split.stats[1].converged);
     // Both sides stop together, after an averaging.

@@ -44,6 +44,11 @@ class ContactStorage {
   /// Keeps the contacts c with keep[c] != 0 (keep.size() == size()), in their order.
   void keepOnly(const std::vector<char>& keep);
 
+  /// Moves the contacts c with first[c] != 0 (first.size() == size()) before the others, both
+  /// groups in their order; returns how many were moved. Allocates only when the contacts
+  /// outgrow every earlier call.
+  std::size_t moveToFront(const std::vector<char>& first);
+
  private:
   std::vector<std::uint32_t> bodyA_;
   std::vector<std::uint32_t> bodyB_;
@@ -53,6 +58,11 @@ class ContactStorage {
   std::vector<Real> gap_;
   std::vector<Vec3> rA_;
   std::vector<Vec3> rB_;
+  // moveToFront(): the new order and one array of each element type to permute through.
+  std::vector<std::uint32_t> order_;
+  std::vector<std::uint32_t> scratchIndex_;
+  std::vector<Vec3> scratchVec3_;
+  std::vector<Real> scratchReal_;
 };
 
 }  // namespace grain

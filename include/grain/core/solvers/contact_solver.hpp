@@ -27,6 +27,9 @@ struct SolverStats {
   /// step's local problem, r = P, u = xi (+ D P / dt)); 0 without contacts.
   Real naturalMapError = 0;
   Real koziaraError = 0;
+  /// The sums behind both measures over this process's contacts alone (for a distributed step,
+  /// which adds them over all processes in its statistics reduction); all zero without contacts.
+  detail::MeasureSums localMeasureSums;
 };
 
 /// What the contact problem of one step (thesis eq. 8.8) needs besides the bodies.
@@ -41,6 +44,11 @@ struct ContactProblem {
   /// in this solve; empty means 1 for every body. A body with multiplicity p > 1 is solved with
   /// mass M/p and inertia Theta/p (and takes part even without a contact here).
   std::span<const std::uint32_t> multiplicity = {};
+  /// Mass splitting: the first splitContacts contacts touch a body with multiplicity > 1, the
+  /// others none (MoreauStepper orders them so). A coupled SorContact solve sends the split
+  /// bodies' velocities after sweeping the first group and sweeps the second while the messages
+  /// travel (ContactSolver).
+  std::size_t splitContacts = 0;
 };
 
 }  // namespace grain
@@ -145,7 +153,16 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 /// the tests above), the decision is taken together with the coupled processes
 /// (coupledReducer().allTrue(), the measures' global norms with coupledReducer().sum()), and the
 /// solve always ends on an averaging exchange, so that all copies of a split body leave with the
-/// same velocity. An uncoupled process iterates on its own, as a serial solve.
+/// same velocity. Overlap (SorContact without rolling resistance, contacts ordered as
+/// ContactProblem::splitContacts says): an averaging sweep first sweeps the contacts that touch
+/// split bodies, then sends the copies' velocities (startAverage), sweeps the other contacts
+/// while the messages travel and takes the mean (finishAverage): the result is that of the same
+/// sweep followed by average(). After the last allowed sweep the solve ends whatever the test says,
+/// so the test's result is this process's own (SolverStats::converged) and no reduction is made:
+/// the step's statistics reduction (reduceStats) combines it. Likewise, the measures of the
+/// returned iterate evaluated after the loop are this process's own, with their sums in
+/// SolverStats::localMeasureSums for that reduction. An uncoupled process iterates on its own, as
+/// a serial solve.
 ///
 /// Accuracy of the result: both measures of the returned iterate are computed once per solve
 /// whatever the convergence method (SolverStats::naturalMapError, koziaraError), from the
@@ -228,10 +245,17 @@ class ContactSolver {
   void initialPercussions(const BodyStorage& bodies, const ContactProblem& problem);
   void storePercussionCache(const BodyStorage& bodies, const ContactProblem& problem);
   void sweep(bool tangentialSweep);
+  /// A SorContact sweep with the averaging of split bodies overlapped: the first splitContacts
+  /// contacts, split.startAverage(), the other contacts, split.finishAverage().
+  void sweepOverlapped(std::size_t splitContacts, SplitBodyExchange& split);
+  /// True if no contact from problem.splitContacts on touches a body with multiplicity > 1.
+  static bool splitContactsFirst(const ContactProblem& problem);
   bool hasTangentialSweep(std::uint32_t iteration) const;
   void saveOldState();
   bool locallyConverged(const BodyStorage& bodies) const;
-  detail::ContactMeasures evaluateMeasures(Reducer* reducer) const;
+  /// Both measures of the current iterate, their sums over the coupled processes of `reducer`
+  /// (nullptr: this process's contacts); `local` receives this process's own sums.
+  detail::ContactMeasures evaluateMeasures(Reducer* reducer, detail::MeasureSums& local) const;
   bool usesMeasure() const {
     return settings_.convergenceMethod == ConvergenceMethod::NaturalMap ||
            settings_.convergenceMethod == ConvergenceMethod::Koziara;

@@ -32,7 +32,9 @@
 /// Collective calls line up: whenever a process makes a call that communicates, every process
 /// it communicates with makes the same call. The stepper and the solver guarantee this by
 /// calling planSplits() and beginSolve() on every step, contacts or not, and by taking every
-/// convergence decision of coupled processes together (see ContactSolver).
+/// convergence decision of coupled processes together (see ContactSolver). A step makes one
+/// reduction over all processes, at its end (reduceStats): the statistics, the convergence after
+/// the last allowed sweep and the accuracy measures of the final iterate travel in it.
 namespace grain {
 
 struct DynamicsSystem;
@@ -50,6 +52,12 @@ class Reducer {
   virtual void sum(std::span<Real> values) = 0;
   /// Replaces every entry of `values` by its maximum over the processes.
   virtual void max(std::span<Real> values) = 0;
+  /// sum(sums) and max(maxima) together: one reduction where the implementation can (the
+  /// statistics at the end of a step).
+  virtual void sumAndMax(std::span<Real> sums, std::span<Real> maxima) {
+    sum(sums);
+    max(maxima);
+  }
 };
 
 /// Serial reducer: every reduction is the identity.
@@ -111,6 +119,16 @@ class SplitBodyExchange {
   /// body-sum stage of a matrix-free Delassus product (DelassusOperator) and of its final
   /// velocity update. `linear` (I, N s) and `angular` (I, N m s) are indexed as in beginSolve().
   virtual void sum(std::span<Vec3> linear, std::span<Vec3> angular) = 0;
+  /// average() in two halves, so that a solve can sweep the contacts that touch no split body
+  /// while the messages travel: startAverage() sends this process's copies of the split bodies
+  /// (their velocities final for this sweep), finishAverage() receives the others' copies and
+  /// replaces every split body's velocities by the mean, exactly as average() does. The split
+  /// bodies' velocities must not change in between. By default the work is all in
+  /// finishAverage().
+  virtual void startAverage(std::span<const Vec3> /*velocity*/, std::span<const Vec3> /*omega*/) {}
+  virtual void finishAverage(std::span<Vec3> velocity, std::span<Vec3> omega) {
+    average(velocity, omega);
+  }
   /// Reductions among the coupled processes (convergence decisions, accuracy measures).
   virtual Reducer& coupledReducer() = 0;
 };

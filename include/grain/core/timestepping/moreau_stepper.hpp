@@ -123,6 +123,7 @@ class MoreauStepper {
   std::vector<bool> simulatedMask_;
   std::uint64_t stepCount_ = 0;
   ContactProblemObserver problemObserver_;
+  std::vector<char> splitFirst_;          ///< per contact: touches a split body (ContactProblem)
   std::vector<BodyId> invariantScratch_;  // checkStepInvariants() (GRAIN_CHECK_INVARIANTS)
   // Local-solver path (settings_.solver.localMethod).
   std::vector<Vec3> localPercussions_;
@@ -133,9 +134,13 @@ class MoreauStepper {
   MatrixFreeProblem matrixFree_;   ///< settings_.solver.matrixFree: the step's rows and operator
 };
 
-/// Combines the statistics of one step over the processes of `reducer`: contacts and energies
-/// summed; penetration, accuracy measures and iterations the maximum; converged and finite only
-/// if so on every process. Collective over the reducer's processes.
-void reduceStats(Reducer& reducer, StepStats& stats);
+/// Combines the statistics of one step over the processes of `reducer` in one reduction
+/// (Reducer::sumAndMax): contacts and energies summed; penetration and iterations the maximum;
+/// converged and finite only if so on every process. The accuracy measures: with
+/// `measureSums` (this process's sums behind them, ContactSolver) those of all processes'
+/// contacts together, as a serial run defines them; without, the maximum over the processes.
+/// Collective over the reducer's processes (all pass `measureSums` or none).
+void reduceStats(Reducer& reducer, StepStats& stats,
+                 const detail::MeasureSums* measureSums = nullptr);
 
 }  // namespace grain
