@@ -761,8 +761,8 @@ void DistributedExchange::sum(std::span<Vec3> linear, std::span<Vec3> angular) {
   finishCombine(linear, angular, false);
 }
 
-void DistributedExchange::startCombine(std::span<const Vec3> velocity,
-                                       std::span<const Vec3> omega, int tag) {
+void DistributedExchange::startCombine(std::span<const Vec3> velocity, std::span<const Vec3> omega,
+                                       int tag) {
   // One round: every holder sends its copy to the other holders, in id order, and every holder
   // takes the sum (or the mean) over the holders in rank order, so all copies end with the same
   // bits.
