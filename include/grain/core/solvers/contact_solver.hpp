@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <grain/core/bodies/body_storage.hpp>
+#include <grain/core/contact/contact_colouring.hpp>
 #include <grain/core/contact/contact_graph.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
 #include <grain/core/contact/contact_storage.hpp>
@@ -41,6 +42,9 @@ struct ContactProblem {
   /// in this solve; empty means 1 for every body. A body with multiplicity p > 1 is solved with
   /// mass M/p and inertia Theta/p (and takes part even without a contact here).
   std::span<const std::uint32_t> multiplicity = {};
+  /// Colouring of the contacts (built by the stepper when threadCount > 1); null: the serial
+  /// sweeps in ContactStorage order.
+  const ContactColouring* colouring = nullptr;
 };
 
 }  // namespace grain
@@ -190,6 +194,13 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 /// contact_rows.hpp, which assembleLocalProblem and DelassusOperator share); contacts with one
 /// simulated partner use a one-body kernel. Nothing is allocated per contact once the buffers
 /// have grown, and the kernels have no virtual calls.
+///
+/// Threads (settings.threadCount > 1 and a ContactProblem::colouring): the SOR sweeps visit the
+/// contacts colour by colour instead of in ContactStorage order, each colour shared among the
+/// threads, then the overflow colour on one thread (ContactColouring); the copies of the
+/// convergence test are shared out too. The contacts of a colour touch disjoint simulated
+/// bodies, so the result is the same for every thread count > 1, bit for bit. With one thread
+/// the solve is the serial one whatever the problem carries.
 class ContactSolver {
  public:
   /// Validates the settings (throws grain::Error) and reserves settings.reserveContacts.
@@ -228,6 +239,10 @@ class ContactSolver {
   void initialPercussions(const BodyStorage& bodies, const ContactProblem& problem);
   void storePercussionCache(const BodyStorage& bodies, const ContactProblem& problem);
   void sweep(bool tangentialSweep);
+  /// Splits the colouring of this solve into segments_ (shared colours, single-thread runs).
+  void planColourSegments(const ContactColouring& colouring);
+  /// One sweep colour by colour (segments_) on settings_.threadCount threads.
+  void sweepColoured(const ContactColouring& colouring, bool tangentialSweep);
   bool hasTangentialSweep(std::uint32_t iteration) const;
   void saveOldState();
   bool locallyConverged(const BodyStorage& bodies) const;
@@ -239,6 +254,9 @@ class ContactSolver {
   bool allFinite(const BodyStorage& bodies) const;
 
   InclusionSolverSettings settings_;
+  const ContactColouring* colouring_ = nullptr;  ///< of the current solve, or null (serial)
+  std::vector<detail::ColourSegment> segments_;  ///< of colouring_ (planColourSegments)
+  bool sharedSweeps_ = false;  ///< some segment is shared: the sweeps start threads
   std::vector<Vec3> percussion_;
   detail::SolverBodies solverBodies_;
   detail::SolverContacts solverContacts_;
