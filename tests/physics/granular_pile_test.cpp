@@ -211,9 +211,11 @@ Real meanHeight(const BodyStorage& b) {
 /// 300 beads fall into the box and settle (`steps` steps of 2 ms) with the example scene's solver
 /// settings on `threads` threads, each colour shared among the threads from `minPerThread`
 /// contacts per thread on.
-ThreadedRun runPile(std::uint32_t threads, std::uint32_t minPerThread, int steps) {
+ThreadedRun runPile(std::uint32_t threads, std::uint32_t minPerThread, int steps,
+                    SolverMethod method = SolverMethod::SorContact) {
   DynamicsSystem sys = makePile(300, 0.4, 7);
   StepperSettings settings = exampleSettings(1e-4);
+  settings.solver.method = method;
   settings.solver.threadCount = threads;
   settings.solver.minContactsPerThread = minPerThread;
   MoreauStepper stepper(settings);
@@ -243,6 +245,11 @@ TEST(GranularPile, ThreadedSweepsAreDeterministicForAnyThreadCount) {
   EXPECT_EQ(two.hash, runPile(2, 256, 100).hash);
   // The coloured order is not the serial one.
   EXPECT_NE(two.hash, runPile(1, 256, 100).hash);
+  // The other SOR methods, 40 steps: shared colours on 2 threads as the coloured order on one.
+  for (const SolverMethod method : {SolverMethod::SorFull, SolverMethod::SorNormalTangential}) {
+    EXPECT_EQ(runPile(2, 1, 40, method).hash, runPile(2, 1000000, 40, method).hash)
+        << toString(method);
+  }
 }
 
 TEST(GranularPile, ThreadedRunAgreesWithSerialInBulk) {

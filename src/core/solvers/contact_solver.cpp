@@ -318,23 +318,23 @@ struct TangentialKernel {
 };
 
 /// One sweep in colour order on `threads` threads (OpenMP; the threads of GCC's runtime persist
-/// between parallel regions). The contacts of a regular colour share no simulated body, so each
-/// thread updates its share of a shared colour without touching what another thread reads or
-/// writes, and a barrier separates the segments; a single-thread segment (small colours, the
-/// overflow colour) is swept by one thread, the last one after the parallel region. Every
-/// segment visits its contacts in `order`, so the result is the same for every thread count and
-/// schedule, and without threads (`parallel` false): bit for bit deterministic.
+/// between parallel regions) over contact rows stored in colour order (`h`, so that a colour is a
+/// contiguous range and is read as a stream). The contacts of a regular colour share no simulated
+/// body, so each thread updates its share of a shared colour without touching what another
+/// thread reads or writes, and a barrier separates the segments; a single-thread segment (small
+/// colours, the overflow colour) is swept by one thread, the last one after the parallel region.
+/// Every segment visits its contacts in order, so the result is the same for every thread count
+/// and schedule, and without threads (`parallel` false): bit for bit deterministic.
 template <class Kernel>
-void sweepColours(Hot& h, const std::uint32_t* order,
-                  std::span<const detail::ColourSegment> segments, int threads, bool parallel,
-                  Kernel kernel) {
+void sweepColours(Hot& h, std::span<const detail::ColourSegment> segments, int threads,
+                  bool parallel, Kernel kernel) {
   std::size_t inRegion = segments.size();
   if (parallel) {
     if (!segments.empty() && !segments.back().shared) {
       --inRegion;
     }
     const detail::ColourSegment* segment = segments.data();
-#pragma omp parallel num_threads(threads) default(none) shared(h, order, segment, inRegion, kernel)
+#pragma omp parallel num_threads(threads) default(none) shared(h, segment, inRegion, kernel)
     {
       for (std::size_t s = 0; s < inRegion; ++s) {
         const std::ptrdiff_t begin = segment[s].begin;
@@ -342,12 +342,12 @@ void sweepColours(Hot& h, const std::uint32_t* order,
         if (segment[s].shared) {
 #pragma omp for schedule(static)
           for (std::ptrdiff_t j = begin; j < end; ++j) {
-            kernel(h, order[j]);
+            kernel(h, static_cast<std::size_t>(j));
           }
         } else {
 #pragma omp single
           for (std::ptrdiff_t j = begin; j < end; ++j) {
-            kernel(h, order[j]);
+            kernel(h, static_cast<std::size_t>(j));
           }
         }
       }
@@ -356,8 +356,8 @@ void sweepColours(Hot& h, const std::uint32_t* order,
     inRegion = 0;
   }
   for (std::size_t s = inRegion; s < segments.size(); ++s) {
-    for (std::uint32_t j = segments[s].begin; j < segments[s].end; ++j) {
-      kernel(h, order[j]);
+    for (std::size_t j = segments[s].begin; j < segments[s].end; ++j) {
+      kernel(h, j);
     }
   }
 }
@@ -523,38 +523,78 @@ void ContactSolver::planColourSegments(const ContactColouring& colouring) {
   }
   sharedSweeps_ = std::any_of(segments_.begin(), segments_.end(),
                               [](const detail::ColourSegment& s) { return s.shared; });
+  // The rows the sweeps read, in colour order: row j is contact order[j].
+  const std::vector<std::uint32_t>& order = colouring.order();
+  const SolverContacts& from = solverContacts_;
+  SolverContacts& to = colouredContacts_;
+  const std::size_t nc = order.size();
+  to.kind.resize(nc);
+  to.bodyA.resize(nc);
+  to.bodyB.resize(nc);
+  to.frame.resize(nc);
+  to.jacA.resize(nc);
+  to.jacB.resize(nc);
+  to.dOmegaA.resize(nc);
+  to.dOmegaB.resize(nc);
+  to.b.resize(nc);
+  to.law.resize(nc);
+  for (std::size_t j = 0; j < nc; ++j) {
+    const std::uint32_t c = order[j];
+    to.kind[j] = from.kind[c];
+    to.bodyA[j] = from.bodyA[c];
+    to.bodyB[j] = from.bodyB[c];
+    to.frame[j] = from.frame[c];
+    to.jacA[j] = from.jacA[c];
+    to.jacB[j] = from.jacB[c];
+    to.dOmegaA[j] = from.dOmegaA[c];
+    to.dOmegaB[j] = from.dOmegaB[c];
+    to.b[j] = from.b[c];
+    to.law[j] = from.law[c];
+  }
+}
+
+void ContactSolver::gatherColouredPercussions(const ContactColouring& colouring) {
+  const std::vector<std::uint32_t>& order = colouring.order();
+  colouredPercussion_.resize(order.size());
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    colouredPercussion_[j] = percussion_[order[j]];
+  }
 }
 
 void ContactSolver::sweepColoured(const ContactColouring& colouring, bool tangentialSweep) {
-  Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
+  Hot h = makeHot(colouredContacts_, solverBodies_, colouredPercussion_);
   const int threads = static_cast<int>(settings_.threadCount);
-  const std::uint32_t* order = colouring.order().data();
   const std::span<const detail::ColourSegment> seg = segments_;
   const bool par = sharedSweeps_;
   const bool ds = settings_.subMethodUcf == UcfSubMethod::DeSaxce;
   switch (settings_.method) {
     case SolverMethod::SorContact:
       if (ds) {
-        sweepColours(h, order, seg, threads, par, SorContactKernel<UcfSubMethod::DeSaxce>{});
+        sweepColours(h, seg, threads, par, SorContactKernel<UcfSubMethod::DeSaxce>{});
       } else {
-        sweepColours(h, order, seg, threads, par, SorContactKernel<UcfSubMethod::AlartCurnier>{});
-      }
-      if (solverRolling_.size() > 0) {
-        detail::sweepRolling(solverRolling_, solverContacts_, solverBodies_, percussion_);
+        sweepColours(h, seg, threads, par, SorContactKernel<UcfSubMethod::AlartCurnier>{});
       }
       break;
     case SolverMethod::SorFull:
-      sweepColours(h, order, seg, threads, par, SorFullKernel{});
+      sweepColours(h, seg, threads, par, SorFullKernel{});
       break;
     case SolverMethod::SorNormalTangential:
-      sweepColours(h, order, seg, threads, par, NormalKernel{});
+      sweepColours(h, seg, threads, par, NormalKernel{});
       if (tangentialSweep) {
-        sweepColours(h, order, seg, threads, par, TangentialKernel{});
+        sweepColours(h, seg, threads, par, TangentialKernel{});
       }
       break;
     case SolverMethod::Jor:
-      sweep(tangentialSweep);  // JOR's velocity updates stay serial
-      break;
+      break;  // not coloured (solve())
+  }
+  // The percussions back in ContactStorage order, for the rolling pass, the convergence tests
+  // and the measures.
+  const std::vector<std::uint32_t>& order = colouring.order();
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    percussion_[order[j]] = colouredPercussion_[j];
+  }
+  if (settings_.method == SolverMethod::SorContact && solverRolling_.size() > 0) {
+    detail::sweepRolling(solverRolling_, solverContacts_, solverBodies_, percussion_);
   }
 }
 
@@ -680,7 +720,9 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
   const std::size_t nc = problem.contacts.size();
   checkRollingResistanceSupported(settings_, problem.parameters);
   // The coloured sweeps only with more than one thread: one thread keeps the serial order.
-  colouring_ = settings_.threadCount > 1 ? problem.colouring : nullptr;
+  colouring_ = settings_.threadCount > 1 && settings_.method != SolverMethod::Jor
+                   ? problem.colouring
+                   : nullptr;
   GRAIN_REQUIRE(colouring_ == nullptr || colouring_->size() == nc,
                 "the contact colouring does not match the contacts");
   setupBodies(bodies, problem);
@@ -703,6 +745,9 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
   }
   detail::prepareContactMeasures(solverContacts_, solverBodies_, measureData_);
   initialPercussions(bodies, problem);
+  if (colouring_ != nullptr) {
+    gatherColouredPercussions(*colouring_);
+  }
 
   Reducer* reducer = coupled ? &split->coupledReducer() : nullptr;
   const unsigned period = coupled ? std::max(1u, split->period()) : 0;

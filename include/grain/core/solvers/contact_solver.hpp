@@ -197,10 +197,11 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 ///
 /// Threads (settings.threadCount > 1 and a ContactProblem::colouring): the SOR sweeps visit the
 /// contacts colour by colour instead of in ContactStorage order, each colour shared among the
-/// threads, then the overflow colour on one thread (ContactColouring); the copies of the
-/// convergence test are shared out too. The contacts of a colour touch disjoint simulated
-/// bodies, so the result is the same for every thread count > 1, bit for bit. With one thread
-/// the solve is the serial one whatever the problem carries.
+/// threads, then the overflow colour on one thread (ContactColouring), on a copy of the contact
+/// rows in colour order (the percussions go back to ContactStorage order after every sweep);
+/// the copies of the convergence test are shared out too. The contacts of a colour touch disjoint
+/// simulated bodies, so the result is the same for every thread count > 1, bit for bit. With one
+/// thread the solve is the serial one whatever the problem carries.
 class ContactSolver {
  public:
   /// Validates the settings (throws grain::Error) and reserves settings.reserveContacts.
@@ -239,8 +240,11 @@ class ContactSolver {
   void initialPercussions(const BodyStorage& bodies, const ContactProblem& problem);
   void storePercussionCache(const BodyStorage& bodies, const ContactProblem& problem);
   void sweep(bool tangentialSweep);
-  /// Splits the colouring of this solve into segments_ (shared colours, single-thread runs).
+  /// Splits the colouring of this solve into segments_ (shared colours, single-thread runs) and
+  /// copies the contact rows into colour order (colouredContacts_).
   void planColourSegments(const ContactColouring& colouring);
+  /// colouredPercussion_ from percussion_ (the warm start).
+  void gatherColouredPercussions(const ContactColouring& colouring);
   /// One sweep colour by colour (segments_) on settings_.threadCount threads.
   void sweepColoured(const ContactColouring& colouring, bool tangentialSweep);
   bool hasTangentialSweep(std::uint32_t iteration) const;
@@ -257,6 +261,10 @@ class ContactSolver {
   const ContactColouring* colouring_ = nullptr;  ///< of the current solve, or null (serial)
   std::vector<detail::ColourSegment> segments_;  ///< of colouring_ (planColourSegments)
   bool sharedSweeps_ = false;  ///< some segment is shared: the sweeps start threads
+  /// The hot rows of solverContacts_ and the percussions in colour order (threaded solves): a
+  /// colour is then a contiguous stretch, read as a stream, as the serial sweeps read theirs.
+  detail::SolverContacts colouredContacts_;
+  std::vector<Vec3> colouredPercussion_;
   std::vector<Vec3> percussion_;
   detail::SolverBodies solverBodies_;
   detail::SolverContacts solverContacts_;
