@@ -2,6 +2,9 @@
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(Boost 1.74 REQUIRED COMPONENTS program_options filesystem serialization)
 find_package(pugixml REQUIRED)
+# Threads inside a process (the coloured contact sweeps): GCC's OpenMP runtime (libgomp, part of
+# Debian's GCC).
+find_package(OpenMP REQUIRED COMPONENTS CXX)
 if(GRAIN_WITH_MPI)
   find_package(MPI REQUIRED COMPONENTS CXX)
   # Kd-tree decomposition (recursive coordinate bisection) and kNN for the outlier filter.

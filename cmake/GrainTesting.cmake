@@ -3,6 +3,8 @@ include(GoogleTest)
 # Builds one GoogleTest executable and registers each of its tests with CTest.
 # Tests run from the build tree with GRAIN_SOURCE_DIR (their data: tests/data) and
 # GRAIN_BINARY_DIR defined. A test that hangs fails after 15 minutes instead of stalling the run.
+# Tests share the cores with one another (ctest -j), so the idle threads of threaded runs sleep
+# instead of spinning (OMP_WAIT_POLICY=passive).
 function(grain_add_test)
   cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
@@ -12,5 +14,5 @@ function(grain_add_test)
     GRAIN_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     GRAIN_BINARY_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT 900
-                       DISCOVERY_TIMEOUT 60)
+                       ENVIRONMENT "OMP_WAIT_POLICY=passive" DISCOVERY_TIMEOUT 60)
 endfunction()

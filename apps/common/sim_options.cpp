@@ -20,9 +20,10 @@ bool parseSimOptions(const SimProgram& program, int argc, char** argv, SimOption
   std::ostringstream usage;
   usage << name << ": simulate a scene file" << (program.distributed ? " on MPI processes" : "")
         << "\n\nusage: " << name
-        << " -s SCENE.xml [-g OUTDIR] [-m MEDIADIR] [--set XPATH=VALUE]... [--print-scene|--check]"
-        << (program.distributed ? " [-l LOCALDIR]..." : "") << " [--dump-fclib EVERY]\n       "
-        << name << " --restart RECORD_DIR [--set XPATH=VALUE]... [--dump-fclib EVERY]"
+        << " -s SCENE.xml [-g OUTDIR] [-m MEDIADIR] [--set XPATH=VALUE]... [--threads N]"
+        << " [--print-scene|--check]" << (program.distributed ? " [-l LOCALDIR]..." : "")
+        << " [--dump-fclib EVERY]\n       " << name
+        << " --restart RECORD_DIR [--set XPATH=VALUE]... [--dump-fclib EVERY]"
         << "\n\noptions";
   std::ostringstream discarded;  // what processes other than the first would print
   std::ostream& out = print ? static_cast<std::ostream&>(std::cout) : discarded;
@@ -49,6 +50,9 @@ bool parseSimOptions(const SimProgram& program, int argc, char** argv, SimOption
        "before the scene is read, e.g. 'SceneSettings/TimeStepperSettings/@endTime=0.5' or "
        "'SceneObjects/RigidBodies[@name=\"beads\"]/@instances=5000'; repeatable; an XPath "
        "that matches nothing is an error")
+      ("threads", po::value<long long>(),
+       "N: threads per process (default: the scene's TimeStepperSettings/@threadCount, 1); "
+       "the same as --set 'SceneSettings/TimeStepperSettings/@threadCount=N'")
       ("print-scene", "write the scene (after --set) to stdout and exit")
       ("check", "load the scene (after --set) with the scene reader and exit without writing "
        "anything: 0 if it loads, 2 with file:line: message if not");
@@ -85,6 +89,17 @@ bool parseSimOptions(const SimProgram& program, int argc, char** argv, SimOption
   }
   if (vm.count("set")) {
     opt.overrides = vm["set"].as<std::vector<std::string>>();
+  }
+  if (vm.count("threads")) {
+    const long long threads = vm["threads"].as<long long>();
+    if (threads < 1 || threads > 1024) {
+      err << name << ": --threads: N must be in [1, 1024] (got " << threads << ")\n";
+      exitCode = kExitBadInput;
+      return false;
+    }
+    // After the --set overrides, so that --threads wins.
+    opt.overrides.push_back("SceneSettings/TimeStepperSettings/@threadCount=" +
+                            std::to_string(threads));
   }
   opt.printScene = vm.count("print-scene") > 0;
   opt.check = vm.count("check") > 0;

@@ -282,6 +282,7 @@ class SceneBuilder {
       ref->markIgnored();
     }
     readSolver(*e.child("InclusionSolverSettings"));
+    out_.stepper.solver.threadCount = e.integer("threadCount");
   }
 
   void readSolver(const Element& e) {

@@ -104,6 +104,10 @@ constexpr A kContactForceOutput[] = {
 constexpr A kTimeStepper[] = {
     req("deltaT", T::Real, B::Positive, "s", "time step"),
     req("endTime", T::Real, B::NonNegative, "s", "end of the simulation (absolute time)"),
+    opt("threadCount", T::Integer, "1", B::AtLeastOne, {},
+        "threads per process (grain only, not GRSF): more than 1 sweeps the SOR methods colour by "
+        "colour in parallel, with results independent of the thread count (docs/architecture.md); "
+        "grain-sim --threads N sets it"),
 };
 constexpr C kTimeStepperChildren[] = {
     child("InclusionSolverSettings", 1, 1),

@@ -65,6 +65,31 @@ TEST(SceneCli, PrintSceneAppliesOverridesAndWritesNothing) {
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
+TEST(SceneCli, ThreadsSetTheScenesThreadCount) {
+  const fs::path dir = makeTempDir("threads_option");
+  const fs::path scene = sourceDir() / "scenes" / "pile.xml";
+  // --threads adds the attribute (the scene has none) after the --set overrides.
+  const CommandResult r =
+      runSim({"-s", scene.string(), "--set", "SceneSettings/TimeStepperSettings/@threadCount=3",
+              "--threads", "2", "--print-scene"},
+             dir / "err.txt");
+  EXPECT_EQ(r.exitCode, 0) << r.errors;
+  EXPECT_NE(r.output.find("threadCount=\"2\""), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("threadCount=\"3\""), std::string::npos) << r.output;
+  for (const char* bad : {"0", "2000"}) {
+    const CommandResult b =
+        runSim({"-s", scene.string(), "--threads", bad, "--check"}, dir / "err.txt");
+    EXPECT_EQ(b.exitCode, 2) << bad;
+    EXPECT_NE(b.errors.find("--threads: N must be in [1, 1024]"), std::string::npos) << b.errors;
+  }
+  // threadCount="0" in the scene is refused by the reader.
+  const CommandResult zero = runSim({"-s", scene.string(), "--set",
+                                     "SceneSettings/TimeStepperSettings/@threadCount=0", "--check"},
+                                    dir / "err.txt");
+  EXPECT_EQ(zero.exitCode, 2);
+  EXPECT_NE(zero.errors.find("threadCount"), std::string::npos) << zero.errors;
+}
+
 TEST(SceneCli, XPathWithoutMatchIsBadInput) {
   const fs::path dir = makeTempDir("no_match");
   const fs::path scene = sourceDir() / "scenes" / "pile.xml";

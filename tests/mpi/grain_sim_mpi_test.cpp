@@ -517,6 +517,62 @@ TEST_F(GrainSimMpi, SettlingPileGivesTheSerialBulkFiguresOnEveryCount) {
   }
 }
 
+// Hybrid runs: 2 processes x 2 threads (4 threads on this machine's 2 cores, oversubscribed; idle
+// threads sleep: OMP_WAIT_POLICY=passive). Each process sweeps its contacts colour by colour on
+// its threads (docs/architecture.md, "Threads inside a process"), which changes the order of the
+// updates, so the trajectories part ways with the serial run's as between process counts; the
+// bulk figures agree to the tolerances of SettlingPileGivesTheSerialBulkFiguresOnEveryCount, and
+// two hybrid runs give the same states bit for bit.
+TEST_F(GrainSimMpi, HybridProcessesAndThreadsGiveTheSerialBulkFigures) {
+  const fs::path dir = makeTempDir("mpi_hybrid");
+  writeText(dir / "grid.xml", pileScene(0.3));
+  const std::string loose =
+      " --set SceneSettings/TimeStepperSettings/InclusionSolverSettings/@relTol=1e-6"
+      " --set SceneSettings/TimeStepperSettings/InclusionSolverSettings/@absTol=1e-9"
+      " --set SceneSettings/TimeStepperSettings/InclusionSolverSettings/@maxIter=2000";
+  const CommandResult serial =
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "grid.xml").string() + " -g " +
+                 (dir / "serial").string() + loose);
+  ASSERT_EQ(serial.exitCode, 0) << serial.output;
+  const std::vector<Bulk> reference = bulkPerState(record(dir / "serial") / "SimState.sim");
+  ASSERT_EQ(reference.size(), 31u);
+  double peak = 0.0;
+  for (const Bulk& b : reference) {
+    peak = std::max(peak, b.kineticEnergy);
+  }
+  std::vector<io::SimState> last;
+  for (const char* name : {"hybrid_a", "hybrid_b"}) {
+    const fs::path out = dir / name;
+    const CommandResult r =
+        runCommand("OMP_WAIT_POLICY=passive " + mpirun(2) + " -s " + (dir / "grid.xml").string() +
+                   " -g " + out.string() + loose + " --threads 2");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    last.push_back(checkStates(record(out) / "SimState.sim", 64, 31));
+    const std::vector<Bulk> bulk = bulkPerState(record(out) / "SimState.sim");
+    ASSERT_EQ(bulk.size(), reference.size());
+    for (std::size_t k = 0; k < bulk.size(); ++k) {
+      EXPECT_NEAR(bulk[k].meanHeight, reference[k].meanHeight, 1e-3) << "state " << k;
+      EXPECT_NEAR(bulk[k].height90, reference[k].height90, 2e-3) << "state " << k;
+      EXPECT_NEAR(bulk[k].kineticEnergy, reference[k].kineticEnergy, 0.05 * peak) << "state " << k;
+    }
+    EXPECT_LT(bulk.back().kineticEnergy, 0.1 * peak);
+  }
+  // The same states bit for bit (bodies in id order in both files).
+  ASSERT_EQ(last[0].bodies.size(), last[1].bodies.size());
+  auto byId = [](std::vector<io::SimBodyState> b) {
+    std::sort(b.begin(), b.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
+    return b;
+  };
+  const std::vector<io::SimBodyState> a = byId(last[0].bodies);
+  const std::vector<io::SimBodyState> b = byId(last[1].bodies);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].id, b[i].id);
+    EXPECT_TRUE(a[i].position == b[i].position) << "body " << a[i].id;
+    EXPECT_TRUE(a[i].velocity == b[i].velocity) << "body " << a[i].id;
+    EXPECT_TRUE(a[i].omegaBody == b[i].omegaBody) << "body " << a[i].id;
+  }
+}
+
 // Beads with radii of their own (one shape per body): every process builds a share of them and
 // the shapes travel with the bodies by value, through the first migration and every kd-tree
 // rebuild. The serial states to solver tolerance on 2 and 3 processes.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include <grain/core/common/error.hpp>
 #include <grain/core/solvers/contact_rows.hpp>
@@ -260,6 +261,116 @@ GRAIN_SOLVER_FLATTEN void sweepJor(Hot& h) {
   }
 }
 
+/// Per-contact updates of the SOR methods for the coloured sweeps: the same updates as the
+/// serial sweeps above, one contact at a time.
+template <UcfSubMethod kSub>
+struct SorContactKernel {
+  GRAIN_SOLVER_INLINE void operator()(Hot& h, std::size_t i) const {
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        sorContactUpdate<true, kSub>(h, i);
+        break;
+      case PairKind::OneBody:
+        sorContactUpdate<false, kSub>(h, i);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+};
+
+struct SorFullKernel {
+  GRAIN_SOLVER_INLINE void operator()(Hot& h, std::size_t i) const {
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        normalUpdate<true>(h, i);
+        tangentialUpdate<true>(h, i);
+        break;
+      case PairKind::OneBody:
+        normalUpdate<false>(h, i);
+        tangentialUpdate<false>(h, i);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+};
+
+struct NormalKernel {
+  GRAIN_SOLVER_INLINE void operator()(Hot& h, std::size_t i) const {
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        normalUpdate<true>(h, i);
+        break;
+      case PairKind::OneBody:
+        normalUpdate<false>(h, i);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+};
+
+struct TangentialKernel {
+  GRAIN_SOLVER_INLINE void operator()(Hot& h, std::size_t i) const {
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        tangentialUpdate<true>(h, i);
+        break;
+      case PairKind::OneBody:
+        tangentialUpdate<false>(h, i);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+};
+
+/// One sweep in colour order on `threads` threads (OpenMP; the threads of GCC's runtime persist
+/// between parallel regions) over contact rows stored in colour order (`h`, so that a colour is a
+/// contiguous range and is read as a stream). The contacts of a regular colour share no simulated
+/// body, so each thread updates its share of a shared colour without touching what another
+/// thread reads or writes, and a barrier separates the segments; a single-thread segment (small
+/// colours, the overflow colour) is swept by one thread, the last one after the parallel region.
+/// Every segment visits its contacts in order, so the result is the same for every thread count
+/// and schedule, and without threads (`parallel` false): bit for bit deterministic.
+template <class Kernel>
+void sweepColours(Hot& h, std::span<const detail::ColourSegment> segments, int threads,
+                  bool parallel, Kernel kernel) {
+  std::size_t inRegion = segments.size();
+  if (parallel) {
+    if (!segments.empty() && !segments.back().shared) {
+      --inRegion;
+    }
+    const detail::ColourSegment* segment = segments.data();
+#pragma omp parallel num_threads(threads) default(none) shared(h, segment, inRegion, kernel)
+    {
+      for (std::size_t s = 0; s < inRegion; ++s) {
+        const std::ptrdiff_t begin = segment[s].begin;
+        const std::ptrdiff_t end = segment[s].end;
+        if (segment[s].shared) {
+#pragma omp for schedule(static)
+          for (std::ptrdiff_t j = begin; j < end; ++j) {
+            kernel(h, static_cast<std::size_t>(j));
+          }
+        } else {
+#pragma omp single
+          for (std::ptrdiff_t j = begin; j < end; ++j) {
+            kernel(h, static_cast<std::size_t>(j));
+          }
+        }
+      }
+    }
+  } else {
+    inRegion = 0;
+  }
+  for (std::size_t s = inRegion; s < segments.size(); ++s) {
+    for (std::size_t j = segments[s].begin; j < segments[s].end; ++j) {
+      kernel(h, j);
+    }
+  }
+}
+
 Hot makeHot(SolverContacts& c, SolverBodies& b, std::vector<Vec3>& percussion) {
   return Hot{c.kind.data(),     c.bodyA.data(), c.bodyB.data(),    c.frame.data(),
              c.jacA.data(),     c.jacB.data(),  c.dOmegaA.data(),  c.dOmegaB.data(),
@@ -423,6 +534,101 @@ void ContactSolver::sweep(bool tangentialSweep) {
   }
 }
 
+void ContactSolver::planColourSegments(const ContactColouring& colouring) {
+  segments_.clear();
+  const std::uint64_t minShared =
+      static_cast<std::uint64_t>(settings_.minContactsPerThread) * settings_.threadCount;
+  const std::vector<std::uint32_t>& offsets = colouring.offsets();
+  for (std::uint32_t k = 0; k < ContactColouring::kColourCount; ++k) {
+    const std::uint32_t begin = offsets[k];
+    const std::uint32_t end = offsets[k + 1];
+    if (begin == end) {
+      continue;
+    }
+    const bool shared = k != ContactColouring::kOverflow && end - begin >= minShared;
+    if (!shared && !segments_.empty() && !segments_.back().shared) {
+      segments_.back().end = end;  // the colours are contiguous in order()
+    } else {
+      segments_.push_back({begin, end, shared});
+    }
+  }
+  sharedSweeps_ = std::any_of(segments_.begin(), segments_.end(),
+                              [](const detail::ColourSegment& s) { return s.shared; });
+  // The rows the sweeps read, in colour order: row j is contact order[j].
+  const std::vector<std::uint32_t>& order = colouring.order();
+  const SolverContacts& from = solverContacts_;
+  SolverContacts& to = colouredContacts_;
+  const std::size_t nc = order.size();
+  to.kind.resize(nc);
+  to.bodyA.resize(nc);
+  to.bodyB.resize(nc);
+  to.frame.resize(nc);
+  to.jacA.resize(nc);
+  to.jacB.resize(nc);
+  to.dOmegaA.resize(nc);
+  to.dOmegaB.resize(nc);
+  to.b.resize(nc);
+  to.law.resize(nc);
+  for (std::size_t j = 0; j < nc; ++j) {
+    const std::uint32_t c = order[j];
+    to.kind[j] = from.kind[c];
+    to.bodyA[j] = from.bodyA[c];
+    to.bodyB[j] = from.bodyB[c];
+    to.frame[j] = from.frame[c];
+    to.jacA[j] = from.jacA[c];
+    to.jacB[j] = from.jacB[c];
+    to.dOmegaA[j] = from.dOmegaA[c];
+    to.dOmegaB[j] = from.dOmegaB[c];
+    to.b[j] = from.b[c];
+    to.law[j] = from.law[c];
+  }
+}
+
+void ContactSolver::gatherColouredPercussions(const ContactColouring& colouring) {
+  const std::vector<std::uint32_t>& order = colouring.order();
+  colouredPercussion_.resize(order.size());
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    colouredPercussion_[j] = percussion_[order[j]];
+  }
+}
+
+void ContactSolver::sweepColoured(const ContactColouring& colouring, bool tangentialSweep) {
+  Hot h = makeHot(colouredContacts_, solverBodies_, colouredPercussion_);
+  const int threads = static_cast<int>(settings_.threadCount);
+  const std::span<const detail::ColourSegment> seg = segments_;
+  const bool par = sharedSweeps_;
+  const bool ds = settings_.subMethodUcf == UcfSubMethod::DeSaxce;
+  switch (settings_.method) {
+    case SolverMethod::SorContact:
+      if (ds) {
+        sweepColours(h, seg, threads, par, SorContactKernel<UcfSubMethod::DeSaxce>{});
+      } else {
+        sweepColours(h, seg, threads, par, SorContactKernel<UcfSubMethod::AlartCurnier>{});
+      }
+      break;
+    case SolverMethod::SorFull:
+      sweepColours(h, seg, threads, par, SorFullKernel{});
+      break;
+    case SolverMethod::SorNormalTangential:
+      sweepColours(h, seg, threads, par, NormalKernel{});
+      if (tangentialSweep) {
+        sweepColours(h, seg, threads, par, TangentialKernel{});
+      }
+      break;
+    case SolverMethod::Jor:
+      break;  // not coloured (solve())
+  }
+  // The percussions back in ContactStorage order, for the rolling pass, the convergence tests
+  // and the measures.
+  const std::vector<std::uint32_t>& order = colouring.order();
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    percussion_[order[j]] = colouredPercussion_[j];
+  }
+  if (settings_.method == SolverMethod::SorContact && solverRolling_.size() > 0) {
+    detail::sweepRolling(solverRolling_, solverContacts_, solverBodies_, percussion_);
+  }
+}
+
 void ContactSolver::saveOldState() {
   if (usesMeasure()) {
     return;
@@ -435,6 +641,17 @@ void ContactSolver::saveOldState() {
   SolverBodies& sb = solverBodies_;
   sb.velocityOld.resize(sb.size());
   sb.omegaBodyOld.resize(sb.size());
+  if (colouring_ != nullptr && sharedSweeps_) {
+    // Threaded solve: the same copies, the bodies shared out among the threads.
+    const auto count = static_cast<std::ptrdiff_t>(sb.size());
+    const int teamSize = static_cast<int>(settings_.threadCount);
+#pragma omp parallel for num_threads(teamSize) schedule(static)
+    for (std::ptrdiff_t k = 0; k < count; ++k) {
+      sb.velocityOld[k] = sb.velocity[k];
+      sb.omegaBodyOld[k] = sb.rotation[k].transpose() * sb.omega[k];
+    }
+    return;
+  }
   for (std::size_t k = 0; k < sb.size(); ++k) {
     sb.velocityOld[k] = sb.velocity[k];
     sb.omegaBodyOld[k] = sb.rotation[k].transpose() * sb.omega[k];
@@ -535,6 +752,12 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
   SolverStats stats;
   const std::size_t nc = problem.contacts.size();
   checkRollingResistanceSupported(settings_, problem.parameters);
+  // The coloured sweeps only with more than one thread: one thread keeps the serial order.
+  colouring_ = settings_.threadCount > 1 && settings_.method != SolverMethod::Jor
+                   ? problem.colouring
+                   : nullptr;
+  GRAIN_REQUIRE(colouring_ == nullptr || colouring_->size() == nc,
+                "the contact colouring does not match the contacts");
   setupBodies(bodies, problem);
   // Every solve tells the exchange its bodies, so that all processes stay in step.
   const bool coupled = split != nullptr && split->beginSolve(bodies, solverBodies_.storageIndex);
@@ -550,8 +773,14 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     return stats;
   }
   setupContacts(bodies, problem);
+  if (colouring_ != nullptr) {
+    planColourSegments(*colouring_);
+  }
   detail::prepareContactMeasures(solverContacts_, solverBodies_, measureData_);
   initialPercussions(bodies, problem);
+  if (colouring_ != nullptr) {
+    gatherColouredPercussions(*colouring_);
+  }
 
   Reducer* reducer = coupled ? &split->coupledReducer() : nullptr;
   const unsigned period = coupled ? std::max(1u, split->period()) : 0;
@@ -581,10 +810,14 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     if (check) {
       saveOldState();
     }
-    if (averaging && overlap) {
+    if (averaging && overlap && colouring_ == nullptr) {
       sweepOverlapped(problem.splitContacts, *split);
     } else {
-      sweep(tangential);
+      if (colouring_ != nullptr) {
+        sweepColoured(*colouring_, tangential);
+      } else {
+        sweep(tangential);
+      }
       if (averaging) {
         split->average(solverBodies_.velocity, solverBodies_.omega);
       }

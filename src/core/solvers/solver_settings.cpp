@@ -18,6 +18,8 @@ void validate(const InclusionSolverSettings& s) {
   GRAIN_REQUIRE(std::isfinite(s.driftCorrectionGapSlop) && s.driftCorrectionGapSlop >= 0.0,
                 "driftCorrectionGapSlop must be >= 0");
   GRAIN_REQUIRE(s.normalTangentialUpdateRatio >= 1, "normalTangentialUpdateRatio must be >= 1");
+  GRAIN_REQUIRE(s.threadCount >= 1, "threadCount must be >= 1");
+  GRAIN_REQUIRE(s.minContactsPerThread >= 1, "minContactsPerThread must be >= 1");
   GRAIN_REQUIRE(!s.matrixFree || s.localMethod == LocalSolverMethod::Apgd,
                 "matrixFree is supported by method APGD only");
 }

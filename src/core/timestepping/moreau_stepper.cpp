@@ -33,6 +33,28 @@ class StageTimer {
   StepStats& stats_;
   Clock::time_point start_;
 };
+
+/// Bodies per thread below which a per-body stage stays on one thread (a body costs tens of
+/// nanoseconds, starting the threads microseconds).
+constexpr std::size_t kMinBodiesPerThread = 2048;
+
+/// Runs `kernel` on [0, n): as one range on one thread, else on `threads` contiguous ranges in
+/// parallel. The per-body stages give the same bits on any range (stage_kernels.hpp).
+template <class Kernel>
+void overBodies(std::size_t n, std::uint32_t threads, const Kernel& kernel) {
+  if (threads <= 1 || n < kMinBodiesPerThread * threads) {
+    kernel(stage::BodyRange{0, n});
+    return;
+  }
+  const auto t = static_cast<std::ptrdiff_t>(threads);
+  const auto count = static_cast<std::ptrdiff_t>(n);
+  const int teamSize = static_cast<int>(threads);
+#pragma omp parallel for num_threads(teamSize) schedule(static, 1)
+  for (std::ptrdiff_t k = 0; k < t; ++k) {
+    kernel(stage::BodyRange{static_cast<std::size_t>(count * k / t),
+                            static_cast<std::size_t>(count * (k + 1) / t)});
+  }
+}
 }  // namespace
 
 bool stepInvariantsChecked() {
@@ -155,7 +177,9 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
 #endif
 
   // 1. First half step: q^M = q^S + dt/2 F(q^S) u^S (eq. 8.6); p^S is kept with the bodies.
-  stage::firstHalfStep(bodies, stage::all(bodies), dt);
+  const std::uint32_t threads = settings_.solver.threadCount;
+  overBodies(bodies.size(), threads,
+             [&](stage::BodyRange range) { stage::firstHalfStep(bodies, range, dt); });
   timer.lap(Stage::FirstHalfStep);
 
   // Bodies migrate and remote copies are refreshed here in a distributed run; contacts, solver
@@ -208,6 +232,11 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
     }
   }
   graph_.build(contacts_, n, simulatedMask_);
+  // Only the threaded sweeps read the colouring; a serial step does not build it.
+  const bool coloured = settings_.solver.threadCount > 1 && !settings_.solver.localMethod;
+  if (coloured) {
+    colouring_.build(contacts_, simulatedMask_);
+  }
   timer.lap(Stage::ContactGraph);
 
   // h at (q^M, u^S, t^M): gravity and the per-body external forces (eq. 8.7); the gyroscopic
@@ -220,8 +249,10 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
     system.externalForces.addBodyForces(system.time + 0.5 * dt, bodies, bodyForce_);
     bodyForce = bodyForce_;
   }
-  stage::freeVelocity(bodies, stage::all(bodies), dt, system.externalForces.gravityAcceleration(),
-                      bodyForce);
+  const Vec3 gravity = system.externalForces.gravityAcceleration();
+  overBodies(n, threads, [&](stage::BodyRange range) {
+    stage::freeVelocity(bodies, range, dt, gravity, bodyForce);
+  });
   timer.lap(Stage::Forces);
 
   // 3. Contact problem (eq. 8.8) for u^E.
@@ -232,7 +263,8 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
                                bodies.omegasBodyStart(),
                                dt,
                                multiplicity_,
-                               splitContacts};
+                               splitContacts,
+                               coloured ? &colouring_ : nullptr};
   if (problemObserver_ && !contacts_.empty()) {
     problemObserver_(bodies, problem, stepCount_ + 1);
   }
@@ -247,7 +279,8 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   timer.lap(Stage::ContactSolve);
 
   // 4. Second half step, symmetric form (eq. 8.9).
-  stage::secondHalfStep(bodies, stage::all(bodies), dt);
+  overBodies(bodies.size(), threads,
+             [&](stage::BodyRange range) { stage::secondHalfStep(bodies, range, dt); });
   timer.lap(Stage::SecondHalfStep);
 
   system.time += dt;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <grain/core/bodies/body_storage.hpp>
+#include <grain/core/contact/contact_colouring.hpp>
 #include <grain/core/contact/contact_graph.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
 #include <grain/core/contact/contact_storage.hpp>
@@ -49,6 +50,9 @@ struct ContactProblem {
   /// bodies' velocities after sweeping the first group and sweeps the second while the messages
   /// travel (ContactSolver).
   std::size_t splitContacts = 0;
+  /// Colouring of the contacts (built by the stepper when threadCount > 1); null: the serial
+  /// sweeps in ContactStorage order.
+  const ContactColouring* colouring = nullptr;
 };
 
 }  // namespace grain
@@ -207,6 +211,14 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 /// contact_rows.hpp, which assembleLocalProblem and DelassusOperator share); contacts with one
 /// simulated partner use a one-body kernel. Nothing is allocated per contact once the buffers
 /// have grown, and the kernels have no virtual calls.
+///
+/// Threads (settings.threadCount > 1 and a ContactProblem::colouring): the SOR sweeps visit the
+/// contacts colour by colour instead of in ContactStorage order, each colour shared among the
+/// threads, then the overflow colour on one thread (ContactColouring), on a copy of the contact
+/// rows in colour order (the percussions go back to ContactStorage order after every sweep);
+/// the copies of the convergence test are shared out too. The contacts of a colour touch disjoint
+/// simulated bodies, so the result is the same for every thread count > 1, bit for bit. With one
+/// thread the solve is the serial one whatever the problem carries.
 class ContactSolver {
  public:
   /// Validates the settings (throws grain::Error) and reserves settings.reserveContacts.
@@ -250,6 +262,13 @@ class ContactSolver {
   void sweepOverlapped(std::size_t splitContacts, SplitBodyExchange& split);
   /// True if no contact from problem.splitContacts on touches a body with multiplicity > 1.
   static bool splitContactsFirst(const ContactProblem& problem);
+  /// Splits the colouring of this solve into segments_ (shared colours, single-thread runs) and
+  /// copies the contact rows into colour order (colouredContacts_).
+  void planColourSegments(const ContactColouring& colouring);
+  /// colouredPercussion_ from percussion_ (the warm start).
+  void gatherColouredPercussions(const ContactColouring& colouring);
+  /// One sweep colour by colour (segments_) on settings_.threadCount threads.
+  void sweepColoured(const ContactColouring& colouring, bool tangentialSweep);
   bool hasTangentialSweep(std::uint32_t iteration) const;
   void saveOldState();
   bool locallyConverged(const BodyStorage& bodies) const;
@@ -263,6 +282,13 @@ class ContactSolver {
   bool allFinite(const BodyStorage& bodies) const;
 
   InclusionSolverSettings settings_;
+  const ContactColouring* colouring_ = nullptr;  ///< of the current solve, or null (serial)
+  std::vector<detail::ColourSegment> segments_;  ///< of colouring_ (planColourSegments)
+  bool sharedSweeps_ = false;  ///< some segment is shared: the sweeps start threads
+  /// The hot rows of solverContacts_ and the percussions in colour order (threaded solves): a
+  /// colour is then a contiguous stretch, read as a stream, as the serial sweeps read theirs.
+  detail::SolverContacts colouredContacts_;
+  std::vector<Vec3> colouredPercussion_;
   std::vector<Vec3> percussion_;
   detail::SolverBodies solverBodies_;
   detail::SolverContacts solverContacts_;

@@ -97,6 +97,15 @@ struct SolverContacts {
   std::size_t size() const { return kind.size(); }
 };
 
+/// A stretch [begin, end) of ContactColouring::order() swept in one go by the threaded sweeps:
+/// one colour shared among the threads, or consecutive small colours (and the overflow colour)
+/// swept by one thread.
+struct ColourSegment {
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+  bool shared = false;  ///< shared among the threads (one large colour)
+};
+
 /// 2-vector in the tangent plane (t1, t2) of a contact frame.
 using Vec2 = Eigen::Matrix<Real, 2, 1>;
 /// Two columns in I, e.g. Theta^-1 [t1 t2].

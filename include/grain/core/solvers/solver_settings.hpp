@@ -82,6 +82,17 @@ struct InclusionSolverSettings {
   /// Every how many sweeps SORNormalTangential does a tangential sweep (GRSF: 4 normal : 1
   /// tangential).
   std::uint32_t normalTangentialUpdateRatio = 4;
+  /// Threads of the step (scene: TimeStepperSettings/@threadCount, grain only). 1: the serial
+  /// sweeps in ContactStorage order. More: the SOR sweeps (SorContact, SorFull,
+  /// SorNormalTangential) run colour by colour on that many threads (ContactColouring), with
+  /// results that do not depend on the thread count; JOR, the rolling pass and the local
+  /// solvers stay serial.
+  std::uint32_t threadCount = 1;
+  /// With threadCount > 1: a colour is shared among the threads if it has at least this many
+  /// contacts per thread; smaller colours are swept by one thread, and a solve without a colour
+  /// that large runs on the calling thread alone (a barrier costs about as much as a few dozen
+  /// contact updates). The results do not depend on it.
+  std::uint32_t minContactsPerThread = 256;
 };
 
 /// Throws grain::Error naming the field if a value is out of range.

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include <grain/core/collision/collision_detector.hpp>
+#include <grain/core/contact/contact_colouring.hpp>
 #include <grain/core/contact/contact_graph.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
@@ -116,6 +117,7 @@ class MoreauStepper {
   ContactSolver solver_;
   ContactStorage contacts_;
   ContactGraph graph_;
+  ContactColouring colouring_;  ///< built only when the solver sweeps on several threads
   std::vector<Real> totalOverlap_;
   std::vector<std::uint32_t> multiplicity_;  // per body: processes sharing it (distributed runs)
   std::vector<detail::PercussionCacheEntry> warmStart_;  // in transit between two exchanges

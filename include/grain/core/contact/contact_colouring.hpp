@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <grain/core/contact/contact_storage.hpp>
+
+namespace grain {
+
+/// Colouring of the contact graph for threaded Gauss-Seidel sweeps (Box2D v3 style): the
+/// contacts of one colour share no simulated body, so one colour's updates can run in any order
+/// and on any number of threads with the same result, and the colours are swept one after the
+/// other. Static and animated bodies do not constrain the colouring: the solver never writes
+/// them. A contact that finds no free colour among the kColourCount - 1 regular ones (a body
+/// touching many others) goes to the overflow colour, which is swept serially after the others.
+/// Contacts without a simulated body take colour 0 and constrain nothing.
+///
+/// Built every step after collision detection, greedily in ContactStorage order: contact c
+/// takes the lowest colour free at both simulated bodies (one bit per colour and body, so a
+/// contact costs a few operations); the contacts are then grouped by colour, ascending within
+/// a colour. The colouring depends only on the contacts, not on the thread count.
+class ContactColouring {
+ public:
+  /// Colours including the overflow colour (per-body masks are 32 bits wide).
+  static constexpr std::uint32_t kColourCount = 32;
+  /// The overflow colour: contacts solved serially after the regular colours.
+  static constexpr std::uint32_t kOverflow = kColourCount - 1;
+
+  /// Colours `contacts` (body indices into a storage of simulated.size() bodies);
+  /// `simulated[i]` says whether body i is simulated.
+  void build(const ContactStorage& contacts, const std::vector<bool>& simulated);
+
+  /// Contacts of colour k (k <= kOverflow), ascending ContactStorage indices.
+  std::span<const std::uint32_t> contactsOf(std::uint32_t k) const {
+    return {order_.data() + offsets_[k], order_.data() + offsets_[k + 1]};
+  }
+  /// All contacts grouped by colour: colour k is order()[offsets()[k] .. offsets()[k+1]).
+  const std::vector<std::uint32_t>& order() const { return order_; }
+  const std::vector<std::uint32_t>& offsets() const { return offsets_; }
+  /// Colour of every contact (ContactStorage order).
+  const std::vector<std::uint8_t>& colours() const { return colour_; }
+  /// Number of contacts coloured.
+  std::size_t size() const { return colour_.size(); }
+
+ private:
+  std::vector<std::uint32_t> bodyColours_;  ///< per body: bit k set if a contact of colour k
+  std::vector<std::uint8_t> colour_;        ///< per contact
+  std::vector<std::uint32_t> offsets_;      ///< kColourCount + 1 entries
+  std::vector<std::uint32_t> order_;        ///< contacts grouped by colour
+};
+
+}  // namespace grain

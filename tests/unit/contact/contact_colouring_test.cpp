@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+// The contact colouring: every contact is coloured once, no simulated body has two contacts of
+// one regular colour, static bodies do not constrain the colouring, and the contacts a body
+// cannot fit into the regular colours go to the overflow colour.
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <grain/core/contact/contact_colouring.hpp>
+
+namespace grain {
+namespace {
+
+void addContact(ContactStorage& contacts, std::uint32_t a, std::uint32_t b) {
+  contacts.add(a, b, Vec3::UnitZ(), -1e-6, Vec3::Zero(), Vec3::Zero());
+}
+
+/// Checks the colouring invariants of `colouring` for `contacts`; returns the overflow size.
+std::size_t checkColouring(const ContactColouring& colouring, const ContactStorage& contacts,
+                           const std::vector<bool>& simulated) {
+  const std::size_t nc = contacts.size();
+  EXPECT_EQ(colouring.size(), nc);
+  EXPECT_EQ(colouring.order().size(), nc);
+  EXPECT_EQ(colouring.offsets().size(), ContactColouring::kColourCount + 1u);
+  EXPECT_EQ(colouring.offsets().front(), 0u);
+  EXPECT_EQ(colouring.offsets().back(), nc);
+  std::vector<int> seen(nc, 0);
+  for (std::uint32_t k = 0; k < ContactColouring::kColourCount; ++k) {
+    std::vector<int> uses(simulated.size(), 0);
+    std::int64_t previous = -1;
+    for (const std::uint32_t c : colouring.contactsOf(k)) {
+      EXPECT_LT(c, nc);
+      if (c >= nc) {
+        continue;
+      }
+      ++seen[c];
+      EXPECT_EQ(colouring.colours()[c], k) << "contact " << c;
+      EXPECT_GT(static_cast<std::int64_t>(c), previous) << "colour " << k << " not ascending";
+      previous = c;
+      if (k == ContactColouring::kOverflow) {
+        continue;
+      }
+      for (const std::uint32_t body : {contacts.bodyA()[c], contacts.bodyB()[c]}) {
+        if (simulated[body]) {
+          EXPECT_EQ(++uses[body], 1) << "simulated body " << body << " twice in colour " << k;
+        }
+      }
+    }
+  }
+  for (std::size_t c = 0; c < nc; ++c) {
+    EXPECT_EQ(seen[c], 1) << "contact " << c << " coloured " << seen[c] << " times";
+  }
+  return colouring.contactsOf(ContactColouring::kOverflow).size();
+}
+
+TEST(ContactColouring, RandomGraphHasNoSimulatedBodyTwiceInAColour) {
+  // 2000 bodies, the first 20 static; 6000 random pairs.
+  const std::uint32_t n = 2000;
+  std::vector<bool> simulated(n, true);
+  for (std::uint32_t i = 0; i < 20; ++i) {
+    simulated[i] = false;
+  }
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<std::uint32_t> body(0, n - 1);
+  ContactStorage contacts;
+  for (int k = 0; k < 6000; ++k) {
+    const std::uint32_t a = body(rng);
+    std::uint32_t b = body(rng);
+    if (a == b) {
+      b = (b + 1) % n;
+    }
+    addContact(contacts, a, b);
+  }
+  ContactColouring colouring;
+  colouring.build(contacts, simulated);
+  // Mean degree 6: greedy first fit needs far fewer colours than the regular ones.
+  EXPECT_EQ(checkColouring(colouring, contacts, simulated), 0u);
+  EXPECT_GT(colouring.contactsOf(0).size(), colouring.contactsOf(5).size());
+}
+
+TEST(ContactColouring, StaticBodiesDoNotConstrain) {
+  // 100 simulated spheres on one static floor (body 0): one colour holds them all.
+  std::vector<bool> simulated(101, true);
+  simulated[0] = false;
+  ContactStorage contacts;
+  for (std::uint32_t i = 1; i <= 100; ++i) {
+    addContact(contacts, 0, i);
+  }
+  // A contact between two static bodies constrains nothing either.
+  simulated.push_back(false);
+  addContact(contacts, 0, 101);
+  ContactColouring colouring;
+  colouring.build(contacts, simulated);
+  EXPECT_EQ(checkColouring(colouring, contacts, simulated), 0u);
+  EXPECT_EQ(colouring.contactsOf(0).size(), contacts.size());
+}
+
+TEST(ContactColouring, HubBodyOverflows) {
+  // A simulated hub touching 100 simulated bodies: kOverflow regular colours, the rest overflow.
+  std::vector<bool> simulated(101, true);
+  ContactStorage contacts;
+  for (std::uint32_t i = 1; i <= 100; ++i) {
+    addContact(contacts, i, 0);
+  }
+  ContactColouring colouring;
+  colouring.build(contacts, simulated);
+  EXPECT_EQ(checkColouring(colouring, contacts, simulated), 100u - ContactColouring::kOverflow);
+  for (std::uint32_t k = 0; k < ContactColouring::kOverflow; ++k) {
+    EXPECT_EQ(colouring.contactsOf(k).size(), 1u) << "colour " << k;
+  }
+  // Rebuilding for other contacts starts afresh.
+  ContactStorage few;
+  addContact(few, 1, 2);
+  addContact(few, 2, 3);
+  colouring.build(few, simulated);
+  EXPECT_EQ(checkColouring(colouring, few, simulated), 0u);
+  EXPECT_EQ(colouring.colours()[0], 0u);
+  EXPECT_EQ(colouring.colours()[1], 1u);
+}
+
+TEST(ContactColouring, NoContacts) {
+  ContactColouring colouring;
+  colouring.build(ContactStorage{}, std::vector<bool>(3, true));
+  EXPECT_EQ(colouring.size(), 0u);
+  EXPECT_EQ(colouring.offsets().back(), 0u);
+}
+
+}  // namespace
+}  // namespace grain
