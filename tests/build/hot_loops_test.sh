@@ -13,7 +13,7 @@
 set -euo pipefail
 objdump="$1"
 library="$2"
-loops='ContactSolver::sweep\(bool\)|::sweep(SorContact|SorFull|Normal|Tangential|Jor|Rolling|Colours)[<(]'
+loops='ContactSolver::sweep\(bool\)|::sweep(SorContact|SorFull|Normal|Tangential|Jor|Rolling|Colours|Range)[<(]'
 # Lines "function<TAB>callee" for every call in the loops (callee from the call's relocation in an
 # object file, from its target otherwise) and for every out-of-line tail call (a jump, plain or
 # conditional, followed by a relocation to another function; a jump inside the function has no

@@ -83,16 +83,7 @@ void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& proble
                          SolverContacts& sc, SolverRolling& rolling) {
   const ContactStorage& contacts = problem.contacts;
   const std::size_t nc = contacts.size();
-  sc.kind.resize(nc);
-  sc.bodyA.resize(nc);
-  sc.bodyB.resize(nc);
-  sc.frame.resize(nc);
-  sc.jacA.resize(nc);
-  sc.jacB.resize(nc);
-  sc.dOmegaA.resize(nc);
-  sc.dOmegaB.resize(nc);
-  sc.b.resize(nc);
-  sc.law.resize(nc);
+  sc.resizeRows(nc);
   rolling.clear();
 
   const bool jor = settings.method == SolverMethod::Jor;

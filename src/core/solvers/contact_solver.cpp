@@ -127,31 +127,6 @@ GRAIN_SOLVER_INLINE void sorContactUpdate(Hot& h, std::size_t i) {
   applyPercussion<kTwo>(h, i, pNew - p);
 }
 
-template <UcfSubMethod kSub>
-GRAIN_SOLVER_FLATTEN void sweepSorContact(Hot& h, std::size_t begin, std::size_t end) {
-  for (std::size_t i = begin; i < end; ++i) {
-    switch (h.kind[i]) {
-      case PairKind::TwoBodies:
-        sorContactUpdate<true, kSub>(h, i);
-        break;
-      case PairKind::OneBody:
-        sorContactUpdate<false, kSub>(h, i);
-        break;
-      case PairKind::Passive:
-        break;
-    }
-  }
-}
-
-/// SorContact sweep over the contacts [begin, end), De Saxce's or Alart-Curnier's prox.
-void sweepSorContactRange(Hot& h, bool deSaxce, std::size_t begin, std::size_t end) {
-  if (deSaxce) {
-    sweepSorContact<UcfSubMethod::DeSaxce>(h, begin, end);
-  } else {
-    sweepSorContact<UcfSubMethod::AlartCurnier>(h, begin, end);
-  }
-}
-
 /// Normal part only: P_N = max(P_N - r_N^-1 (xi_N + d_N P_N / dt), 0), then velocity update.
 template <bool kTwo>
 GRAIN_SOLVER_INLINE void normalUpdate(Hot& h, std::size_t i) {
@@ -183,86 +158,8 @@ GRAIN_SOLVER_INLINE void tangentialUpdate(Hot& h, std::size_t i) {
   applyPercussion<kTwo>(h, i, Vec3(0.0, d1, d2));
 }
 
-GRAIN_SOLVER_FLATTEN void sweepSorFull(Hot& h) {
-  for (std::size_t i = 0; i < h.contacts; ++i) {
-    switch (h.kind[i]) {
-      case PairKind::TwoBodies:
-        normalUpdate<true>(h, i);
-        tangentialUpdate<true>(h, i);
-        break;
-      case PairKind::OneBody:
-        normalUpdate<false>(h, i);
-        tangentialUpdate<false>(h, i);
-        break;
-      case PairKind::Passive:
-        break;
-    }
-  }
-}
-
-GRAIN_SOLVER_FLATTEN void sweepNormal(Hot& h) {
-  for (std::size_t i = 0; i < h.contacts; ++i) {
-    switch (h.kind[i]) {
-      case PairKind::TwoBodies:
-        normalUpdate<true>(h, i);
-        break;
-      case PairKind::OneBody:
-        normalUpdate<false>(h, i);
-        break;
-      case PairKind::Passive:
-        break;
-    }
-  }
-}
-
-GRAIN_SOLVER_FLATTEN void sweepTangential(Hot& h) {
-  for (std::size_t i = 0; i < h.contacts; ++i) {
-    switch (h.kind[i]) {
-      case PairKind::TwoBodies:
-        tangentialUpdate<true>(h, i);
-        break;
-      case PairKind::OneBody:
-        tangentialUpdate<false>(h, i);
-        break;
-      case PairKind::Passive:
-        break;
-    }
-  }
-}
-
-/// JOR: all proxes from the same velocities, then all velocity updates (eqs. 8.34, 8.35).
-template <UcfSubMethod kSub>
-GRAIN_SOLVER_FLATTEN void sweepJor(Hot& h) {
-  for (std::size_t i = 0; i < h.contacts; ++i) {
-    const PairKind kind = h.kind[i];
-    if (kind == PairKind::Passive) {
-      h.increment[i].setZero();
-      continue;
-    }
-    const Vec3 xi =
-        (kind == PairKind::TwoBodies ? contactVelocity<true>(h, i) : contactVelocity<false>(h, i)) +
-        h.b[i];
-    const Vec3 p = h.percussion[i];
-    const Vec3 pNew = contactProx<kSub>(xi, p, h.law[i]);
-    h.increment[i] = pNew - p;
-    h.percussion[i] = pNew;
-  }
-  for (std::size_t i = 0; i < h.contacts; ++i) {
-    switch (h.kind[i]) {
-      case PairKind::TwoBodies:
-        applyPercussion<true>(h, i, h.increment[i]);
-        break;
-      case PairKind::OneBody:
-        applyPercussion<false>(h, i, h.increment[i]);
-        break;
-      case PairKind::Passive:
-        break;
-    }
-  }
-}
-
-/// Per-contact updates of the SOR methods for the coloured sweeps: the same updates as the
-/// serial sweeps above, one contact at a time.
+/// The per-contact updates of the SOR sweeps, one kernel each, shared by the serial sweeps
+/// (sweepRange) and the coloured ones (sweepColours).
 template <UcfSubMethod kSub>
 struct SorContactKernel {
   GRAIN_SOLVER_INLINE void operator()(Hot& h, std::size_t i) const {
@@ -326,6 +223,57 @@ struct TangentialKernel {
   }
 };
 
+/// One SOR sweep over the contacts [begin, end) in order.
+template <class Kernel>
+GRAIN_SOLVER_FLATTEN void sweepRange(Hot& h, std::size_t begin, std::size_t end) {
+  const Kernel kernel;
+  for (std::size_t i = begin; i < end; ++i) {
+    kernel(h, i);
+  }
+}
+
+/// SorContact sweep over the contacts [begin, end), De Saxce's or Alart-Curnier's prox.
+void sweepSorContactRange(Hot& h, bool deSaxce, std::size_t begin, std::size_t end) {
+  if (deSaxce) {
+    sweepRange<SorContactKernel<UcfSubMethod::DeSaxce>>(h, begin, end);
+  } else {
+    sweepRange<SorContactKernel<UcfSubMethod::AlartCurnier>>(h, begin, end);
+  }
+}
+
+/// JOR: all proxes from the same velocities, then all velocity updates (eqs. 8.34, 8.35).
+template <UcfSubMethod kSub>
+GRAIN_SOLVER_FLATTEN void sweepJor(Hot& h) {
+  for (std::size_t i = 0; i < h.contacts; ++i) {
+    const PairKind kind = h.kind[i];
+    if (kind == PairKind::Passive) {
+      h.increment[i].setZero();
+      continue;
+    }
+    const Vec3 xi =
+        (kind == PairKind::TwoBodies ? contactVelocity<true>(h, i) : contactVelocity<false>(h, i)) +
+        h.b[i];
+    const Vec3 p = h.percussion[i];
+    const Vec3 pNew = contactProx<kSub>(xi, p, h.law[i]);
+    h.increment[i] = pNew - p;
+    h.percussion[i] = pNew;
+  }
+  for (std::size_t i = 0; i < h.contacts; ++i) {
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        applyPercussion<true>(h, i, h.increment[i]);
+        break;
+      case PairKind::OneBody:
+        applyPercussion<false>(h, i, h.increment[i]);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+}
+
+/// Per-contact updates of the SOR methods for the coloured sweeps: the same updates as the
+/// serial sweeps above, one contact at a time.
 /// One sweep in colour order on `threads` threads (OpenMP; the threads of GCC's runtime persist
 /// between parallel regions) over contact rows stored in colour order (`h`, so that a colour is a
 /// contiguous range and is read as a stream). The contacts of a regular colour share no simulated
@@ -516,12 +464,12 @@ void ContactSolver::sweep(bool tangentialSweep) {
       }
       break;
     case SolverMethod::SorFull:
-      sweepSorFull(h);
+      sweepRange<SorFullKernel>(h, 0, h.contacts);
       break;
     case SolverMethod::SorNormalTangential:
-      sweepNormal(h);
+      sweepRange<NormalKernel>(h, 0, h.contacts);
       if (tangentialSweep) {
-        sweepTangential(h);
+        sweepRange<TangentialKernel>(h, 0, h.contacts);
       }
       break;
     case SolverMethod::Jor:
@@ -559,28 +507,9 @@ void ContactSolver::planColourSegments(const ContactColouring& colouring) {
   const SolverContacts& from = solverContacts_;
   SolverContacts& to = colouredContacts_;
   const std::size_t nc = order.size();
-  to.kind.resize(nc);
-  to.bodyA.resize(nc);
-  to.bodyB.resize(nc);
-  to.frame.resize(nc);
-  to.jacA.resize(nc);
-  to.jacB.resize(nc);
-  to.dOmegaA.resize(nc);
-  to.dOmegaB.resize(nc);
-  to.b.resize(nc);
-  to.law.resize(nc);
+  to.resizeRows(nc);
   for (std::size_t j = 0; j < nc; ++j) {
-    const std::uint32_t c = order[j];
-    to.kind[j] = from.kind[c];
-    to.bodyA[j] = from.bodyA[c];
-    to.bodyB[j] = from.bodyB[c];
-    to.frame[j] = from.frame[c];
-    to.jacA[j] = from.jacA[c];
-    to.jacB[j] = from.jacB[c];
-    to.dOmegaA[j] = from.dOmegaA[c];
-    to.dOmegaB[j] = from.dOmegaB[c];
-    to.b[j] = from.b[c];
-    to.law[j] = from.law[c];
+    to.copyRow(j, from, order[j]);
   }
 }
 

@@ -95,6 +95,32 @@ struct SolverContacts {
   std::vector<Vec3> increment;      ///< JOR: percussion increments of the current sweep
 
   std::size_t size() const { return kind.size(); }
+  /// Sizes the rows (kind ... law) for n contacts; the scratch arrays are left alone.
+  void resizeRows(std::size_t n) {
+    kind.resize(n);
+    bodyA.resize(n);
+    bodyB.resize(n);
+    frame.resize(n);
+    jacA.resize(n);
+    jacB.resize(n);
+    dOmegaA.resize(n);
+    dOmegaB.resize(n);
+    b.resize(n);
+    law.resize(n);
+  }
+  /// Row j of this set becomes row c of `from`.
+  void copyRow(std::size_t j, const SolverContacts& from, std::size_t c) {
+    kind[j] = from.kind[c];
+    bodyA[j] = from.bodyA[c];
+    bodyB[j] = from.bodyB[c];
+    frame[j] = from.frame[c];
+    jacA[j] = from.jacA[c];
+    jacB[j] = from.jacB[c];
+    dOmegaA[j] = from.dOmegaA[c];
+    dOmegaB[j] = from.dOmegaB[c];
+    b[j] = from.b[c];
+    law[j] = from.law[c];
+  }
 };
 
 /// A stretch [begin, end) of ContactColouring::order() swept in one go by the threaded sweeps:
