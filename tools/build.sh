@@ -33,7 +33,8 @@ if [ "$mode" = sanitize ]; then
   cmake --build --preset debug-asan --target grain_sanitizer_tests
   # Left out: the tests that take over 100 s each in this build (long runs and large FCLIB
   # problems; docs/reliability.md), which together would take longer than all the others.
-  slow='GranularPile\.(SettlesInsideItsBox|ComesToRestWithTheDriftSlop|ProxMethodsAgreeOnFrictionlessVelocities)'
+  slow='GranularPile\.(SettlesInsideItsBox|ComesToRestWithTheDriftSlop|ProxMethodsAgreeOnFrictionlessVelocities'
+  slow+='|ThreadedRunAgreesWithSerialInBulk)|StepAllocations\.NoneOnceThePileHasSettled'
   slow+='|Gyroscopic\.TumblingBoxKeepsEnergyAndMomentumOver1000Seconds'
   slow+='|FclibSolvers\.SorAndApgdAgreeOnCapsulePile|LocalSolveValidate\.SolveReportsTheMessagesOfValidate'
   slow+='|NsnFclib\.ReachesToleranceOnRankDeficientProblems'
