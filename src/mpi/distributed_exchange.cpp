@@ -557,20 +557,23 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   }
   std::vector<ByteWriter>& out = freshWriters(neighbours_.size());
   // Warm start, second leg: entries whose home body this process gave away in the exchange go to
-  // its new owner; those of bodies that left every domain are dropped.
+  // its new owner; those of bodies that left every domain are dropped. Without a handover in the
+  // exchange (most steps) every home body is still owned here, and nothing is routed.
   {
     std::vector<std::vector<RoutedEntry>>& entries = freshEntryLists(neighbours_.size());
-    std::size_t kept = 0;  // the kept entries move to the front, in their order
-    for (std::size_t e = 0; e < homeEntries_.size(); ++e) {
-      const RoutedEntry r = homeEntries_[e];
-      if (const auto moved = transferredTo_.find(r.home()); moved != transferredTo_.end()) {
-        entries[partnerIndex(moved->second)].push_back(r);
-      } else if (const std::optional<std::size_t> h = bodies.indexOf(r.home());
-                 h && bodies.ownerships()[*h] == BodyOwnership::Local) {
-        homeEntries_[kept++] = r;
+    if (!transferredTo_.empty()) {
+      std::size_t kept = 0;  // the kept entries move to the front, in their order
+      for (std::size_t e = 0; e < homeEntries_.size(); ++e) {
+        const RoutedEntry r = homeEntries_[e];
+        if (const auto moved = transferredTo_.find(r.home()); moved != transferredTo_.end()) {
+          entries[partnerIndex(moved->second)].push_back(r);
+        } else if (const std::optional<std::size_t> h = bodies.indexOf(r.home());
+                   h && bodies.ownerships()[*h] == BodyOwnership::Local) {
+          homeEntries_[kept++] = r;
+        }
       }
+      homeEntries_.resize(kept);
     }
-    homeEntries_.resize(kept);
     for (std::size_t k = 0; k < neighbours_.size(); ++k) {
       putEntries(out[k], entries[k]);
     }
@@ -597,7 +600,7 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   for (auto& [id, ranks] : holders) {
     ranks.push_back(rank_);
     std::sort(ranks.begin(), ranks.end());
-    split_.push_back({id, true, std::move(ranks), {}, {}});
+    split_.push_back({id, true, std::move(ranks)});
   }
   freshWriters(neighbours_.size());
   // Warm start, last leg: the owner sends the entries of its bodies to every process holding a
@@ -640,7 +643,7 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
                                        " received the multiplicity of unknown body " +
                                        formatBodyId(record.id));
       multiplicity[*i] = static_cast<std::uint32_t>(record.holders.size());
-      split_.push_back({record.id, false, std::move(record.holders), {}, {}});
+      split_.push_back({record.id, false, std::move(record.holders)});
     }
   }
   warmStart.clear();
@@ -653,10 +656,14 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   // The solver merges the cache with its sorted contact keys, so the cache must be sorted. Most
   // entries are this process's own, still in the order of its last (sorted) cache; only those
   // that arrived from other processes are not: sort those and merge, rather than sort them all.
-  const auto sortedEnd =
-      std::is_sorted_until(warmStart.begin(), warmStart.end(), detail::cacheEntryLess);
-  std::sort(sortedEnd, warmStart.end(), detail::cacheEntryLess);
-  std::inplace_merge(warmStart.begin(), sortedEnd, warmStart.end(), detail::cacheEntryLess);
+  // (A lambda, not the function's address, so the sort and the merge inline the comparison.)
+  const auto less = [](const detail::PercussionCacheEntry& a,
+                       const detail::PercussionCacheEntry& b) {
+    return detail::cacheEntryLess(a, b);
+  };
+  const auto sortedEnd = std::is_sorted_until(warmStart.begin(), warmStart.end(), less);
+  std::sort(sortedEnd, warmStart.end(), less);
+  std::inplace_merge(warmStart.begin(), sortedEnd, warmStart.end(), less);
   std::sort(split_.begin(), split_.end(),
             [](const SplitBody& a, const SplitBody& b) { return a.id < b.id; });
   splitPartners_.clear();
@@ -677,24 +684,22 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   for (std::vector<std::uint32_t>& shared : averageShared_) {
     shared.clear();  // keeps its storage for the next plan
   }
+  combineBegin_.assign(1, 0);
+  combineCopies_.clear();
   for (std::size_t k = 0; k < split_.size(); ++k) {
-    SplitBody& s = split_[k];
-    s.partnerIndex.clear();
-    s.recvOffset.clear();
-    for (const int r : s.holders) {
+    for (const int r : split_[k].holders) {
       if (r == rank_) {
-        s.partnerIndex.push_back(kSelf);
-        s.recvOffset.push_back(0);
+        combineCopies_.push_back({kSelf, 0});
         continue;
       }
       const auto p = static_cast<std::uint32_t>(
           std::lower_bound(splitPartners_.begin(), splitPartners_.end(), r) -
           splitPartners_.begin());
-      s.partnerIndex.push_back(p);
-      s.recvOffset.push_back(
-          static_cast<std::uint32_t>(averageShared_[p].size() * SplitVelocity::kReals));
+      combineCopies_.push_back(
+          {p, static_cast<std::uint32_t>(averageShared_[p].size() * SplitVelocity::kReals)});
       averageShared_[p].push_back(static_cast<std::uint32_t>(k));
     }
+    combineBegin_.push_back(static_cast<std::uint32_t>(combineCopies_.size()));
   }
   averageSend_.resize(splitPartners_.size());
   averageRecv_.resize(splitPartners_.size());
@@ -780,24 +785,29 @@ void DistributedExchange::startCombine(std::span<const Vec3> velocity, std::span
 void DistributedExchange::finishCombine(std::span<Vec3> velocity, std::span<Vec3> omega,
                                         bool mean) {
   averageExchange_.finish(traffic_);
+  recvBase_.resize(averageRecv_.size());
+  for (std::size_t p = 0; p < averageRecv_.size(); ++p) {
+    recvBase_[p] = averageRecv_[p].data();
+  }
+  const CopySource* copies = combineCopies_.data();
   for (std::size_t k = 0; k < split_.size(); ++k) {
-    const SplitBody& s = split_[k];
     const std::uint32_t slot = splitSlot_[k];
     Vec3 v = Vec3::Zero();
     Vec3 w = Vec3::Zero();
-    for (std::size_t h = 0; h < s.partnerIndex.size(); ++h) {
-      const std::uint32_t p = s.partnerIndex[h];
-      if (p == kSelf) {
+    const std::uint32_t end = combineBegin_[k + 1];
+    for (std::uint32_t h = combineBegin_[k]; h < end; ++h) {
+      if (copies[h].partner == kSelf) {
         v += velocity[slot];
         w += omega[slot];
       } else {
-        const SplitVelocity copy = SplitVelocity::load(averageRecv_[p].data() + s.recvOffset[h]);
+        const SplitVelocity copy =
+            SplitVelocity::load(recvBase_[copies[h].partner] + copies[h].offset);
         v += copy.velocity;
         w += copy.omega;
       }
     }
     if (mean) {
-      const Real inv = 1.0 / static_cast<Real>(s.holders.size());
+      const Real inv = 1.0 / static_cast<Real>(end - combineBegin_[k]);
       v *= inv;
       w *= inv;
     }

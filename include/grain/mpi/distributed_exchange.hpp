@@ -143,10 +143,12 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
     BodyId id;
     bool owned;                ///< this process owns the body
     std::vector<int> holders;  ///< every process with a copy (this one too), increasing
-    std::vector<std::uint32_t>
-        partnerIndex;  ///< per holder: its position in splitPartners_, or kSelf
-    /// Per holder: the offset of its copy in averageRecv_[partnerIndex] (unused for kSelf).
-    std::vector<std::uint32_t> recvOffset;
+  };
+  /// Where one copy of a split body is found when the copies are combined: this process's own
+  /// (partner kSelf) or a partner's record at `offset` in averageRecv_[partner].
+  struct CopySource {
+    std::uint32_t partner;
+    std::uint32_t offset;
   };
   static constexpr std::uint32_t kSelf = UINT32_MAX;
   /// Removes and returns the tag of a body this process hands over (0: none).
@@ -209,6 +211,11 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   std::vector<std::vector<std::uint32_t>> averageShared_;
   std::vector<std::vector<Real>> averageSend_;
   std::vector<std::vector<Real>> averageRecv_;
+  /// The copies of split body k, in holder rank order: combineCopies_[combineBegin_[k],
+  /// combineBegin_[k + 1]). One flat list per plan, read at every averaging.
+  std::vector<std::uint32_t> combineBegin_;
+  std::vector<CopySource> combineCopies_;
+  std::vector<const Real*> recvBase_;  ///< finishCombine: averageRecv_[p].data()
   KnownSizeExchange averageExchange_;
   MpiReducer allReducer_;
   MpiReducer coupledReducer_;

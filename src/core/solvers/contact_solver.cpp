@@ -392,7 +392,7 @@ void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactP
   if (!settings_.usePercussionCache) {
     return;
   }
-  detail::makePercussionCacheKeys(bodies, contacts, cacheKeys_, cacheOrdinal_);
+  detail::makePercussionCacheKeys(bodies, contacts, cacheKeys_, cacheOrdinal_, &cacheKeyScratch_);
   Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
   detail::forEachCachedPercussion(
       bodies, contacts, cacheKeys_, cacheOrdinal_, cache_, [&](std::uint32_t c, const Vec3& p) {

@@ -7,19 +7,23 @@ namespace grain::detail {
 
 namespace {
 
-bool lessKey(const PercussionCacheKey& x, const PercussionCacheKey& y) {
-  if (x.lo != y.lo)
-    return x.lo < y.lo;
-  if (x.hi != y.hi)
-    return x.hi < y.hi;
-  return x.contact < y.contact;
-}
+/// Key order: by pair (lo, hi), then by contact index. A function object, so the sort inlines it.
+struct LessKey {
+  bool operator()(const PercussionCacheKey& x, const PercussionCacheKey& y) const {
+    if (x.lo != y.lo)
+      return x.lo < y.lo;
+    if (x.hi != y.hi)
+      return x.hi < y.hi;
+    return x.contact < y.contact;
+  }
+};
 
 }  // namespace
 
 void makePercussionCacheKeys(const BodyStorage& bodies, const ContactStorage& contacts,
                              std::vector<PercussionCacheKey>& keys,
-                             std::vector<std::uint32_t>& ordinal) {
+                             std::vector<std::uint32_t>& ordinal,
+                             std::vector<PercussionCacheKey>* scratch) {
   const std::size_t nc = contacts.size();
   const auto& ids = bodies.ids();
   keys.resize(nc);
@@ -28,7 +32,18 @@ void makePercussionCacheKeys(const BodyStorage& bodies, const ContactStorage& co
     const BodyId ib = ids[contacts.bodyB()[c]];
     keys[c] = {std::min(ia, ib), std::max(ia, ib), static_cast<std::uint32_t>(c)};
   }
-  std::sort(keys.begin(), keys.end(), lessKey);
+  // The collision detector emits contacts by body index, which follows the ids in a distributed
+  // run (bodies sorted by id), so the keys are often in order already, or in two ordered runs.
+  const auto firstRunEnd = std::is_sorted_until(keys.begin(), keys.end(), LessKey{});
+  if (firstRunEnd != keys.end()) {
+    if (scratch != nullptr && std::is_sorted(firstRunEnd, keys.end(), LessKey{})) {
+      scratch->resize(nc);
+      std::merge(keys.begin(), firstRunEnd, firstRunEnd, keys.end(), scratch->begin(), LessKey{});
+      keys.swap(*scratch);
+    } else {
+      std::sort(keys.begin(), keys.end(), LessKey{});
+    }
+  }
   ordinal.resize(nc);
   for (std::size_t k = 0; k < nc; ++k) {
     const bool samePair = k > 0 && keys[k].lo == keys[k - 1].lo && keys[k].hi == keys[k - 1].hi;

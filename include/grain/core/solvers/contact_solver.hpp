@@ -294,9 +294,10 @@ class ContactSolver {
   detail::SolverContacts solverContacts_;
   detail::SolverRolling solverRolling_;
   detail::ContactMeasureData measureData_;
-  std::vector<detail::PercussionCacheKey> cacheKeys_;  // current contacts, sorted
-  std::vector<std::uint32_t> cacheOrdinal_;            // per contact
-  std::vector<detail::PercussionCacheEntry> cache_;    // previous solve, sorted
+  std::vector<detail::PercussionCacheKey> cacheKeys_;        // current contacts, sorted
+  std::vector<std::uint32_t> cacheOrdinal_;                  // per contact
+  std::vector<detail::PercussionCacheKey> cacheKeyScratch_;  // merging two runs of keys
+  std::vector<detail::PercussionCacheEntry> cache_;          // previous solve, sorted
   std::vector<detail::PercussionCacheEntry> cacheNext_;
 };
 

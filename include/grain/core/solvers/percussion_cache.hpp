@@ -16,9 +16,13 @@
 namespace grain::detail {
 
 /// The sorted keys of the current contacts and, per contact, its ordinal within its pair.
+/// `scratch` (optional, kept by the caller between calls) lets two sorted runs of keys be merged
+/// instead of sorted: the order of a distributed step, whose contacts at split bodies come first
+/// (ContactProblem::splitContacts), each part in canonical order.
 void makePercussionCacheKeys(const BodyStorage& bodies, const ContactStorage& contacts,
                              std::vector<PercussionCacheKey>& keys,
-                             std::vector<std::uint32_t>& ordinal);
+                             std::vector<std::uint32_t>& ordinal,
+                             std::vector<PercussionCacheKey>* scratch = nullptr);
 
 /// Three-way comparison of (lo, hi, ordinal) with a cache entry.
 inline int compareCacheEntry(BodyId lo, BodyId hi, std::uint32_t ord,
