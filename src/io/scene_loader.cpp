@@ -27,6 +27,7 @@
 #include <grain/io/sim_file.hpp>
 #include <grain/io/simulated_share.hpp>
 
+#include "io/settings_io.hpp"
 #include "io/xml_reader.hpp"
 
 namespace grain::io {
@@ -282,7 +283,7 @@ class SceneBuilder {
       ref->markIgnored();
     }
     readSolver(*e.child("InclusionSolverSettings"));
-    out_.stepper.solver.threadCount = e.integer("threadCount");
+    detail::readSettings(e, out_.stepper.solver, "TimeStepperSettings");
   }
 
   void readSolver(const Element& e) {
@@ -290,64 +291,35 @@ class SceneBuilder {
     const std::string method = e.enumeration("method");
     solverMethodName_ = method;
     s.localMethod = localMethodFromSceneName(method);
-    if (s.localMethod) {
-      s.method = SolverMethod::SorContact;  // unused
-    } else if (method == "SOR" || method == "SORContact") {
-      s.method = SolverMethod::SorContact;
-    } else if (method == "SORFull") {
-      s.method = SolverMethod::SorFull;
-    } else if (method == "SORNormalTangential") {
-      s.method = SolverMethod::SorNormalTangential;
-    } else {
-      s.method = SolverMethod::Jor;
+    s.method = SolverMethod::SorContact;  // unused with a local method
+    if (!s.localMethod) {
+      settings::valueOf(method, s.method);
     }
-    out_.solverExtras.useGpu = e.boolean("useGPU");
-    out_.solverExtras.gpuDevice = e.integer("useGPUID");
+    detail::readSettings(e, out_.solverExtras);
     if (out_.solverExtras.useGpu) {
       e.warn("useGPU=\"true\": grain has no GPU solver, the contact problem is solved on the CPU");
     }
-    s.alphaJorProx = e.real("alphaJORProx");
-    s.alphaSorProx = e.real("alphaSORProx");
-    s.rStrategy = e.enumeration("matrixRStrategy") == "sum" ? RStrategy::Sum : RStrategy::Max;
-    s.subMethodUcf =
-        e.enumeration("subMethodUCF") == "DS" ? UcfSubMethod::DeSaxce : UcfSubMethod::AlartCurnier;
-    const std::string conv = e.enumeration("convergenceMethod");
-    s.convergenceMethod = conv == "InLambda"           ? ConvergenceMethod::InLambda
-                          : conv == "InVelocityLocal"  ? ConvergenceMethod::InVelocityLocal
-                          : conv == "InEnergyVelocity" ? ConvergenceMethod::InEnergyVelocity
-                          : conv == "NaturalMap"       ? ConvergenceMethod::NaturalMap
-                          : conv == "Koziara"          ? ConvergenceMethod::Koziara
-                                                       : ConvergenceMethod::InVelocity;
-    if (s.localMethod && e.has("convergenceMethod") && conv != "NaturalMap" && conv != "Koziara") {
-      e.warn("convergenceMethod=\"" + conv + "\" does not apply to the local solver " + method +
+    detail::readSettings(e, s);
+    if (s.localMethod && e.has("convergenceMethod") &&
+        s.convergenceMethod != ConvergenceMethod::NaturalMap &&
+        s.convergenceMethod != ConvergenceMethod::Koziara) {
+      e.warn("convergenceMethod=\"" + e.enumeration("convergenceMethod") +
+             "\" does not apply to the local solver " + method +
              ": it stops on the NaturalMap error <= relTol");
     }
-    s.minIter = e.integer("minIter");
-    s.maxIter = e.integer("maxIter");
     if (s.minIter > s.maxIter) {
       e.failAt("minIter", "attribute 'minIter' must be <= maxIter (got " +
                               std::to_string(s.minIter) + " > " + std::to_string(s.maxIter) + ")");
     }
-    s.absTol = e.real("absTol");
-    s.relTol = e.real("relTol");
-    out_.solverExtras.computeResidual = e.boolean("computeResidual");
-    s.computeTotalOverlap = e.boolean("computeTotalOverlap");
-    s.usePercussionCache = e.boolean("usePercussionCache");
-    s.matrixFree = e.boolean("matrixFree");
     if (s.matrixFree && s.localMethod != LocalSolverMethod::Apgd) {
       e.failAt("matrixFree", "matrixFree=\"true\" is supported by method APGD only (got method \"" +
                                  method + "\")");
     }
-    s.reserveContacts = e.integer("reserveContacts");
-    s.isFiniteCheck = e.boolean("isFiniteCheck");
-    s.driftCorrectionGap = e.boolean("driftCorrectionGap");
     if (s.driftCorrectionGap && !e.has("driftCorrectionGapAlpha")) {
       e.fail(
           "missing required attribute 'driftCorrectionGapAlpha' (required when "
           "driftCorrectionGap is true)");
     }
-    s.driftCorrectionGapAlpha = e.real("driftCorrectionGapAlpha");
-    s.driftCorrectionGapSlop = e.real("driftCorrectionGapSlop");
     atElement(e, [&] { validate(out_.stepper); });
   }
 

@@ -5,8 +5,10 @@
 #include <vector>
 
 #include <grain/core/solvers/local_method_settings.hpp>
+#include <grain/io/scene.hpp>
 #include <grain/io/scene_schema.hpp>
 
+#include "io/settings_io.hpp"
 #include "io/xml_reader.hpp"
 
 namespace grain::io::schema {
@@ -101,14 +103,6 @@ constexpr A kContactForceOutput[] = {
     opt("maxIterations", T::Integer, "200", B::AtLeastOne, {}, "compatible forces: Newton iterations per phase"),
 };
 
-constexpr A kTimeStepper[] = {
-    req("deltaT", T::Real, B::Positive, "s", "time step"),
-    req("endTime", T::Real, B::NonNegative, "s", "end of the simulation (absolute time)"),
-    opt("threadCount", T::Integer, "1", B::AtLeastOne, {},
-        "threads per process (grain only, not GRSF): more than 1 sweeps the SOR methods colour by "
-        "colour in parallel, with results independent of the thread count (docs/architecture.md); "
-        "grain-sim --threads N sets it"),
-};
 constexpr C kTimeStepperChildren[] = {
     child("InclusionSolverSettings", 1, 1),
     child("SimulateFromReference"),
@@ -120,66 +114,41 @@ constexpr A kSimulateFromReference[] = {
     opt("file", T::String, {}, B::None, {}, "unused while enabled is false"),
 };
 
-// Velocity prox methods, then the local solvers from their one table (kLocalMethodNames).
-constexpr SV kVelocityMethods = "SOR|SORContact|SORFull|SORNormalTangential|JOR";
-constexpr std::size_t methodValuesLength() {
-  std::size_t n = kVelocityMethods.size();
-  for (const LocalMethodName& m : kLocalMethodNames) {
-    n += 1 + m.sceneName.size();
-  }
-  return n;
-}
-constexpr auto kMethodValueChars = [] {
-  std::array<char, methodValuesLength()> a{};
-  std::size_t k = 0;
-  for (const char ch : kVelocityMethods) {
-    a[k++] = ch;
-  }
-  for (const LocalMethodName& m : kLocalMethodNames) {
-    a[k++] = '|';
-    for (const char ch : m.sceneName) {
-      a[k++] = ch;
-    }
-  }
-  return a;
-}();
-constexpr SV kMethodValues{kMethodValueChars.data(), kMethodValueChars.size()};
+// Generated from the settings descriptions (settings_io.hpp): the rows of these elements are
+// those of the structs' describe(), with the attributes that are not settings members added here.
 
-constexpr A kInclusionSolver[] = {
-    reqEnum("method", kMethodValues, {},
-            "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, DelassusJOR, "
-            "APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus problem (docs/solvers.md). "
-            "grain-sim-mpi on more than one process runs the velocity prox methods and APGD with "
-            "matrixFree=\"true\" only and refuses the others (docs/mpi.md)"),
-    req("useGPU", T::Boolean, B::None, {}, "grain has no GPU solver: true gives a warning and solves on the CPU"),
-    opt("useGPUID", T::Integer, "0", B::None, {}, "GPU device (unused)"),
-    req("alphaJORProx", T::Real, B::OpenZeroTwo, {}, "JOR relaxation factor"),
-    req("alphaSORProx", T::Real, B::OpenZeroTwo, {}, "SOR relaxation factor: R_N = alpha/G_nn, R_T = alpha/max(G_tt)"),
-    optEnum("matrixRStrategy", "max|sum", "max", "sum2", "how the prox metric R is taken from the Delassus block"),
-    optEnum("subMethodUCF", "AC|DS", "AC", {}, "AC: Alart-Curnier (R+ and disk); DS: De Saxce cone"),
-    optEnum("convergenceMethod", "InLambda|InVelocity|InVelocityLocal|InEnergyVelocity|NaturalMap|Koziara",
-            "InVelocity", "InEnergyLocalMix",
-            "stopping test: In*: quantity compared between sweeps (velocity prox methods); NaturalMap, "
-            "Koziara: accuracy measure of the iterate <= relTol (absTol unused); local solvers stop on "
-            "Koziara if given, else on NaturalMap"),
-    opt("minIter", T::Integer, "0", B::None, {}, "minimum number of sweeps (<= maxIter)"),
-    req("maxIter", T::Integer, B::AtLeastOne, {}, "maximum number of sweeps (local solvers: iterations)"),
-    req("absTol", T::Real, B::NonNegative, {}, "absolute tolerance: converged if |new - old| <= |old| relTol + absTol"),
-    req("relTol", T::Real, B::NonNegative, {}, "relative tolerance; the error tolerance of NaturalMap, Koziara and the local solvers"),
-    opt("computeResidual", T::Boolean, "false", B::None, {}, "keep checking every body after convergence"),
-    opt("computeTotalOverlap", T::Boolean, "false", B::None, {}, "per-body sum of penetrations (m)"),
-    opt("usePercussionCache", T::Boolean, "false", B::None, {}, "warm start from the previous step"),
-    opt("matrixFree", T::Boolean, "false", B::None, {},
-        "APGD only: iterate on the matrix-free Delassus operator instead of the assembled matrix "
-        "(docs/solvers.md); the form of APGD that runs distributed in grain-sim-mpi"),
-    opt("reserveContacts", T::Integer, "1000", B::None, {}, "contacts to reserve memory for"),
-    opt("isFiniteCheck", T::Boolean, "false", B::None, {}, "check velocities for NaN/inf after each solve"),
-    opt("driftCorrectionGap", T::Boolean, "false", B::None, {}, "push penetrating contacts apart"),
-    opt("driftCorrectionGapAlpha", T::Real, "0.2", B::UnitInterval, {},
-        "fraction of the penetration removed per step; required when driftCorrectionGap is true"),
-    opt("driftCorrectionGapSlop", T::Real, "0", B::NonNegative, "m",
-        "penetration left uncorrected: only the overlap beyond it is pushed apart"),
-};
+std::span<const A> timeStepperAttributes() {
+  static const detail::GeneratedAttributes rows = [] {
+    detail::GeneratedAttributes g;
+    g.add(req("deltaT", T::Real, B::Positive, "s", "time step"));
+    g.add(req("endTime", T::Real, B::NonNegative, "s", "end of the simulation (absolute time)"));
+    g.add<InclusionSolverSettings>("TimeStepperSettings");
+    return g;
+  }();
+  return rows.rows();
+}
+
+std::span<const A> inclusionSolverAttributes() {
+  static const detail::GeneratedAttributes rows = [] {
+    detail::GeneratedAttributes g;
+    // method: the velocity prox methods (kSolverMethodNames), then the local solvers
+    // (kLocalMethodNames); one attribute for InclusionSolverSettings::method and localMethod.
+    std::string methods = detail::enumValuesText<SolverMethod>();
+    for (const LocalMethodName& m : kLocalMethodNames) {
+      methods += "|" + std::string(m.sceneName);
+    }
+    g.add(reqEnum("method", g.keep(std::move(methods)), {},
+                  "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, "
+                  "DelassusJOR, APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus "
+                  "problem (docs/solvers.md). grain-sim-mpi on more than one process runs the "
+                  "velocity prox methods and APGD with matrixFree=\"true\" only and refuses the "
+                  "others (docs/mpi.md)"));
+    g.add<SolverExtras>();
+    g.add<InclusionSolverSettings>();
+    return g;
+  }();
+  return rows.rows();
+}
 
 // ---- ContactParameterMap ----------------------------------------------------------------------
 
@@ -633,7 +602,8 @@ constexpr A kVel[] = {
 
 using E = ElementSpec;
 
-constexpr ElementSpec kElements[] = {
+std::span<const ElementSpec> elementTable() {
+static const ElementSpec kElements[] = {
     E{.name = "DynamicsSystem", .children = kRootChildren,
       .doc = "root element; besides the namespace declarations (the default namespace, if given, is SceneFile) and xsi:* attributes it has no attributes"},
     E{.name = "SceneSettings", .parent = "DynamicsSystem", .children = kSceneSettingsChildren,
@@ -646,11 +616,11 @@ constexpr ElementSpec kElements[] = {
       .variantValue = "noOutput", .attributes = kRecorderNoOutput},
     E{.name = "ContactForceOutput", .parent = "SceneSettings", .attributes = kContactForceOutput,
       .doc = "per-contact forces of some steps in ContactForces.dat of the run folder (docs/contact-output.md)"},
-    E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = kTimeStepper,
+    E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = timeStepperAttributes(),
       .children = kTimeStepperChildren, .doc = "Moreau midpoint time stepping"},
     E{.name = "SimulateFromReference", .parent = "TimeStepperSettings", .attributes = kSimulateFromReference,
       .doc = "replaying reference states; only the disabled form is accepted"},
-    E{.name = "InclusionSolverSettings", .parent = "TimeStepperSettings", .attributes = kInclusionSolver,
+    E{.name = "InclusionSolverSettings", .parent = "TimeStepperSettings", .attributes = inclusionSolverAttributes(),
       .doc = "the prox contact solver"},
     E{.name = "InclusionSolverSettings", .parent = "MPISettings", .attributes = kMpiSolver,
       .doc = "contact solver settings of distributed runs"},
@@ -792,6 +762,8 @@ constexpr ElementSpec kElements[] = {
       .variantValue = "generalized", .implemented = false},
     E{.name = "Vel", .parent = "InitialVelocity", .attributes = kVel},
 };
+return kElements;
+}
 // clang-format on
 
 bool containsValue(std::string_view barList, std::string_view value) {
@@ -799,22 +771,7 @@ bool containsValue(std::string_view barList, std::string_view value) {
   return std::find(parts.begin(), parts.end(), value) != parts.end();
 }
 
-bool withinBound(Bound b, double v) {
-  switch (b) {
-    case Bound::Positive:
-      return v > 0.0;
-    case Bound::NonNegative:
-      return v >= 0.0;
-    case Bound::UnitInterval:
-      return v >= 0.0 && v <= 1.0;
-    case Bound::OpenZeroTwo:
-      return v > 0.0 && v < 2.0;
-    case Bound::AtLeastOne:
-      return v >= 1.0;
-    default:
-      return true;
-  }
-}
+using settings::withinBound;
 
 std::string inQuotes(std::string_view s) {
   return "'" + std::string(s) + "'";
@@ -832,14 +789,15 @@ std::string trimmed(std::string_view s) {
 }  // namespace
 
 std::span<const ElementSpec> elements() {
-  return kElements;
+  return elementTable();
 }
 
 std::span<const ElementSpec> elementsNamed(std::string_view name) {
-  const auto first = std::find_if(std::begin(kElements), std::end(kElements),
-                                  [&](const ElementSpec& e) { return e.name == name; });
+  const std::span<const ElementSpec> all = elementTable();
+  const auto first =
+      std::find_if(all.begin(), all.end(), [&](const ElementSpec& e) { return e.name == name; });
   auto last = first;
-  while (last != std::end(kElements) && last->name == name) {
+  while (last != all.end() && last->name == name) {
     ++last;
   }
   return {first, last};
@@ -1057,27 +1015,7 @@ std::string_view toString(AttrType t) {
 }
 
 std::string_view toString(Bound b) {
-  switch (b) {
-    case Bound::None:
-      return "";
-    case Bound::Positive:
-      return "> 0";
-    case Bound::NonNegative:
-      return ">= 0";
-    case Bound::UnitInterval:
-      return "in [0, 1]";
-    case Bound::OpenZeroTwo:
-      return "in (0, 2)";
-    case Bound::AtLeastOne:
-      return ">= 1";
-    case Bound::NonZeroVector:
-      return "a non-zero vector";
-    case Bound::PositiveVector:
-      return "positive in every component";
-    case Bound::NonZeroComponents:
-      return "non-zero in every component";
-  }
-  return "?";
+  return settings::boundText(b);
 }
 
 std::vector<std::string_view> splitBar(std::string_view s) {

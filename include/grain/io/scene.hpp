@@ -12,6 +12,7 @@
 
 #include <grain/core/bodies/body_id.hpp>
 #include <grain/core/bodies/body_storage.hpp>
+#include <grain/core/common/settings.hpp>
 #include <grain/core/contact/compatible_forces.hpp>
 #include <grain/core/geometry/shapes.hpp>
 #include <grain/core/timestepping/dynamics_system.hpp>
@@ -59,6 +60,18 @@ struct SolverExtras {
   bool useGpu = false;           ///< requested GPU solve (grain solves on the CPU, with a warning)
   std::uint32_t gpuDevice = 0;   ///< useGPUID
   bool computeResidual = false;  ///< computeResidual
+
+  /// The description of the members (grain/core/common/settings.hpp).
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = SolverExtras;
+    using settings::field;
+    v(field<&S::useGpu>("useGPU").required().withDoc(
+        "grain has no GPU solver: true gives a warning and solves on the CPU"));
+    v(field<&S::gpuDevice>("useGPUID").withDoc("GPU device (unused)"));
+    v(field<&S::computeResidual>("computeResidual")
+          .withDoc("keep checking every body after convergence"));
+  }
 };
 
 /// One <RigidBodies> element: `count` bodies with ids makeBodyId(groupId, firstNumber + k)
