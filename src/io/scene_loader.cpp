@@ -274,8 +274,7 @@ class SceneBuilder {
   }
 
   void readTimeStepper(const Element& e) {
-    out_.stepper.deltaT = e.real("deltaT");
-    out_.stepper.endTime = e.real("endTime");
+    detail::readSettings(e, out_.stepper);
     if (const auto ref = e.child("SimulateFromReference")) {
       if (ref->boolean("enabled")) {
         ref->failAt("enabled", "<SimulateFromReference enabled=\"true\"> is not supported yet");
@@ -364,16 +363,7 @@ class SceneBuilder {
 
   ContactParameter readContactLaw(const Element& e) {
     ContactParameter p;
-    p.model = e.enumeration("type") == "UCFD" ? ContactModel::UCFD : ContactModel::UCF;
-    p.mu = e.real("mu");
-    p.epsilonN = e.real("epsilonN");
-    p.epsilonT = e.real("epsilonT");
-    if (p.model == ContactModel::UCFD) {
-      p.invDampingN = e.real("invDampingN");
-      p.invDampingT = e.real("invDampingT");
-    }
-    p.relativeStiffness = e.real("relativeStiffness");
-    p.muRolling = e.real("muRolling");
+    detail::readSettings(e, p);  // UCF: the inverse dampings are ignored, p keeps 0
     const InclusionSolverSettings& solver = out_.stepper.solver;
     if (p.muRolling > 0.0 && (solver.localMethod || solver.method != SolverMethod::SorContact)) {
       e.failAt("muRolling", "attribute 'muRolling' (" + e.string("muRolling") +

@@ -120,8 +120,7 @@ constexpr A kSimulateFromReference[] = {
 std::span<const A> timeStepperAttributes() {
   static const detail::GeneratedAttributes rows = [] {
     detail::GeneratedAttributes g;
-    g.add(req("deltaT", T::Real, B::Positive, "s", "time step"));
-    g.add(req("endTime", T::Real, B::NonNegative, "s", "end of the simulation (absolute time)"));
+    g.add<StepperSettings>();
     g.add<InclusionSolverSettings>("TimeStepperSettings");
     return g;
   }();
@@ -157,63 +156,36 @@ constexpr C kContactMapChildren[] = {
     child("ContactParameter", 0, kUnbounded),
 };
 
-constexpr SV kContactTypes = "UCF|UCFD";
-constexpr SV kContactTypesLater = "UCFDD";
-constexpr SV kUcfDoc = "UCF: unilateral contact, Coulomb friction, Newton impacts";
-constexpr SV kUcfdDoc = "UCFD: UCF with inverse dampings";
-
-constexpr A kMuRolling = opt("muRolling", T::Real, "0", B::NonNegative, {},
-    "rolling-resistance coefficient mu_r (grain only, not GRSF): a constant rolling torque of at most "
-    "mu_r R* lambda_N opposes the relative rolling of the pair, R* = r_A r_B/(r_A + r_B) from the "
-    "centres of mass to the contact point; method SORContact only");
-constexpr A kStandardUcf[] = {
-    reqEnum("type", kContactTypes, kContactTypesLater, kUcfDoc),
-    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
-    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
-    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
-    ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
-    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
-    opt("relativeStiffness", T::Real, "1", B::Positive, {},
-        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
-    kMuRolling,
-};
-constexpr A kStandardUcfd[] = {
-    reqEnum("type", kContactTypes, kContactTypesLater, kUcfdDoc),
-    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
-    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
-    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
-    req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
-    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
-    opt("relativeStiffness", T::Real, "1", B::Positive, {},
-        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
-    kMuRolling,
-};
-constexpr A kPairUcf[] = {
-    req("materialId1", T::Integer, B::None, {}, "first material"),
-    req("materialId2", T::Integer, B::None, {}, "second material"),
-    reqEnum("type", kContactTypes, kContactTypesLater, kUcfDoc),
-    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
-    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
-    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
-    ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
-    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
-    opt("relativeStiffness", T::Real, "1", B::Positive, {},
-        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
-    kMuRolling,
-};
-constexpr A kPairUcfd[] = {
-    req("materialId1", T::Integer, B::None, {}, "first material"),
-    req("materialId2", T::Integer, B::None, {}, "second material"),
-    reqEnum("type", kContactTypes, kContactTypesLater, kUcfdDoc),
-    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
-    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
-    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
-    req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
-    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
-    opt("relativeStiffness", T::Real, "1", B::Positive, {},
-        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
-    kMuRolling,
-};
+// The contact law's attributes are ContactParameter::describe's; the variant `type` (UCF, UCFD)
+// decides whether the inverse dampings are read or accepted without effect.
+std::span<const A> contactLawAttributes(bool pair, ContactModel model) {
+  const auto make = [](bool forPair, ContactModel m) {
+    detail::GeneratedAttributes g;
+    if (forPair) {
+      g.add(req("materialId1", T::Integer, B::None, {}, "first material"));
+      g.add(req("materialId2", T::Integer, B::None, {}, "second material"));
+    }
+    g.add<ContactParameter>();
+    g.row("type").doc = m == ContactModel::UCF
+                            ? "UCF: unilateral contact, Coulomb friction, Newton impacts"
+                            : "UCFD: UCF with inverse dampings";
+    if (m == ContactModel::UCF) {
+      for (const SV name : {SV("invDampingN"), SV("invDampingT")}) {
+        A& r = g.row(name);
+        r.use = U::Ignored;
+        r.unit = {};
+        r.doc = "only for UCFD";
+      }
+    }
+    return g;
+  };
+  static const detail::GeneratedAttributes standardUcf = make(false, ContactModel::UCF);
+  static const detail::GeneratedAttributes standardUcfd = make(false, ContactModel::UCFD);
+  static const detail::GeneratedAttributes pairUcf = make(true, ContactModel::UCF);
+  static const detail::GeneratedAttributes pairUcfd = make(true, ContactModel::UCFD);
+  const bool ucf = model == ContactModel::UCF;
+  return (pair ? (ucf ? pairUcf : pairUcfd) : (ucf ? standardUcf : standardUcfd)).rows();
+}
 
 // ---- Geometries (shared by Geometry and GlobalGeometries) -------------------------------------
 
@@ -628,15 +600,15 @@ static const ElementSpec kElements[] = {
       .doc = "contact laws per material pair; without it, or without ContactParameterStandard, the "
              "standard law is UCF mu=0.3 epsilonN=0.5 epsilonT=0.5"},
     E{.name = "ContactParameterStandard", .parent = "ContactParameterMap", .variantAttribute = "type",
-      .variantValue = "UCF", .attributes = kStandardUcf, .doc = "law of material pairs without their own ContactParameter"},
+      .variantValue = "UCF", .attributes = contactLawAttributes(false, ContactModel::UCF), .doc = "law of material pairs without their own ContactParameter"},
     E{.name = "ContactParameterStandard", .parent = "ContactParameterMap", .variantAttribute = "type",
-      .variantValue = "UCFD", .attributes = kStandardUcfd},
+      .variantValue = "UCFD", .attributes = contactLawAttributes(false, ContactModel::UCFD)},
     E{.name = "ContactParameterStandard", .parent = "ContactParameterMap", .variantAttribute = "type",
       .variantValue = "UCFDD", .implemented = false},
     E{.name = "ContactParameter", .parent = "ContactParameterMap", .variantAttribute = "type",
-      .variantValue = "UCF", .attributes = kPairUcf, .doc = "law of one unordered material pair"},
+      .variantValue = "UCF", .attributes = contactLawAttributes(true, ContactModel::UCF), .doc = "law of one unordered material pair"},
     E{.name = "ContactParameter", .parent = "ContactParameterMap", .variantAttribute = "type",
-      .variantValue = "UCFD", .attributes = kPairUcfd},
+      .variantValue = "UCFD", .attributes = contactLawAttributes(true, ContactModel::UCFD)},
     E{.name = "ContactParameter", .parent = "ContactParameterMap", .variantAttribute = "type",
       .variantValue = "UCFDD", .implemented = false},
     E{.name = "GlobalGeometries", .parent = "SceneSettings", .children = kGlobalGeometriesChildren,

@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <grain/core/common/error.hpp>
+#include <grain/core/contact/contact_parameters.hpp>
 #include <grain/core/solvers/solver_settings.hpp>
+#include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/scene_schema.hpp>
 
@@ -85,10 +87,16 @@ void expectRows(const ElementSpec& e, std::string_view element = {}, std::string
 }
 
 TEST(SettingsDescription, SchemaRowsComeFromTheDescriptions) {
+  expectRows<StepperSettings>(spec("TimeStepperSettings", "SceneSettings"));
   expectRows<InclusionSolverSettings>(spec("TimeStepperSettings", "SceneSettings"),
                                       "TimeStepperSettings");
   expectRows<InclusionSolverSettings>(spec("InclusionSolverSettings", "TimeStepperSettings"));
   expectRows<io::SolverExtras>(spec("InclusionSolverSettings", "TimeStepperSettings"));
+  for (const char* law : {"ContactParameterStandard", "ContactParameter"}) {
+    for (std::size_t variant = 0; variant < 2; ++variant) {  // UCF, UCFD
+      expectRows<ContactParameter>(spec(law, "ContactParameterMap", variant));
+    }
+  }
 }
 
 TEST(SettingsDescription, EnumerationValuesAreTheDescribedNames) {
@@ -138,6 +146,17 @@ TEST(SettingsDescription, CoreChecksTheDescribedBounds) {
   s = {};
   s.normalTangentialUpdateRatio = 0;  // not a scene attribute, checked all the same
   EXPECT_EQ(errorOf([&] { validate(s); }), "normalTangentialUpdateRatio must be >= 1");
+
+  StepperSettings st;
+  st.deltaT = 0.0;
+  EXPECT_EQ(errorOf([&] { validate(st); }), "deltaT must be > 0");
+
+  ContactParameter p;
+  p.epsilonN = 1.5;
+  EXPECT_EQ(errorOf([&] { validateContactParameter(p); }), "epsilonN must be in [0, 1]");
+  p = {};
+  p.muRolling = -0.1;
+  EXPECT_EQ(errorOf([&] { validateContactParameter(p); }), "muRolling must be >= 0");
 }
 
 }  // namespace
