@@ -512,55 +512,33 @@ class SceneBuilder {
   }
 
   void readMpiSettings(const Element& e) {
-    MpiSettings m;
+    LoadBalanceSettings m;
     const Element pt = *e.child("ProcessTopology");
-    m.mode =
-        pt.spec().variantValue == "static" ? MpiSettings::Mode::Static : MpiSettings::Mode::Dynamic;
-    if (m.mode == MpiSettings::Mode::Dynamic) {
-      m.policy = pt.enumeration("policy") == "bodyLimit" ? MpiSettings::Policy::BodyLimit
-                                                         : MpiSettings::Policy::AlwaysRebuild;
-      m.policyCheckEveryXTimeStep = pt.integer("policyCheckEveryXTimeStep");
-      m.bodyLimit = pt.integer("bodyLimit");
-      m.bodyWeight = pt.enumeration("bodyWeight") == "time" ? MpiSettings::BodyWeight::Time
-                                                            : MpiSettings::BodyWeight::Count;
-    }
-    m.doLocalComputations = pt.boolean("doLocalComputations");
-
+    detail::readSettings(pt, m, "ProcessTopology");
     const Element t = *pt.child("Topology");
-    MpiTopology& topo = m.topology;
-    topo.type =
-        t.spec().variantValue == "grid" ? MpiTopology::Type::Grid : MpiTopology::Type::KdTree;
-    const std::string mode = t.enumeration("buildMode");
-    topo.buildMode = mode == "AABB"          ? MpiTopology::BuildMode::Aabb
-                     : mode == "binetTensor" ? MpiTopology::BuildMode::BinetTensor
-                     : mode == "predefined"  ? MpiTopology::BuildMode::Predefined
-                                             : MpiTopology::BuildMode::Mvbb;
-    topo.minCellSize = t.real("minCellSize");
-    if (topo.type == MpiTopology::Type::Grid) {
-      topo.dimension = t.integerVector3("dimension");
-      topo.matchProcessDimToExtent = t.boolean("matchProcessDimToExtent");
-    }
-    if (topo.buildMode == MpiTopology::BuildMode::Predefined) {
+    detail::readSettings(t, m, "Topology");
+    if (m.buildMode == LoadBalanceSettings::BuildMode::Predefined) {
       for (const char* a : {"aligned", "minPoint", "maxPoint"}) {
         if (!t.has(a)) {
           t.fail(std::string("missing required attribute '") + a +
                  "' (required with buildMode=\"predefined\")");
         }
       }
-      topo.aligned = t.boolean("aligned");
-      if (!topo.aligned) {
+      if (!m.aligned) {
         t.failAt("aligned",
                  "attribute 'aligned' must be true (only axis-aligned predefined "
                  "boxes are supported)");
       }
-      topo.minPoint = t.vector3("minPoint");
-      topo.maxPoint = t.vector3("maxPoint");
-      if (!(topo.minPoint.array() < topo.maxPoint.array()).all()) {
+      if (!(m.minPoint.array() < m.maxPoint.array()).all()) {
         t.failAt("maxPoint", "attribute 'maxPoint' must be > minPoint in every component (got " +
                                  t.string("maxPoint") + " and " + t.string("minPoint") + ")");
       }
     } else {
-      // Only meaningful for predefined boxes: accepted, reported.
+      // Only meaningful for predefined boxes: accepted, reported, not used.
+      const LoadBalanceSettings defaults;
+      m.aligned = defaults.aligned;
+      m.minPoint = defaults.minPoint;
+      m.maxPoint = defaults.maxPoint;
       for (const char* a : {"aligned", "minPoint", "maxPoint"}) {
         if (t.has(a)) {
           diag_.ignored.push_back(t.path() + "@" + a);
@@ -568,19 +546,13 @@ class SceneBuilder {
       }
     }
     if (const auto mp = pt.child("MassPointPrediction")) {
-      m.massPointCount = mp->integer("nPoints");
-      m.massPointDeltaT = mp->real("deltaT");
+      detail::readSettings(*mp, m, "MassPointPrediction");
     }
     if (const auto of = pt.child("GlobalOutlierFilter")) {
       m.outlierFilter = true;
-      m.outlierKnnMean = of->integer("kNNMean");
-      m.outlierStdDeviationMult = of->real("stdDeviationMult");
-      m.outlierAllowSplitAbove = of->integer("allowSplitAbove");
+      detail::readSettings(*of, m, "GlobalOutlierFilter");
     }
-    const Element solver = *e.child("InclusionSolverSettings");
-    m.splitNodeUpdateRatio = solver.integer("splitNodeUpdateRatio");
-    m.convergenceCheckRatio = solver.integer("convergenceCheckRatio");
-    m.reserveSplitNodes = solver.integer("reserveSplitNodes");
+    detail::readSettings(*e.child("InclusionSolverSettings"), m, "InclusionSolverSettings");
     out_.mpi = m;
     out_.hasMpiSettings = true;
   }

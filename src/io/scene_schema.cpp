@@ -356,84 +356,83 @@ constexpr A kSelectiveRange[] = {
 
 constexpr C kMpiChildren[] = {child("ProcessTopology", 1, 1), child("InclusionSolverSettings", 1, 1)};
 
-constexpr SV kTopologyModes = "static|dynamic";
-constexpr SV kPolicies = "alwaysRebuild|bodyLimit";
-constexpr SV kBodyWeights = "count|time";
-constexpr A kProcessTopologyStatic[] = {
-    reqEnum("mode", kTopologyModes, {}, "static: the decomposition is built once"),
-    ignEnum("policy", kPolicies, "only for mode=\"dynamic\""),
-    ign("policyCheckEveryXTimeStep", T::Integer, B::AtLeastOne, "only for mode=\"dynamic\""),
-    ign("bodyLimit", T::Integer, B::AtLeastOne, "only for mode=\"dynamic\""),
-    opt("doLocalComputations", T::Boolean, "true", B::None, {},
-        "accepted for GRSF files; grain always builds the decomposition in parallel from each "
-        "process's bodies"),
-};
-constexpr A kProcessTopologyDynamic[] = {
-    reqEnum("mode", kTopologyModes, {}, "dynamic: the decomposition is rebuilt during the run"),
-    reqEnum("policy", kPolicies, {}, "alwaysRebuild: at every check; bodyLimit: when a process has more than bodyLimit bodies"),
-    opt("policyCheckEveryXTimeStep", T::Integer, "10", B::AtLeastOne, {}, "steps between rebuild checks"),
-    opt("bodyLimit", T::Integer, "500", B::AtLeastOne, {}, "body count that triggers a rebuild (policy bodyLimit)"),
-    opt("doLocalComputations", T::Boolean, "true", B::None, {},
-        "accepted for GRSF files; grain always builds the decomposition in parallel from each "
-        "process's bodies"),
-    optEnum("bodyWeight", kBodyWeights, "count", {},
-            "weight of a body in a rebuild (grain only): count: 1 each, as GRSF; time: this "
-            "process's compute time since the last rebuild (its step time less the time spent "
-            "waiting in MPI calls) per body it owns, so slower processes get fewer bodies. The "
-            "decomposition then depends on the measured times, and results are reproducible only "
-            "to the solver's tolerance"),
-};
+// The attributes below MPISettings are LoadBalanceSettings::describe's, element by element;
+// the variants (mode static|dynamic, type grid|kdTree) differ in what they read and in docs.
+std::span<const A> processTopologyAttributes(LoadBalanceSettings::Mode mode) {
+  const auto make = [](bool dynamic) {
+    detail::GeneratedAttributes g;
+    g.add<LoadBalanceSettings>("ProcessTopology");
+    if (dynamic) {
+      g.row("mode").doc = "dynamic: the decomposition is rebuilt during the run";
+    } else {
+      g.row("mode").doc = "static: the decomposition is built once";
+      for (const SV name : {SV("policy"), SV("policyCheckEveryXTimeStep"), SV("bodyLimit")}) {
+        g.ignore(name, "only for mode=\"dynamic\"");
+      }
+      g.remove("bodyWeight");
+    }
+    return g;
+  };
+  static const detail::GeneratedAttributes staticRows = make(false);
+  static const detail::GeneratedAttributes dynamicRows = make(true);
+  return (mode == LoadBalanceSettings::Mode::Static ? staticRows : dynamicRows).rows();
+}
+
+std::span<const A> topologyAttributes(LoadBalanceSettings::TopologyType type) {
+  const auto make = [](bool grid) {
+    detail::GeneratedAttributes g;
+    g.add<LoadBalanceSettings>("Topology");
+    g.add(ign("minGridSize", T::Real, B::Positive, "not read"));
+    if (grid) {
+      g.row("type").doc = "grid: an axis-aligned Cartesian grid of process cells over the bodies' box";
+      g.row("buildMode").doc =
+          "box of the grid: predefined uses minPoint/maxPoint; the grid is axis-aligned, so "
+          "MVBB, AABB and binetTensor all use the axis-aligned box of the bodies";
+      g.row("minCellSize").doc = "smallest cell edge (the grid's box grows to respect it)";
+    } else {
+      g.row("type").doc =
+          "kdTree: recursive coordinate bisection (Zoltan RCB) of the bodies' centres, weighted, one "
+          "domain per process, computed in parallel";
+      g.row("buildMode").doc =
+          "frame of the cuts: AABB the axes of I; MVBB and binetTensor the principal axes of the "
+          "centres (second moments); predefined only the centres inside minPoint/maxPoint take part";
+      g.row("minCellSize").doc =
+          "smallest thickness of a cell between two cuts: a build with a thinner cell is repeated "
+          "from the centres alone or keeps the previous decomposition; a body larger than the "
+          "smallest cell is an error";
+      g.ignore("dimension", "only for type=\"grid\"");
+      g.ignore("matchProcessDimToExtent", "only for type=\"grid\"");
+    }
+    return g;
+  };
+  static const detail::GeneratedAttributes gridRows = make(true);
+  static const detail::GeneratedAttributes kdTreeRows = make(false);
+  return (type == LoadBalanceSettings::TopologyType::Grid ? gridRows : kdTreeRows).rows();
+}
+
+std::span<const A> mpiAttributesIn(SV element) {
+  static const detail::GeneratedAttributes massPoints = [] {
+    detail::GeneratedAttributes g;
+    g.add<LoadBalanceSettings>("MassPointPrediction");
+    return g;
+  }();
+  static const detail::GeneratedAttributes outliers = [] {
+    detail::GeneratedAttributes g;
+    g.add<LoadBalanceSettings>("GlobalOutlierFilter");
+    return g;
+  }();
+  static const detail::GeneratedAttributes solver = [] {
+    detail::GeneratedAttributes g;
+    g.add<LoadBalanceSettings>("InclusionSolverSettings");
+    return g;
+  }();
+  return element == "MassPointPrediction" ? massPoints.rows()
+         : element == "GlobalOutlierFilter" ? outliers.rows()
+                                            : solver.rows();
+}
+
 constexpr C kProcessTopologyChildren[] = {
     child("Topology", 1, 1), child("MassPointPrediction"), child("GlobalOutlierFilter"), gui("Visualization"),
-};
-
-constexpr SV kTopologyTypes = "grid|kdTree";
-constexpr SV kBuildModes = "MVBB|AABB|binetTensor|predefined";
-constexpr A kTopologyGrid[] = {
-    reqEnum("type", kTopologyTypes, {}, "grid: an axis-aligned Cartesian grid of process cells over the bodies' box"),
-    optEnum("buildMode", kBuildModes, "MVBB", {},
-            "box of the grid: predefined uses minPoint/maxPoint; the grid is axis-aligned, so "
-            "MVBB, AABB and binetTensor all use the axis-aligned box of the bodies"),
-    req("minCellSize", T::Real, B::Positive, "m", "smallest cell edge (the grid's box grows to respect it)"),
-    req("dimension", T::IntegerVector3, B::AtLeastOne, {},
-        "cells along x, y, z (product = number of processes) when matchProcessDimToExtent=\"false\""),
-    opt("matchProcessDimToExtent", T::Boolean, "true", B::None, {},
-        "true: the factorisation of the process count whose cells are closest to cubes; false: dimension as given"),
-    opt("aligned", T::Boolean, {}, B::None, {}, "buildMode=\"predefined\": must be true (axis-aligned box)"),
-    opt("minPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": lower corner (required there)"),
-    opt("maxPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": upper corner (> minPoint)"),
-    ign("minGridSize", T::Real, B::Positive, "not read"),
-};
-constexpr A kTopologyKdTree[] = {
-    reqEnum("type", kTopologyTypes, {},
-            "kdTree: recursive coordinate bisection (Zoltan RCB) of the bodies' centres, weighted, one "
-            "domain per process, computed in parallel"),
-    optEnum("buildMode", kBuildModes, "MVBB", {},
-            "frame of the cuts: AABB the axes of I; MVBB and binetTensor the principal axes of the "
-            "centres (second moments); predefined only the centres inside minPoint/maxPoint take part"),
-    req("minCellSize", T::Real, B::Positive, "m", "smallest thickness of a cell between two cuts: a build with a thinner cell is repeated from the centres alone or keeps the previous decomposition; a body larger than the smallest cell is an error"),
-    ign("dimension", T::IntegerVector3, B::AtLeastOne, "only for type=\"grid\""),
-    ign("matchProcessDimToExtent", T::Boolean, B::None, "only for type=\"grid\""),
-    opt("aligned", T::Boolean, {}, B::None, {}, "buildMode=\"predefined\": must be true (axis-aligned box)"),
-    opt("minPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": lower corner (required there)"),
-    opt("maxPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": upper corner (> minPoint)"),
-    ign("minGridSize", T::Real, B::Positive, "not read"),
-};
-constexpr A kMassPointPrediction[] = {
-    opt("nPoints", T::Integer, "5", B::AtLeastOne, {}, "predicted points per body"),
-    opt("deltaT", T::Real, "0.1", B::Positive, "s",
-        "time between predicted points (explicit Euler under gravity; a point stops at a static halfspace)"),
-};
-constexpr A kGlobalOutlierFilter[] = {
-    opt("kNNMean", T::Integer, "20", B::AtLeastOne, {}, "neighbours in the mean distance of a point"),
-    opt("stdDeviationMult", T::Real, "4", B::Positive, {}, "points farther than mean + stdDeviationMult sigma are outliers"),
-    opt("allowSplitAbove", T::Integer, "10", B::AtLeastOne, {}, "points per leaf of the kNN search tree"),
-};
-constexpr A kMpiSolver[] = {
-    req("splitNodeUpdateRatio", T::Integer, B::AtLeastOne, {}, "sweeps between averaging the velocities of split bodies"),
-    req("convergenceCheckRatio", T::Integer, B::AtLeastOne, {}, "velocity exchanges between global convergence checks"),
-    opt("reserveSplitNodes", T::Integer, "2000", B::None, {},
-        "accepted for GRSF files; grain sizes its split-body buffers itself"),
 };
 
 // ---- SceneObjects -----------------------------------------------------------------------------
@@ -594,7 +593,7 @@ static const ElementSpec kElements[] = {
       .doc = "replaying reference states; only the disabled form is accepted"},
     E{.name = "InclusionSolverSettings", .parent = "TimeStepperSettings", .attributes = inclusionSolverAttributes(),
       .doc = "the prox contact solver"},
-    E{.name = "InclusionSolverSettings", .parent = "MPISettings", .attributes = kMpiSolver,
+    E{.name = "InclusionSolverSettings", .parent = "MPISettings", .attributes = mpiAttributesIn("InclusionSolverSettings"),
       .doc = "contact solver settings of distributed runs"},
     E{.name = "ContactParameterMap", .parent = "SceneSettings", .children = kContactMapChildren,
       .doc = "contact laws per material pair; without it, or without ContactParameterStandard, the "
@@ -634,16 +633,16 @@ static const ElementSpec kElements[] = {
     E{.name = "MPISettings", .parent = "SceneSettings", .children = kMpiChildren,
       .doc = "domain decomposition and load balancing of grain-sim-mpi (read and checked by every run; docs/mpi.md)"},
     E{.name = "ProcessTopology", .parent = "MPISettings", .variantAttribute = "mode", .variantValue = "static",
-      .attributes = kProcessTopologyStatic, .children = kProcessTopologyChildren},
+      .attributes = processTopologyAttributes(LoadBalanceSettings::Mode::Static), .children = kProcessTopologyChildren},
     E{.name = "ProcessTopology", .parent = "MPISettings", .variantAttribute = "mode", .variantValue = "dynamic",
-      .attributes = kProcessTopologyDynamic, .children = kProcessTopologyChildren},
+      .attributes = processTopologyAttributes(LoadBalanceSettings::Mode::Dynamic), .children = kProcessTopologyChildren},
     E{.name = "Topology", .parent = "ProcessTopology", .variantAttribute = "type", .variantValue = "grid",
-      .attributes = kTopologyGrid},
+      .attributes = topologyAttributes(LoadBalanceSettings::TopologyType::Grid)},
     E{.name = "Topology", .parent = "ProcessTopology", .variantAttribute = "type", .variantValue = "kdTree",
-      .attributes = kTopologyKdTree},
-    E{.name = "MassPointPrediction", .parent = "ProcessTopology", .attributes = kMassPointPrediction,
+      .attributes = topologyAttributes(LoadBalanceSettings::TopologyType::KdTree)},
+    E{.name = "MassPointPrediction", .parent = "ProcessTopology", .attributes = mpiAttributesIn("MassPointPrediction"),
       .doc = "predicted body positions the decomposition is built from (defaults when absent)"},
-    E{.name = "GlobalOutlierFilter", .parent = "ProcessTopology", .attributes = kGlobalOutlierFilter,
+    E{.name = "GlobalOutlierFilter", .parent = "ProcessTopology", .attributes = mpiAttributesIn("GlobalOutlierFilter"),
       .doc = "k-nearest-neighbour filter of far-away points before building the decomposition"},
     E{.name = "SceneObjects", .parent = "DynamicsSystem", .children = kSceneObjectsChildren,
       .doc = "the bodies"},

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The settings descriptions (grain/core/common/settings.hpp) against what they
-// drive: the scene schema rows (names, use, bounds, units, defaults taken from
-// the default-constructed struct), the core's range checks and the enumeration
-// names.
+// The settings descriptions (grain/core/common/settings.hpp) against what they drive: the scene
+// schema rows (names, use, bounds, units, defaults taken from the default-constructed struct),
+// the core's range checks and the enumeration names.
 #include <array>
 #include <limits>
 #include <string>
@@ -13,6 +12,7 @@
 #include <grain/core/common/error.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
 #include <grain/core/solvers/solver_settings.hpp>
+#include <grain/core/timestepping/load_balance_settings.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/scene_schema.hpp>
@@ -45,9 +45,9 @@ bool sameDefault(const AttributeSpec& row, const T& value) {
   }
 }
 
-/// Every scene member of S described for `element` (but `absent`, which this
-/// variant lacks) has a row in `e` with the description's use, bound and unit,
-/// and an optional one the struct's default.
+/// Every scene member of S described for `element` (but `absent`, which this variant lacks) has
+/// a row in `e` with the description's use, bound and unit, and an optional one the struct's
+/// default.
 template <class S>
 void expectRows(const ElementSpec& e, std::string_view element = {}, std::string_view absent = {}) {
   const S defaults{};
@@ -97,6 +97,19 @@ TEST(SettingsDescription, SchemaRowsComeFromTheDescriptions) {
       expectRows<ContactParameter>(spec(law, "ContactParameterMap", variant));
     }
   }
+  // bodyWeight is an attribute of dynamic decompositions only.
+  expectRows<LoadBalanceSettings>(spec("ProcessTopology", "MPISettings", 0), "ProcessTopology",
+                                  "bodyWeight");
+  expectRows<LoadBalanceSettings>(spec("ProcessTopology", "MPISettings", 1), "ProcessTopology");
+  for (std::size_t variant = 0; variant < 2; ++variant) {  // grid, kdTree
+    expectRows<LoadBalanceSettings>(spec("Topology", "ProcessTopology", variant), "Topology");
+  }
+  expectRows<LoadBalanceSettings>(spec("MassPointPrediction", "ProcessTopology"),
+                                  "MassPointPrediction");
+  expectRows<LoadBalanceSettings>(spec("GlobalOutlierFilter", "ProcessTopology"),
+                                  "GlobalOutlierFilter");
+  expectRows<LoadBalanceSettings>(spec("InclusionSolverSettings", "MPISettings"),
+                                  "InclusionSolverSettings");
 }
 
 TEST(SettingsDescription, EnumerationValuesAreTheDescribedNames) {
@@ -110,8 +123,7 @@ TEST(SettingsDescription, EnumerationValuesAreTheDescribedNames) {
       spec("InclusionSolverSettings", "TimeStepperSettings"), "convergenceMethod");
   ASSERT_NE(conv, nullptr);
   EXPECT_EQ(conv->values,
-            "InLambda|InVelocity|InVelocityLocal|"
-            "InEnergyVelocity|NaturalMap|Koziara");
+            "InLambda|InVelocity|InVelocityLocal|InEnergyVelocity|NaturalMap|Koziara");
   EXPECT_EQ(conv->unsupportedValues, "InEnergyLocalMix");
   // An alias reads as its value; the value's name is not the alias.
   SolverMethod m = SolverMethod::Jor;
@@ -119,6 +131,7 @@ TEST(SettingsDescription, EnumerationValuesAreTheDescribedNames) {
   EXPECT_EQ(m, SolverMethod::SorContact);
   EXPECT_EQ(toString(SolverMethod::SorContact), "SORContact");
   EXPECT_FALSE(settings::valueOf("sor", m));
+  EXPECT_EQ(settings::nameOf(LoadBalanceSettings::BuildMode::BinetTensor), "binetTensor");
 }
 
 /// The message of the grain::Error f throws, "" if none.
@@ -157,6 +170,11 @@ TEST(SettingsDescription, CoreChecksTheDescribedBounds) {
   p = {};
   p.muRolling = -0.1;
   EXPECT_EQ(errorOf([&] { validateContactParameter(p); }), "muRolling must be >= 0");
+
+  LoadBalanceSettings b;
+  EXPECT_EQ(errorOf([&] { settings::checkBounds(b); }), "");
+  b.policyCheckEveryXTimeStep = 0;
+  EXPECT_EQ(errorOf([&] { settings::checkBounds(b); }), "policyCheckEveryXTimeStep must be >= 1");
 }
 
 }  // namespace
