@@ -138,13 +138,14 @@ std::shared_ptr<const mpi::Topology> firstDecomposition(const io::SceneDescripti
   first.type = mpi::LoadBalanceSettings::TopologyType::Grid;
   first.buildMode = mpi::LoadBalanceSettings::BuildMode::Aabb;
   first.matchProcessDimToExtent = true;
+  first.massPointCount = 0;  // the initial centres
   std::string how = "chosen for the extent of the bodies";
   if (scene.mpi) {
-    const io::MpiTopology& t = scene.mpi->topology;
-    if (t.type == io::MpiTopology::Type::Grid && !t.matchProcessDimToExtent) {
-      const std::array<int, 3> given{static_cast<int>(t.dimension[0]),
-                                     static_cast<int>(t.dimension[1]),
-                                     static_cast<int>(t.dimension[2])};
+    const mpi::LoadBalanceSettings& m = *scene.mpi;
+    if (m.type == mpi::LoadBalanceSettings::TopologyType::Grid && !m.matchProcessDimToExtent) {
+      const std::array<int, 3> given{static_cast<int>(m.gridDimension[0]),
+                                     static_cast<int>(m.gridDimension[1]),
+                                     static_cast<int>(m.gridDimension[2])};
       if (given[0] * given[1] * given[2] != gSize) {
         throw io::SceneError(scene.file.string(), lineOf(scene.text, "<Topology"),
                              "SceneSettings/MPISettings/ProcessTopology/Topology",
@@ -154,7 +155,7 @@ std::shared_ptr<const mpi::Topology> firstDecomposition(const io::SceneDescripti
                                  " cells for " + std::to_string(gSize) +
                                  " processes (or set matchProcessDimToExtent=\"true\")");
       }
-      first.gridDimension = given;
+      first.gridDimension = m.gridDimension;
       first.matchProcessDimToExtent = false;
       how = "from MPISettings dimension";
     }
@@ -198,51 +199,17 @@ std::shared_ptr<const mpi::Topology> firstDecomposition(const io::SceneDescripti
   return built.topology;
 }
 
-/// The load-balancing settings of the scene's MPISettings (a static grid without them).
+/// The load-balancing settings of the scene's MPISettings (a static grid without them: AABB, no
+/// mass-point prediction).
 mpi::LoadBalanceSettings balanceSettings(const io::SceneDescription& scene) {
+  if (scene.mpi) {
+    return *scene.mpi;
+  }
   mpi::LoadBalanceSettings b;
-  if (!scene.mpi) {
-    b.mode = mpi::LoadBalanceSettings::Mode::Static;
-    return b;
-  }
-  const io::MpiSettings& m = *scene.mpi;
-  b.mode = m.mode == io::MpiSettings::Mode::Static ? mpi::LoadBalanceSettings::Mode::Static
-                                                   : mpi::LoadBalanceSettings::Mode::Dynamic;
-  b.policy = m.policy == io::MpiSettings::Policy::BodyLimit
-                 ? mpi::LoadBalanceSettings::Policy::BodyLimit
-                 : mpi::LoadBalanceSettings::Policy::AlwaysRebuild;
-  b.policyCheckEveryXTimeStep = std::max(1u, m.policyCheckEveryXTimeStep);
-  b.bodyLimit = m.bodyLimit;
-  b.weightByTime = m.bodyWeight == io::MpiSettings::BodyWeight::Time;
-  const io::MpiTopology& t = m.topology;
-  b.type = t.type == io::MpiTopology::Type::KdTree ? mpi::LoadBalanceSettings::TopologyType::KdTree
-                                                   : mpi::LoadBalanceSettings::TopologyType::Grid;
-  switch (t.buildMode) {
-    case io::MpiTopology::BuildMode::Mvbb:
-      b.buildMode = mpi::LoadBalanceSettings::BuildMode::Mvbb;
-      break;
-    case io::MpiTopology::BuildMode::Aabb:
-      b.buildMode = mpi::LoadBalanceSettings::BuildMode::Aabb;
-      break;
-    case io::MpiTopology::BuildMode::BinetTensor:
-      b.buildMode = mpi::LoadBalanceSettings::BuildMode::BinetTensor;
-      break;
-    case io::MpiTopology::BuildMode::Predefined:
-      b.buildMode = mpi::LoadBalanceSettings::BuildMode::Predefined;
-      break;
-  }
-  b.minCellSize = t.minCellSize;
-  b.gridDimension = {static_cast<int>(t.dimension[0]), static_cast<int>(t.dimension[1]),
-                     static_cast<int>(t.dimension[2])};
-  b.matchProcessDimToExtent = t.matchProcessDimToExtent;
-  b.minPoint = t.minPoint;
-  b.maxPoint = t.maxPoint;
-  b.massPointCount = m.massPointCount;
-  b.massPointDeltaT = m.massPointDeltaT;
-  b.outlierFilter = m.outlierFilter;
-  b.outlierKnnMean = m.outlierKnnMean;
-  b.outlierStdDeviationMult = m.outlierStdDeviationMult;
-  b.outlierAllowSplitAbove = m.outlierAllowSplitAbove;
+  b.mode = mpi::LoadBalanceSettings::Mode::Static;
+  b.buildMode = mpi::LoadBalanceSettings::BuildMode::Aabb;
+  b.massPointCount = 0;
+  b.outlierStdDeviationMult = 3.0;
   return b;
 }
 
@@ -318,7 +285,7 @@ void applySceneDecomposition(const mpi::LoadBalanceSettings& balance, DynamicsSy
     if (balance.policy == mpi::LoadBalanceSettings::Policy::BodyLimit) {
       topologyText += " if a process has >= " + std::to_string(balance.bodyLimit) + " bodies";
     }
-    if (balance.weightByTime) {
+    if (balance.bodyWeight == mpi::LoadBalanceSettings::BodyWeight::Time) {
       topologyText += ", bodies weighted by their process's compute time";
     }
   }
@@ -419,7 +386,8 @@ class MpiHooks final : public app::RunHooks {
       // (microseconds), averaged with the previous estimate so that timing noise does not make
       // the bodies swing between processes. A slower process gets fewer bodies.
       Real weight = 1.0;
-      if (balance_.weightByTime && computeSeconds_ > 0.0) {
+      if (balance_.bodyWeight == mpi::LoadBalanceSettings::BodyWeight::Time &&
+          computeSeconds_ > 0.0) {
         const std::size_t owned = bodyLimit ? local : ownedBodies();
         const Real measured =
             1e6 * computeSeconds_ / static_cast<Real>(std::max<std::size_t>(owned, 1));

@@ -27,6 +27,7 @@
 #include <grain/io/sim_file.hpp>
 #include <grain/io/simulated_share.hpp>
 
+#include "io/settings_io.hpp"
 #include "io/xml_reader.hpp"
 
 namespace grain::io {
@@ -273,8 +274,7 @@ class SceneBuilder {
   }
 
   void readTimeStepper(const Element& e) {
-    out_.stepper.deltaT = e.real("deltaT");
-    out_.stepper.endTime = e.real("endTime");
+    detail::readSettings(e, out_.stepper);
     if (const auto ref = e.child("SimulateFromReference")) {
       if (ref->boolean("enabled")) {
         ref->failAt("enabled", "<SimulateFromReference enabled=\"true\"> is not supported yet");
@@ -282,7 +282,7 @@ class SceneBuilder {
       ref->markIgnored();
     }
     readSolver(*e.child("InclusionSolverSettings"));
-    out_.stepper.solver.threadCount = e.integer("threadCount");
+    detail::readSettings(e, out_.stepper.solver, "TimeStepperSettings");
   }
 
   void readSolver(const Element& e) {
@@ -290,64 +290,35 @@ class SceneBuilder {
     const std::string method = e.enumeration("method");
     solverMethodName_ = method;
     s.localMethod = localMethodFromSceneName(method);
-    if (s.localMethod) {
-      s.method = SolverMethod::SorContact;  // unused
-    } else if (method == "SOR" || method == "SORContact") {
-      s.method = SolverMethod::SorContact;
-    } else if (method == "SORFull") {
-      s.method = SolverMethod::SorFull;
-    } else if (method == "SORNormalTangential") {
-      s.method = SolverMethod::SorNormalTangential;
-    } else {
-      s.method = SolverMethod::Jor;
+    s.method = SolverMethod::SorContact;  // unused with a local method
+    if (!s.localMethod) {
+      settings::valueOf(method, s.method);
     }
-    out_.solverExtras.useGpu = e.boolean("useGPU");
-    out_.solverExtras.gpuDevice = e.integer("useGPUID");
+    detail::readSettings(e, out_.solverExtras);
     if (out_.solverExtras.useGpu) {
       e.warn("useGPU=\"true\": grain has no GPU solver, the contact problem is solved on the CPU");
     }
-    s.alphaJorProx = e.real("alphaJORProx");
-    s.alphaSorProx = e.real("alphaSORProx");
-    s.rStrategy = e.enumeration("matrixRStrategy") == "sum" ? RStrategy::Sum : RStrategy::Max;
-    s.subMethodUcf =
-        e.enumeration("subMethodUCF") == "DS" ? UcfSubMethod::DeSaxce : UcfSubMethod::AlartCurnier;
-    const std::string conv = e.enumeration("convergenceMethod");
-    s.convergenceMethod = conv == "InLambda"           ? ConvergenceMethod::InLambda
-                          : conv == "InVelocityLocal"  ? ConvergenceMethod::InVelocityLocal
-                          : conv == "InEnergyVelocity" ? ConvergenceMethod::InEnergyVelocity
-                          : conv == "NaturalMap"       ? ConvergenceMethod::NaturalMap
-                          : conv == "Koziara"          ? ConvergenceMethod::Koziara
-                                                       : ConvergenceMethod::InVelocity;
-    if (s.localMethod && e.has("convergenceMethod") && conv != "NaturalMap" && conv != "Koziara") {
-      e.warn("convergenceMethod=\"" + conv + "\" does not apply to the local solver " + method +
+    detail::readSettings(e, s);
+    if (s.localMethod && e.has("convergenceMethod") &&
+        s.convergenceMethod != ConvergenceMethod::NaturalMap &&
+        s.convergenceMethod != ConvergenceMethod::Koziara) {
+      e.warn("convergenceMethod=\"" + e.enumeration("convergenceMethod") +
+             "\" does not apply to the local solver " + method +
              ": it stops on the NaturalMap error <= relTol");
     }
-    s.minIter = e.integer("minIter");
-    s.maxIter = e.integer("maxIter");
     if (s.minIter > s.maxIter) {
       e.failAt("minIter", "attribute 'minIter' must be <= maxIter (got " +
                               std::to_string(s.minIter) + " > " + std::to_string(s.maxIter) + ")");
     }
-    s.absTol = e.real("absTol");
-    s.relTol = e.real("relTol");
-    out_.solverExtras.computeResidual = e.boolean("computeResidual");
-    s.computeTotalOverlap = e.boolean("computeTotalOverlap");
-    s.usePercussionCache = e.boolean("usePercussionCache");
-    s.matrixFree = e.boolean("matrixFree");
     if (s.matrixFree && s.localMethod != LocalSolverMethod::Apgd) {
       e.failAt("matrixFree", "matrixFree=\"true\" is supported by method APGD only (got method \"" +
                                  method + "\")");
     }
-    s.reserveContacts = e.integer("reserveContacts");
-    s.isFiniteCheck = e.boolean("isFiniteCheck");
-    s.driftCorrectionGap = e.boolean("driftCorrectionGap");
     if (s.driftCorrectionGap && !e.has("driftCorrectionGapAlpha")) {
       e.fail(
           "missing required attribute 'driftCorrectionGapAlpha' (required when "
           "driftCorrectionGap is true)");
     }
-    s.driftCorrectionGapAlpha = e.real("driftCorrectionGapAlpha");
-    s.driftCorrectionGapSlop = e.real("driftCorrectionGapSlop");
     atElement(e, [&] { validate(out_.stepper); });
   }
 
@@ -392,16 +363,7 @@ class SceneBuilder {
 
   ContactParameter readContactLaw(const Element& e) {
     ContactParameter p;
-    p.model = e.enumeration("type") == "UCFD" ? ContactModel::UCFD : ContactModel::UCF;
-    p.mu = e.real("mu");
-    p.epsilonN = e.real("epsilonN");
-    p.epsilonT = e.real("epsilonT");
-    if (p.model == ContactModel::UCFD) {
-      p.invDampingN = e.real("invDampingN");
-      p.invDampingT = e.real("invDampingT");
-    }
-    p.relativeStiffness = e.real("relativeStiffness");
-    p.muRolling = e.real("muRolling");
+    detail::readSettings(e, p);  // UCF: the inverse dampings are ignored, p keeps 0
     const InclusionSolverSettings& solver = out_.stepper.solver;
     if (p.muRolling > 0.0 && (solver.localMethod || solver.method != SolverMethod::SorContact)) {
       e.failAt("muRolling", "attribute 'muRolling' (" + e.string("muRolling") +
@@ -550,55 +512,33 @@ class SceneBuilder {
   }
 
   void readMpiSettings(const Element& e) {
-    MpiSettings m;
+    LoadBalanceSettings m;
     const Element pt = *e.child("ProcessTopology");
-    m.mode =
-        pt.spec().variantValue == "static" ? MpiSettings::Mode::Static : MpiSettings::Mode::Dynamic;
-    if (m.mode == MpiSettings::Mode::Dynamic) {
-      m.policy = pt.enumeration("policy") == "bodyLimit" ? MpiSettings::Policy::BodyLimit
-                                                         : MpiSettings::Policy::AlwaysRebuild;
-      m.policyCheckEveryXTimeStep = pt.integer("policyCheckEveryXTimeStep");
-      m.bodyLimit = pt.integer("bodyLimit");
-      m.bodyWeight = pt.enumeration("bodyWeight") == "time" ? MpiSettings::BodyWeight::Time
-                                                            : MpiSettings::BodyWeight::Count;
-    }
-    m.doLocalComputations = pt.boolean("doLocalComputations");
-
+    detail::readSettings(pt, m, "ProcessTopology");
     const Element t = *pt.child("Topology");
-    MpiTopology& topo = m.topology;
-    topo.type =
-        t.spec().variantValue == "grid" ? MpiTopology::Type::Grid : MpiTopology::Type::KdTree;
-    const std::string mode = t.enumeration("buildMode");
-    topo.buildMode = mode == "AABB"          ? MpiTopology::BuildMode::Aabb
-                     : mode == "binetTensor" ? MpiTopology::BuildMode::BinetTensor
-                     : mode == "predefined"  ? MpiTopology::BuildMode::Predefined
-                                             : MpiTopology::BuildMode::Mvbb;
-    topo.minCellSize = t.real("minCellSize");
-    if (topo.type == MpiTopology::Type::Grid) {
-      topo.dimension = t.integerVector3("dimension");
-      topo.matchProcessDimToExtent = t.boolean("matchProcessDimToExtent");
-    }
-    if (topo.buildMode == MpiTopology::BuildMode::Predefined) {
+    detail::readSettings(t, m, "Topology");
+    if (m.buildMode == LoadBalanceSettings::BuildMode::Predefined) {
       for (const char* a : {"aligned", "minPoint", "maxPoint"}) {
         if (!t.has(a)) {
           t.fail(std::string("missing required attribute '") + a +
                  "' (required with buildMode=\"predefined\")");
         }
       }
-      topo.aligned = t.boolean("aligned");
-      if (!topo.aligned) {
+      if (!m.aligned) {
         t.failAt("aligned",
                  "attribute 'aligned' must be true (only axis-aligned predefined "
                  "boxes are supported)");
       }
-      topo.minPoint = t.vector3("minPoint");
-      topo.maxPoint = t.vector3("maxPoint");
-      if (!(topo.minPoint.array() < topo.maxPoint.array()).all()) {
+      if (!(m.minPoint.array() < m.maxPoint.array()).all()) {
         t.failAt("maxPoint", "attribute 'maxPoint' must be > minPoint in every component (got " +
                                  t.string("maxPoint") + " and " + t.string("minPoint") + ")");
       }
     } else {
-      // Only meaningful for predefined boxes: accepted, reported.
+      // Only meaningful for predefined boxes: accepted, reported, not used.
+      const LoadBalanceSettings defaults;
+      m.aligned = defaults.aligned;
+      m.minPoint = defaults.minPoint;
+      m.maxPoint = defaults.maxPoint;
       for (const char* a : {"aligned", "minPoint", "maxPoint"}) {
         if (t.has(a)) {
           diag_.ignored.push_back(t.path() + "@" + a);
@@ -606,19 +546,13 @@ class SceneBuilder {
       }
     }
     if (const auto mp = pt.child("MassPointPrediction")) {
-      m.massPointCount = mp->integer("nPoints");
-      m.massPointDeltaT = mp->real("deltaT");
+      detail::readSettings(*mp, m, "MassPointPrediction");
     }
     if (const auto of = pt.child("GlobalOutlierFilter")) {
       m.outlierFilter = true;
-      m.outlierKnnMean = of->integer("kNNMean");
-      m.outlierStdDeviationMult = of->real("stdDeviationMult");
-      m.outlierAllowSplitAbove = of->integer("allowSplitAbove");
+      detail::readSettings(*of, m, "GlobalOutlierFilter");
     }
-    const Element solver = *e.child("InclusionSolverSettings");
-    m.splitNodeUpdateRatio = solver.integer("splitNodeUpdateRatio");
-    m.convergenceCheckRatio = solver.integer("convergenceCheckRatio");
-    m.reserveSplitNodes = solver.integer("reserveSplitNodes");
+    detail::readSettings(*e.child("InclusionSolverSettings"), m, "InclusionSolverSettings");
     out_.mpi = m;
     out_.hasMpiSettings = true;
   }

@@ -5,8 +5,10 @@
 #include <vector>
 
 #include <grain/core/solvers/local_method_settings.hpp>
+#include <grain/io/scene.hpp>
 #include <grain/io/scene_schema.hpp>
 
+#include "io/settings_io.hpp"
 #include "io/xml_reader.hpp"
 
 namespace grain::io::schema {
@@ -101,14 +103,6 @@ constexpr A kContactForceOutput[] = {
     opt("maxIterations", T::Integer, "200", B::AtLeastOne, {}, "compatible forces: Newton iterations per phase"),
 };
 
-constexpr A kTimeStepper[] = {
-    req("deltaT", T::Real, B::Positive, "s", "time step"),
-    req("endTime", T::Real, B::NonNegative, "s", "end of the simulation (absolute time)"),
-    opt("threadCount", T::Integer, "1", B::AtLeastOne, {},
-        "threads per process (grain only, not GRSF): more than 1 sweeps the SOR methods colour by "
-        "colour in parallel, with results independent of the thread count (docs/architecture.md); "
-        "grain-sim --threads N sets it"),
-};
 constexpr C kTimeStepperChildren[] = {
     child("InclusionSolverSettings", 1, 1),
     child("SimulateFromReference"),
@@ -120,66 +114,40 @@ constexpr A kSimulateFromReference[] = {
     opt("file", T::String, {}, B::None, {}, "unused while enabled is false"),
 };
 
-// Velocity prox methods, then the local solvers from their one table (kLocalMethodNames).
-constexpr SV kVelocityMethods = "SOR|SORContact|SORFull|SORNormalTangential|JOR";
-constexpr std::size_t methodValuesLength() {
-  std::size_t n = kVelocityMethods.size();
-  for (const LocalMethodName& m : kLocalMethodNames) {
-    n += 1 + m.sceneName.size();
-  }
-  return n;
-}
-constexpr auto kMethodValueChars = [] {
-  std::array<char, methodValuesLength()> a{};
-  std::size_t k = 0;
-  for (const char ch : kVelocityMethods) {
-    a[k++] = ch;
-  }
-  for (const LocalMethodName& m : kLocalMethodNames) {
-    a[k++] = '|';
-    for (const char ch : m.sceneName) {
-      a[k++] = ch;
-    }
-  }
-  return a;
-}();
-constexpr SV kMethodValues{kMethodValueChars.data(), kMethodValueChars.size()};
+// Generated from the settings descriptions (settings_io.hpp): the rows of these elements are
+// those of the structs' describe(), with the attributes that are not settings members added here.
 
-constexpr A kInclusionSolver[] = {
-    reqEnum("method", kMethodValues, {},
-            "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, DelassusJOR, "
-            "APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus problem (docs/solvers.md). "
-            "grain-sim-mpi on more than one process runs the velocity prox methods and APGD with "
-            "matrixFree=\"true\" only and refuses the others (docs/mpi.md)"),
-    req("useGPU", T::Boolean, B::None, {}, "grain has no GPU solver: true gives a warning and solves on the CPU"),
-    opt("useGPUID", T::Integer, "0", B::None, {}, "GPU device (unused)"),
-    req("alphaJORProx", T::Real, B::OpenZeroTwo, {}, "JOR relaxation factor"),
-    req("alphaSORProx", T::Real, B::OpenZeroTwo, {}, "SOR relaxation factor: R_N = alpha/G_nn, R_T = alpha/max(G_tt)"),
-    optEnum("matrixRStrategy", "max|sum", "max", "sum2", "how the prox metric R is taken from the Delassus block"),
-    optEnum("subMethodUCF", "AC|DS", "AC", {}, "AC: Alart-Curnier (R+ and disk); DS: De Saxce cone"),
-    optEnum("convergenceMethod", "InLambda|InVelocity|InVelocityLocal|InEnergyVelocity|NaturalMap|Koziara",
-            "InVelocity", "InEnergyLocalMix",
-            "stopping test: In*: quantity compared between sweeps (velocity prox methods); NaturalMap, "
-            "Koziara: accuracy measure of the iterate <= relTol (absTol unused); local solvers stop on "
-            "Koziara if given, else on NaturalMap"),
-    opt("minIter", T::Integer, "0", B::None, {}, "minimum number of sweeps (<= maxIter)"),
-    req("maxIter", T::Integer, B::AtLeastOne, {}, "maximum number of sweeps (local solvers: iterations)"),
-    req("absTol", T::Real, B::NonNegative, {}, "absolute tolerance: converged if |new - old| <= |old| relTol + absTol"),
-    req("relTol", T::Real, B::NonNegative, {}, "relative tolerance; the error tolerance of NaturalMap, Koziara and the local solvers"),
-    opt("computeResidual", T::Boolean, "false", B::None, {}, "keep checking every body after convergence"),
-    opt("computeTotalOverlap", T::Boolean, "false", B::None, {}, "per-body sum of penetrations (m)"),
-    opt("usePercussionCache", T::Boolean, "false", B::None, {}, "warm start from the previous step"),
-    opt("matrixFree", T::Boolean, "false", B::None, {},
-        "APGD only: iterate on the matrix-free Delassus operator instead of the assembled matrix "
-        "(docs/solvers.md); the form of APGD that runs distributed in grain-sim-mpi"),
-    opt("reserveContacts", T::Integer, "1000", B::None, {}, "contacts to reserve memory for"),
-    opt("isFiniteCheck", T::Boolean, "false", B::None, {}, "check velocities for NaN/inf after each solve"),
-    opt("driftCorrectionGap", T::Boolean, "false", B::None, {}, "push penetrating contacts apart"),
-    opt("driftCorrectionGapAlpha", T::Real, "0.2", B::UnitInterval, {},
-        "fraction of the penetration removed per step; required when driftCorrectionGap is true"),
-    opt("driftCorrectionGapSlop", T::Real, "0", B::NonNegative, "m",
-        "penetration left uncorrected: only the overlap beyond it is pushed apart"),
-};
+std::span<const A> timeStepperAttributes() {
+  static const detail::GeneratedAttributes rows = [] {
+    detail::GeneratedAttributes g;
+    g.add<StepperSettings>();
+    g.add<InclusionSolverSettings>("TimeStepperSettings");
+    return g;
+  }();
+  return rows.rows();
+}
+
+std::span<const A> inclusionSolverAttributes() {
+  static const detail::GeneratedAttributes rows = [] {
+    detail::GeneratedAttributes g;
+    // method: the velocity prox methods (kSolverMethodNames), then the local solvers
+    // (kLocalMethodNames); one attribute for InclusionSolverSettings::method and localMethod.
+    std::string methods = detail::enumValuesText<SolverMethod>();
+    for (const LocalMethodName& m : kLocalMethodNames) {
+      methods += "|" + std::string(m.sceneName);
+    }
+    g.add(reqEnum("method", g.keep(std::move(methods)), {},
+                  "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, "
+                  "DelassusJOR, APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus "
+                  "problem (docs/solvers.md). grain-sim-mpi on more than one process runs the "
+                  "velocity prox methods and APGD with matrixFree=\"true\" only and refuses the "
+                  "others (docs/mpi.md)"));
+    g.add<SolverExtras>();
+    g.add<InclusionSolverSettings>();
+    return g;
+  }();
+  return rows.rows();
+}
 
 // ---- ContactParameterMap ----------------------------------------------------------------------
 
@@ -188,63 +156,36 @@ constexpr C kContactMapChildren[] = {
     child("ContactParameter", 0, kUnbounded),
 };
 
-constexpr SV kContactTypes = "UCF|UCFD";
-constexpr SV kContactTypesLater = "UCFDD";
-constexpr SV kUcfDoc = "UCF: unilateral contact, Coulomb friction, Newton impacts";
-constexpr SV kUcfdDoc = "UCFD: UCF with inverse dampings";
-
-constexpr A kMuRolling = opt("muRolling", T::Real, "0", B::NonNegative, {},
-    "rolling-resistance coefficient mu_r (grain only, not GRSF): a constant rolling torque of at most "
-    "mu_r R* lambda_N opposes the relative rolling of the pair, R* = r_A r_B/(r_A + r_B) from the "
-    "centres of mass to the contact point; method SORContact only");
-constexpr A kStandardUcf[] = {
-    reqEnum("type", kContactTypes, kContactTypesLater, kUcfDoc),
-    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
-    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
-    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
-    ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
-    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
-    opt("relativeStiffness", T::Real, "1", B::Positive, {},
-        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
-    kMuRolling,
-};
-constexpr A kStandardUcfd[] = {
-    reqEnum("type", kContactTypes, kContactTypesLater, kUcfdDoc),
-    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
-    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
-    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
-    req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
-    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
-    opt("relativeStiffness", T::Real, "1", B::Positive, {},
-        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
-    kMuRolling,
-};
-constexpr A kPairUcf[] = {
-    req("materialId1", T::Integer, B::None, {}, "first material"),
-    req("materialId2", T::Integer, B::None, {}, "second material"),
-    reqEnum("type", kContactTypes, kContactTypesLater, kUcfDoc),
-    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
-    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
-    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
-    ign("invDampingN", T::Real, B::NonNegative, "only for UCFD"),
-    ign("invDampingT", T::Real, B::NonNegative, "only for UCFD"),
-    opt("relativeStiffness", T::Real, "1", B::Positive, {},
-        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
-    kMuRolling,
-};
-constexpr A kPairUcfd[] = {
-    req("materialId1", T::Integer, B::None, {}, "first material"),
-    req("materialId2", T::Integer, B::None, {}, "second material"),
-    reqEnum("type", kContactTypes, kContactTypesLater, kUcfdDoc),
-    req("mu", T::Real, B::NonNegative, {}, "Coulomb friction coefficient"),
-    req("epsilonN", T::Real, B::UnitInterval, {}, "normal restitution"),
-    req("epsilonT", T::Real, B::UnitInterval, {}, "tangential restitution"),
-    req("invDampingN", T::Real, B::NonNegative, "s/kg", "normal inverse damping"),
-    req("invDampingT", T::Real, B::NonNegative, "s/kg", "tangential inverse damping"),
-    opt("relativeStiffness", T::Real, "1", B::Positive, {},
-        "relative normal stiffness of the pair for compatible contact forces (ContactForceOutput); no effect on the motion"),
-    kMuRolling,
-};
+// The contact law's attributes are ContactParameter::describe's; the variant `type` (UCF, UCFD)
+// decides whether the inverse dampings are read or accepted without effect.
+std::span<const A> contactLawAttributes(bool pair, ContactModel model) {
+  const auto make = [](bool forPair, ContactModel m) {
+    detail::GeneratedAttributes g;
+    if (forPair) {
+      g.add(req("materialId1", T::Integer, B::None, {}, "first material"));
+      g.add(req("materialId2", T::Integer, B::None, {}, "second material"));
+    }
+    g.add<ContactParameter>();
+    g.row("type").doc = m == ContactModel::UCF
+                            ? "UCF: unilateral contact, Coulomb friction, Newton impacts"
+                            : "UCFD: UCF with inverse dampings";
+    if (m == ContactModel::UCF) {
+      for (const SV name : {SV("invDampingN"), SV("invDampingT")}) {
+        A& r = g.row(name);
+        r.use = U::Ignored;
+        r.unit = {};
+        r.doc = "only for UCFD";
+      }
+    }
+    return g;
+  };
+  static const detail::GeneratedAttributes standardUcf = make(false, ContactModel::UCF);
+  static const detail::GeneratedAttributes standardUcfd = make(false, ContactModel::UCFD);
+  static const detail::GeneratedAttributes pairUcf = make(true, ContactModel::UCF);
+  static const detail::GeneratedAttributes pairUcfd = make(true, ContactModel::UCFD);
+  const bool ucf = model == ContactModel::UCF;
+  return (pair ? (ucf ? pairUcf : pairUcfd) : (ucf ? standardUcf : standardUcfd)).rows();
+}
 
 // ---- Geometries (shared by Geometry and GlobalGeometries) -------------------------------------
 
@@ -415,84 +356,83 @@ constexpr A kSelectiveRange[] = {
 
 constexpr C kMpiChildren[] = {child("ProcessTopology", 1, 1), child("InclusionSolverSettings", 1, 1)};
 
-constexpr SV kTopologyModes = "static|dynamic";
-constexpr SV kPolicies = "alwaysRebuild|bodyLimit";
-constexpr SV kBodyWeights = "count|time";
-constexpr A kProcessTopologyStatic[] = {
-    reqEnum("mode", kTopologyModes, {}, "static: the decomposition is built once"),
-    ignEnum("policy", kPolicies, "only for mode=\"dynamic\""),
-    ign("policyCheckEveryXTimeStep", T::Integer, B::AtLeastOne, "only for mode=\"dynamic\""),
-    ign("bodyLimit", T::Integer, B::AtLeastOne, "only for mode=\"dynamic\""),
-    opt("doLocalComputations", T::Boolean, "true", B::None, {},
-        "accepted for GRSF files; grain always builds the decomposition in parallel from each "
-        "process's bodies"),
-};
-constexpr A kProcessTopologyDynamic[] = {
-    reqEnum("mode", kTopologyModes, {}, "dynamic: the decomposition is rebuilt during the run"),
-    reqEnum("policy", kPolicies, {}, "alwaysRebuild: at every check; bodyLimit: when a process has more than bodyLimit bodies"),
-    opt("policyCheckEveryXTimeStep", T::Integer, "10", B::AtLeastOne, {}, "steps between rebuild checks"),
-    opt("bodyLimit", T::Integer, "500", B::AtLeastOne, {}, "body count that triggers a rebuild (policy bodyLimit)"),
-    opt("doLocalComputations", T::Boolean, "true", B::None, {},
-        "accepted for GRSF files; grain always builds the decomposition in parallel from each "
-        "process's bodies"),
-    optEnum("bodyWeight", kBodyWeights, "count", {},
-            "weight of a body in a rebuild (grain only): count: 1 each, as GRSF; time: this "
-            "process's compute time since the last rebuild (its step time less the time spent "
-            "waiting in MPI calls) per body it owns, so slower processes get fewer bodies. The "
-            "decomposition then depends on the measured times, and results are reproducible only "
-            "to the solver's tolerance"),
-};
+// The attributes below MPISettings are LoadBalanceSettings::describe's, element by element;
+// the variants (mode static|dynamic, type grid|kdTree) differ in what they read and in docs.
+std::span<const A> processTopologyAttributes(LoadBalanceSettings::Mode mode) {
+  const auto make = [](bool dynamic) {
+    detail::GeneratedAttributes g;
+    g.add<LoadBalanceSettings>("ProcessTopology");
+    if (dynamic) {
+      g.row("mode").doc = "dynamic: the decomposition is rebuilt during the run";
+    } else {
+      g.row("mode").doc = "static: the decomposition is built once";
+      for (const SV name : {SV("policy"), SV("policyCheckEveryXTimeStep"), SV("bodyLimit")}) {
+        g.ignore(name, "only for mode=\"dynamic\"");
+      }
+      g.remove("bodyWeight");
+    }
+    return g;
+  };
+  static const detail::GeneratedAttributes staticRows = make(false);
+  static const detail::GeneratedAttributes dynamicRows = make(true);
+  return (mode == LoadBalanceSettings::Mode::Static ? staticRows : dynamicRows).rows();
+}
+
+std::span<const A> topologyAttributes(LoadBalanceSettings::TopologyType type) {
+  const auto make = [](bool grid) {
+    detail::GeneratedAttributes g;
+    g.add<LoadBalanceSettings>("Topology");
+    g.add(ign("minGridSize", T::Real, B::Positive, "not read"));
+    if (grid) {
+      g.row("type").doc = "grid: an axis-aligned Cartesian grid of process cells over the bodies' box";
+      g.row("buildMode").doc =
+          "box of the grid: predefined uses minPoint/maxPoint; the grid is axis-aligned, so "
+          "MVBB, AABB and binetTensor all use the axis-aligned box of the bodies";
+      g.row("minCellSize").doc = "smallest cell edge (the grid's box grows to respect it)";
+    } else {
+      g.row("type").doc =
+          "kdTree: recursive coordinate bisection (Zoltan RCB) of the bodies' centres, weighted, one "
+          "domain per process, computed in parallel";
+      g.row("buildMode").doc =
+          "frame of the cuts: AABB the axes of I; MVBB and binetTensor the principal axes of the "
+          "centres (second moments); predefined only the centres inside minPoint/maxPoint take part";
+      g.row("minCellSize").doc =
+          "smallest thickness of a cell between two cuts: a build with a thinner cell is repeated "
+          "from the centres alone or keeps the previous decomposition; a body larger than the "
+          "smallest cell is an error";
+      g.ignore("dimension", "only for type=\"grid\"");
+      g.ignore("matchProcessDimToExtent", "only for type=\"grid\"");
+    }
+    return g;
+  };
+  static const detail::GeneratedAttributes gridRows = make(true);
+  static const detail::GeneratedAttributes kdTreeRows = make(false);
+  return (type == LoadBalanceSettings::TopologyType::Grid ? gridRows : kdTreeRows).rows();
+}
+
+std::span<const A> mpiAttributesIn(SV element) {
+  static const detail::GeneratedAttributes massPoints = [] {
+    detail::GeneratedAttributes g;
+    g.add<LoadBalanceSettings>("MassPointPrediction");
+    return g;
+  }();
+  static const detail::GeneratedAttributes outliers = [] {
+    detail::GeneratedAttributes g;
+    g.add<LoadBalanceSettings>("GlobalOutlierFilter");
+    return g;
+  }();
+  static const detail::GeneratedAttributes solver = [] {
+    detail::GeneratedAttributes g;
+    g.add<LoadBalanceSettings>("InclusionSolverSettings");
+    return g;
+  }();
+  return element == "MassPointPrediction" ? massPoints.rows()
+         : element == "GlobalOutlierFilter" ? outliers.rows()
+                                            : solver.rows();
+}
+
 constexpr C kProcessTopologyChildren[] = {
     child("Topology", 1, 1), child("MassPointPrediction"), child("GlobalOutlierFilter"), gui("Visualization"),
-};
-
-constexpr SV kTopologyTypes = "grid|kdTree";
-constexpr SV kBuildModes = "MVBB|AABB|binetTensor|predefined";
-constexpr A kTopologyGrid[] = {
-    reqEnum("type", kTopologyTypes, {}, "grid: an axis-aligned Cartesian grid of process cells over the bodies' box"),
-    optEnum("buildMode", kBuildModes, "MVBB", {},
-            "box of the grid: predefined uses minPoint/maxPoint; the grid is axis-aligned, so "
-            "MVBB, AABB and binetTensor all use the axis-aligned box of the bodies"),
-    req("minCellSize", T::Real, B::Positive, "m", "smallest cell edge (the grid's box grows to respect it)"),
-    req("dimension", T::IntegerVector3, B::AtLeastOne, {},
-        "cells along x, y, z (product = number of processes) when matchProcessDimToExtent=\"false\""),
-    opt("matchProcessDimToExtent", T::Boolean, "true", B::None, {},
-        "true: the factorisation of the process count whose cells are closest to cubes; false: dimension as given"),
-    opt("aligned", T::Boolean, {}, B::None, {}, "buildMode=\"predefined\": must be true (axis-aligned box)"),
-    opt("minPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": lower corner (required there)"),
-    opt("maxPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": upper corner (> minPoint)"),
-    ign("minGridSize", T::Real, B::Positive, "not read"),
-};
-constexpr A kTopologyKdTree[] = {
-    reqEnum("type", kTopologyTypes, {},
-            "kdTree: recursive coordinate bisection (Zoltan RCB) of the bodies' centres, weighted, one "
-            "domain per process, computed in parallel"),
-    optEnum("buildMode", kBuildModes, "MVBB", {},
-            "frame of the cuts: AABB the axes of I; MVBB and binetTensor the principal axes of the "
-            "centres (second moments); predefined only the centres inside minPoint/maxPoint take part"),
-    req("minCellSize", T::Real, B::Positive, "m", "smallest thickness of a cell between two cuts: a build with a thinner cell is repeated from the centres alone or keeps the previous decomposition; a body larger than the smallest cell is an error"),
-    ign("dimension", T::IntegerVector3, B::AtLeastOne, "only for type=\"grid\""),
-    ign("matchProcessDimToExtent", T::Boolean, B::None, "only for type=\"grid\""),
-    opt("aligned", T::Boolean, {}, B::None, {}, "buildMode=\"predefined\": must be true (axis-aligned box)"),
-    opt("minPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": lower corner (required there)"),
-    opt("maxPoint", T::Vector3, {}, B::None, "m", "buildMode=\"predefined\": upper corner (> minPoint)"),
-    ign("minGridSize", T::Real, B::Positive, "not read"),
-};
-constexpr A kMassPointPrediction[] = {
-    opt("nPoints", T::Integer, "5", B::AtLeastOne, {}, "predicted points per body"),
-    opt("deltaT", T::Real, "0.1", B::Positive, "s",
-        "time between predicted points (explicit Euler under gravity; a point stops at a static halfspace)"),
-};
-constexpr A kGlobalOutlierFilter[] = {
-    opt("kNNMean", T::Integer, "20", B::AtLeastOne, {}, "neighbours in the mean distance of a point"),
-    opt("stdDeviationMult", T::Real, "4", B::Positive, {}, "points farther than mean + stdDeviationMult sigma are outliers"),
-    opt("allowSplitAbove", T::Integer, "10", B::AtLeastOne, {}, "points per leaf of the kNN search tree"),
-};
-constexpr A kMpiSolver[] = {
-    req("splitNodeUpdateRatio", T::Integer, B::AtLeastOne, {}, "sweeps between averaging the velocities of split bodies"),
-    req("convergenceCheckRatio", T::Integer, B::AtLeastOne, {}, "velocity exchanges between global convergence checks"),
-    opt("reserveSplitNodes", T::Integer, "2000", B::None, {},
-        "accepted for GRSF files; grain sizes its split-body buffers itself"),
 };
 
 // ---- SceneObjects -----------------------------------------------------------------------------
@@ -633,7 +573,8 @@ constexpr A kVel[] = {
 
 using E = ElementSpec;
 
-constexpr ElementSpec kElements[] = {
+std::span<const ElementSpec> elementTable() {
+static const ElementSpec kElements[] = {
     E{.name = "DynamicsSystem", .children = kRootChildren,
       .doc = "root element; besides the namespace declarations (the default namespace, if given, is SceneFile) and xsi:* attributes it has no attributes"},
     E{.name = "SceneSettings", .parent = "DynamicsSystem", .children = kSceneSettingsChildren,
@@ -646,27 +587,27 @@ constexpr ElementSpec kElements[] = {
       .variantValue = "noOutput", .attributes = kRecorderNoOutput},
     E{.name = "ContactForceOutput", .parent = "SceneSettings", .attributes = kContactForceOutput,
       .doc = "per-contact forces of some steps in ContactForces.dat of the run folder (docs/contact-output.md)"},
-    E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = kTimeStepper,
+    E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = timeStepperAttributes(),
       .children = kTimeStepperChildren, .doc = "Moreau midpoint time stepping"},
     E{.name = "SimulateFromReference", .parent = "TimeStepperSettings", .attributes = kSimulateFromReference,
       .doc = "replaying reference states; only the disabled form is accepted"},
-    E{.name = "InclusionSolverSettings", .parent = "TimeStepperSettings", .attributes = kInclusionSolver,
+    E{.name = "InclusionSolverSettings", .parent = "TimeStepperSettings", .attributes = inclusionSolverAttributes(),
       .doc = "the prox contact solver"},
-    E{.name = "InclusionSolverSettings", .parent = "MPISettings", .attributes = kMpiSolver,
+    E{.name = "InclusionSolverSettings", .parent = "MPISettings", .attributes = mpiAttributesIn("InclusionSolverSettings"),
       .doc = "contact solver settings of distributed runs"},
     E{.name = "ContactParameterMap", .parent = "SceneSettings", .children = kContactMapChildren,
       .doc = "contact laws per material pair; without it, or without ContactParameterStandard, the "
              "standard law is UCF mu=0.3 epsilonN=0.5 epsilonT=0.5"},
     E{.name = "ContactParameterStandard", .parent = "ContactParameterMap", .variantAttribute = "type",
-      .variantValue = "UCF", .attributes = kStandardUcf, .doc = "law of material pairs without their own ContactParameter"},
+      .variantValue = "UCF", .attributes = contactLawAttributes(false, ContactModel::UCF), .doc = "law of material pairs without their own ContactParameter"},
     E{.name = "ContactParameterStandard", .parent = "ContactParameterMap", .variantAttribute = "type",
-      .variantValue = "UCFD", .attributes = kStandardUcfd},
+      .variantValue = "UCFD", .attributes = contactLawAttributes(false, ContactModel::UCFD)},
     E{.name = "ContactParameterStandard", .parent = "ContactParameterMap", .variantAttribute = "type",
       .variantValue = "UCFDD", .implemented = false},
     E{.name = "ContactParameter", .parent = "ContactParameterMap", .variantAttribute = "type",
-      .variantValue = "UCF", .attributes = kPairUcf, .doc = "law of one unordered material pair"},
+      .variantValue = "UCF", .attributes = contactLawAttributes(true, ContactModel::UCF), .doc = "law of one unordered material pair"},
     E{.name = "ContactParameter", .parent = "ContactParameterMap", .variantAttribute = "type",
-      .variantValue = "UCFD", .attributes = kPairUcfd},
+      .variantValue = "UCFD", .attributes = contactLawAttributes(true, ContactModel::UCFD)},
     E{.name = "ContactParameter", .parent = "ContactParameterMap", .variantAttribute = "type",
       .variantValue = "UCFDD", .implemented = false},
     E{.name = "GlobalGeometries", .parent = "SceneSettings", .children = kGlobalGeometriesChildren,
@@ -692,16 +633,16 @@ constexpr ElementSpec kElements[] = {
     E{.name = "MPISettings", .parent = "SceneSettings", .children = kMpiChildren,
       .doc = "domain decomposition and load balancing of grain-sim-mpi (read and checked by every run; docs/mpi.md)"},
     E{.name = "ProcessTopology", .parent = "MPISettings", .variantAttribute = "mode", .variantValue = "static",
-      .attributes = kProcessTopologyStatic, .children = kProcessTopologyChildren},
+      .attributes = processTopologyAttributes(LoadBalanceSettings::Mode::Static), .children = kProcessTopologyChildren},
     E{.name = "ProcessTopology", .parent = "MPISettings", .variantAttribute = "mode", .variantValue = "dynamic",
-      .attributes = kProcessTopologyDynamic, .children = kProcessTopologyChildren},
+      .attributes = processTopologyAttributes(LoadBalanceSettings::Mode::Dynamic), .children = kProcessTopologyChildren},
     E{.name = "Topology", .parent = "ProcessTopology", .variantAttribute = "type", .variantValue = "grid",
-      .attributes = kTopologyGrid},
+      .attributes = topologyAttributes(LoadBalanceSettings::TopologyType::Grid)},
     E{.name = "Topology", .parent = "ProcessTopology", .variantAttribute = "type", .variantValue = "kdTree",
-      .attributes = kTopologyKdTree},
-    E{.name = "MassPointPrediction", .parent = "ProcessTopology", .attributes = kMassPointPrediction,
+      .attributes = topologyAttributes(LoadBalanceSettings::TopologyType::KdTree)},
+    E{.name = "MassPointPrediction", .parent = "ProcessTopology", .attributes = mpiAttributesIn("MassPointPrediction"),
       .doc = "predicted body positions the decomposition is built from (defaults when absent)"},
-    E{.name = "GlobalOutlierFilter", .parent = "ProcessTopology", .attributes = kGlobalOutlierFilter,
+    E{.name = "GlobalOutlierFilter", .parent = "ProcessTopology", .attributes = mpiAttributesIn("GlobalOutlierFilter"),
       .doc = "k-nearest-neighbour filter of far-away points before building the decomposition"},
     E{.name = "SceneObjects", .parent = "DynamicsSystem", .children = kSceneObjectsChildren,
       .doc = "the bodies"},
@@ -792,6 +733,8 @@ constexpr ElementSpec kElements[] = {
       .variantValue = "generalized", .implemented = false},
     E{.name = "Vel", .parent = "InitialVelocity", .attributes = kVel},
 };
+return kElements;
+}
 // clang-format on
 
 bool containsValue(std::string_view barList, std::string_view value) {
@@ -799,22 +742,7 @@ bool containsValue(std::string_view barList, std::string_view value) {
   return std::find(parts.begin(), parts.end(), value) != parts.end();
 }
 
-bool withinBound(Bound b, double v) {
-  switch (b) {
-    case Bound::Positive:
-      return v > 0.0;
-    case Bound::NonNegative:
-      return v >= 0.0;
-    case Bound::UnitInterval:
-      return v >= 0.0 && v <= 1.0;
-    case Bound::OpenZeroTwo:
-      return v > 0.0 && v < 2.0;
-    case Bound::AtLeastOne:
-      return v >= 1.0;
-    default:
-      return true;
-  }
-}
+using settings::withinBound;
 
 std::string inQuotes(std::string_view s) {
   return "'" + std::string(s) + "'";
@@ -832,14 +760,15 @@ std::string trimmed(std::string_view s) {
 }  // namespace
 
 std::span<const ElementSpec> elements() {
-  return kElements;
+  return elementTable();
 }
 
 std::span<const ElementSpec> elementsNamed(std::string_view name) {
-  const auto first = std::find_if(std::begin(kElements), std::end(kElements),
-                                  [&](const ElementSpec& e) { return e.name == name; });
+  const std::span<const ElementSpec> all = elementTable();
+  const auto first =
+      std::find_if(all.begin(), all.end(), [&](const ElementSpec& e) { return e.name == name; });
   auto last = first;
-  while (last != std::end(kElements) && last->name == name) {
+  while (last != all.end() && last->name == name) {
     ++last;
   }
   return {first, last};
@@ -1057,27 +986,7 @@ std::string_view toString(AttrType t) {
 }
 
 std::string_view toString(Bound b) {
-  switch (b) {
-    case Bound::None:
-      return "";
-    case Bound::Positive:
-      return "> 0";
-    case Bound::NonNegative:
-      return ">= 0";
-    case Bound::UnitInterval:
-      return "in [0, 1]";
-    case Bound::OpenZeroTwo:
-      return "in (0, 2)";
-    case Bound::AtLeastOne:
-      return ">= 1";
-    case Bound::NonZeroVector:
-      return "a non-zero vector";
-    case Bound::PositiveVector:
-      return "positive in every component";
-    case Bound::NonZeroComponents:
-      return "non-zero in every component";
-  }
-  return "?";
+  return settings::boundText(b);
 }
 
 std::vector<std::string_view> splitBar(std::string_view s) {

@@ -53,7 +53,9 @@ std::shared_ptr<const Topology> buildGrid(MPI_Comm comm, const LoadBalanceSettin
                   "load balancer: no process has a body to build the grid on");
   }
   GRAIN_REQUIRE((hi - lo).minCoeff() >= 0, "load balancer: the grid box is empty");
-  std::array<int, 3> dims = settings.gridDimension;
+  std::array<int, 3> dims{static_cast<int>(settings.gridDimension[0]),
+                          static_cast<int>(settings.gridDimension[1]),
+                          static_cast<int>(settings.gridDimension[2])};
   if (settings.matchProcessDimToExtent) {
     dims = GridTopology::dimensionsForExtent(processes, hi - lo);
   }

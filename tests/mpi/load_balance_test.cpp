@@ -496,6 +496,7 @@ void testOutlierFilter() {
   LoadBalanceSettings s;
   s.type = LoadBalanceSettings::TopologyType::KdTree;
   s.buildMode = LoadBalanceSettings::BuildMode::Aabb;
+  s.massPointCount = 0;  // the centres
   s.outlierFilter = true;
   s.outlierKnnMean = 10;
   s.outlierStdDeviationMult = 3;

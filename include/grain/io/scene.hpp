@@ -12,9 +12,11 @@
 
 #include <grain/core/bodies/body_id.hpp>
 #include <grain/core/bodies/body_storage.hpp>
+#include <grain/core/common/settings.hpp>
 #include <grain/core/contact/compatible_forces.hpp>
 #include <grain/core/geometry/shapes.hpp>
 #include <grain/core/timestepping/dynamics_system.hpp>
+#include <grain/core/timestepping/load_balance_settings.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/mesh_loader.hpp>
 #include <grain/io/scene_error.hpp>
@@ -59,6 +61,18 @@ struct SolverExtras {
   bool useGpu = false;           ///< requested GPU solve (grain solves on the CPU, with a warning)
   std::uint32_t gpuDevice = 0;   ///< useGPUID
   bool computeResidual = false;  ///< computeResidual
+
+  /// The description of the members (grain/core/common/settings.hpp).
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = SolverExtras;
+    using settings::field;
+    v(field<&S::useGpu>("useGPU").required().withDoc(
+        "grain has no GPU solver: true gives a warning and solves on the CPU"));
+    v(field<&S::gpuDevice>("useGPUID").withDoc("GPU device (unused)"));
+    v(field<&S::computeResidual>("computeResidual")
+          .withDoc("keep checking every body after convergence"));
+  }
 };
 
 /// One <RigidBodies> element: `count` bodies with ids makeBodyId(groupId, firstNumber + k)
@@ -111,45 +125,6 @@ struct InitialConditionSource {
   std::size_t line = 0;  ///< line of the GlobalInitialCondition element, for messages
 };
 
-/// MPISettings/ProcessTopology/Topology.
-struct MpiTopology {
-  enum class Type : std::uint8_t { Grid, KdTree };
-  enum class BuildMode : std::uint8_t { Mvbb, Aabb, BinetTensor, Predefined };
-  Type type = Type::Grid;
-  BuildMode buildMode = BuildMode::Mvbb;
-  Real minCellSize = 1e-3;                          ///< m
-  std::array<std::uint32_t, 3> dimension{1, 1, 1};  ///< grid cells along x, y, z (grid only)
-  bool matchProcessDimToExtent = true;              ///< grid only
-  bool aligned = true;                              ///< predefined only
-  Vec3 minPoint = Vec3::Zero();                     ///< predefined only (m)
-  Vec3 maxPoint = Vec3::Zero();                     ///< predefined only (m)
-};
-
-/// MPISettings of a scene: the domain decomposition of distributed runs. Read and validated by
-/// every run; used by the MPI front end.
-struct MpiSettings {
-  enum class Mode : std::uint8_t { Static, Dynamic };
-  enum class Policy : std::uint8_t { AlwaysRebuild, BodyLimit };
-  /// Weight of a body in a rebuild: 1 (GRSF), or its process's measured compute time per body.
-  enum class BodyWeight : std::uint8_t { Count, Time };
-  Mode mode = Mode::Dynamic;
-  Policy policy = Policy::AlwaysRebuild;         ///< dynamic mode only
-  BodyWeight bodyWeight = BodyWeight::Count;     ///< dynamic mode only
-  std::uint32_t policyCheckEveryXTimeStep = 10;  ///< dynamic mode only
-  std::uint32_t bodyLimit = 500;                 ///< policy bodyLimit only
-  bool doLocalComputations = true;
-  MpiTopology topology;
-  std::uint32_t massPointCount = 5;  ///< MassPointPrediction nPoints
-  Real massPointDeltaT = 0.1;        ///< MassPointPrediction deltaT (s)
-  bool outlierFilter = false;        ///< GlobalOutlierFilter given
-  std::uint32_t outlierKnnMean = 20;
-  Real outlierStdDeviationMult = 4.0;
-  std::uint32_t outlierAllowSplitAbove = 10;
-  std::uint32_t splitNodeUpdateRatio = 1;  ///< InclusionSolverSettings of MPISettings
-  std::uint32_t convergenceCheckRatio = 1;
-  std::uint32_t reserveSplitNodes = 2000;
-};
-
 /// Everything a scene file describes.
 struct SceneDescription {
   std::filesystem::path file;  ///< the scene file as given to loadScene
@@ -171,8 +146,8 @@ struct SceneDescription {
   std::vector<std::string> warnings;
   /// The scene has an <MPISettings> element (read by the distributed front end).
   bool hasMpiSettings = false;
-  /// The MPISettings, if the scene has them.
-  std::optional<MpiSettings> mpi;
+  /// The MPISettings, if the scene has them (grain_mpi's settings type, declared in the core).
+  std::optional<LoadBalanceSettings> mpi;
   /// GlobalSelectiveIds, if given.
   std::optional<SelectiveIds> selectiveIds;
   /// Set if the initial states were read from a .sim file (GlobalInitialCondition).

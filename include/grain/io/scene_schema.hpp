@@ -7,9 +7,13 @@
 #include <string_view>
 #include <vector>
 
+#include <grain/core/common/settings.hpp>
+
 /// The scene format as data: every element grain reads, its attributes (name, type, whether
-/// required, default, admissible range, unit) and its child elements. The scene reader checks
-/// files against these tables, and the XML schema (schemas/scene.xsd) and the format reference
+/// required, default, admissible range, unit) and its child elements. The attributes of the
+/// settings structs are generated from their descriptions (describe() beside each struct,
+/// grain/core/common/settings.hpp); the rest are written here. The scene reader checks files
+/// against these tables, and the XML schema (schemas/scene.xsd) and the format reference
 /// (docs/scene-format.md) are generated from them (sceneSchemaXsd, sceneFormatMarkdown), so each
 /// attribute is defined in exactly one place.
 namespace grain::io::schema {
@@ -37,18 +41,8 @@ enum class AttrUse : std::uint8_t {
 };
 
 /// Admissible range of a numeric attribute (per component for vectors and lists), checked when
-/// the file is read.
-enum class Bound : std::uint8_t {
-  None,
-  Positive,           ///< > 0
-  NonNegative,        ///< >= 0
-  UnitInterval,       ///< in [0, 1]
-  OpenZeroTwo,        ///< in (0, 2) (relaxation factors)
-  AtLeastOne,         ///< integer >= 1
-  NonZeroVector,      ///< vector of non-zero length (directions, normals, axes)
-  PositiveVector,     ///< every component > 0 (extents)
-  NonZeroComponents,  ///< every component != 0 (scale factors; negative ones mirror)
-};
+/// the file is read: the bounds of the settings descriptions (grain/core/common/settings.hpp).
+using Bound = grain::settings::Bound;
 
 /// One attribute of an element.
 struct AttributeSpec {

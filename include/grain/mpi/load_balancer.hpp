@@ -10,6 +10,7 @@
 
 #include <grain/core/bodies/body_id.hpp>
 #include <grain/core/math/types.hpp>
+#include <grain/core/timestepping/load_balance_settings.hpp>
 #include <grain/mpi/kd_tree_topology.hpp>
 #include <grain/mpi/topology.hpp>
 
@@ -20,39 +21,9 @@
 /// owners is the caller's business (DistributedExchange).
 namespace grain::mpi {
 
-/// MPISettings/ProcessTopology of a scene, as the load balancer needs them (GRSF names).
-struct LoadBalanceSettings {
-  enum class Mode : std::uint8_t { Static, Dynamic };
-  enum class Policy : std::uint8_t { AlwaysRebuild, BodyLimit };
-  enum class TopologyType : std::uint8_t { Grid, KdTree };
-  /// Frame of the decomposition: Mvbb and BinetTensor both use the principal axes of the
-  /// bodies' centres (kd-tree only; the grid is axis-aligned and uses the AABB for both).
-  enum class BuildMode : std::uint8_t { Mvbb, Aabb, BinetTensor, Predefined };
-
-  Mode mode = Mode::Dynamic;
-  Policy policy = Policy::AlwaysRebuild;
-  std::uint32_t policyCheckEveryXTimeStep = 10;  ///< steps between rebuild decisions (>= 1)
-  std::uint32_t bodyLimit = 500;                 ///< Policy::BodyLimit: local bodies per process
-  /// Weigh each process's bodies by its measured compute time per body (bodyWeight="time"),
-  /// not 1 each; the caller measures and passes BalancedBody::weight.
-  bool weightByTime = false;
-
-  TopologyType type = TopologyType::Grid;
-  BuildMode buildMode = BuildMode::Aabb;
-  Real minCellSize = 1e-3;  ///< m: smallest grid cell extent (the grid box grows to respect it)
-  std::array<int, 3> gridDimension{1, 1, 1};  ///< grid only; product = process count
-  bool matchProcessDimToExtent = true;        ///< grid only: dimensions from the box extent
-  Vec3 minPoint = Vec3::Zero();               ///< BuildMode::Predefined box (I frame, m)
-  Vec3 maxPoint = Vec3::Zero();
-
-  std::uint32_t massPointCount = 0;  ///< MassPointPrediction nPoints (0: no prediction)
-  Real massPointDeltaT = 0.1;        ///< MassPointPrediction deltaT (s)
-
-  bool outlierFilter = false;  ///< GlobalOutlierFilter given
-  std::uint32_t outlierKnnMean = 20;
-  Real outlierStdDeviationMult = 3.0;
-  std::uint32_t outlierAllowSplitAbove = 10;  ///< leaf size of the kNN search tree
-};
+/// MPISettings of a scene (GRSF names): the one settings type the scene reader fills and the
+/// load balancer uses, declared in the core (grain/core/timestepping/load_balance_settings.hpp).
+using LoadBalanceSettings = grain::LoadBalanceSettings;
 
 /// One simulated body a process owns, as the load balancer sees it.
 struct BalancedBody {

@@ -1,20 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include <cmath>
-
-#include <grain/core/common/error.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
 
 namespace grain {
 
 void validateContactParameter(const ContactParameter& p) {
-  GRAIN_REQUIRE(std::isfinite(p.mu) && p.mu >= 0.0, "mu must be >= 0");
-  GRAIN_REQUIRE(p.epsilonN >= 0.0 && p.epsilonN <= 1.0, "epsilonN must be in [0, 1]");
-  GRAIN_REQUIRE(p.epsilonT >= 0.0 && p.epsilonT <= 1.0, "epsilonT must be in [0, 1]");
-  GRAIN_REQUIRE(std::isfinite(p.invDampingN) && p.invDampingN >= 0.0, "invDampingN must be >= 0");
-  GRAIN_REQUIRE(std::isfinite(p.invDampingT) && p.invDampingT >= 0.0, "invDampingT must be >= 0");
-  GRAIN_REQUIRE(std::isfinite(p.relativeStiffness) && p.relativeStiffness > 0.0,
-                "relativeStiffness must be > 0");
-  GRAIN_REQUIRE(std::isfinite(p.muRolling) && p.muRolling >= 0.0, "muRolling must be >= 0");
+  settings::checkBounds(p);
 }
 
 void ContactParameterMap::setStandard(const ContactParameter& p) {

@@ -66,8 +66,7 @@ bool stepInvariantsChecked() {
 }
 
 void validate(const StepperSettings& s) {
-  GRAIN_REQUIRE(std::isfinite(s.deltaT) && s.deltaT > 0.0, "deltaT must be > 0");
-  GRAIN_REQUIRE(std::isfinite(s.endTime) && s.endTime >= 0.0, "endTime must be >= 0");
+  settings::checkBounds(s);
   validate(s.solver);
 }
 

@@ -257,15 +257,15 @@ TEST_F(FullScene, IgnoredAttributesAreReported) {
 
 TEST_F(FullScene, MpiSettingsWithDefaults) {
   ASSERT_TRUE(scene().mpi.has_value());
-  const MpiSettings& m = *scene().mpi;
+  const LoadBalanceSettings& m = *scene().mpi;
   EXPECT_TRUE(scene().hasMpiSettings);
-  EXPECT_EQ(m.mode, MpiSettings::Mode::Static);
+  EXPECT_EQ(m.mode, LoadBalanceSettings::Mode::Static);
   EXPECT_TRUE(m.doLocalComputations);
-  EXPECT_EQ(m.topology.type, MpiTopology::Type::Grid);
-  EXPECT_EQ(m.topology.buildMode, MpiTopology::BuildMode::Mvbb);
-  EXPECT_EQ(m.topology.dimension, (std::array<std::uint32_t, 3>{2, 1, 1}));
-  EXPECT_TRUE(m.topology.matchProcessDimToExtent);
-  EXPECT_EQ(m.topology.minCellSize, 0.1);
+  EXPECT_EQ(m.type, LoadBalanceSettings::TopologyType::Grid);
+  EXPECT_EQ(m.buildMode, LoadBalanceSettings::BuildMode::Mvbb);
+  EXPECT_EQ(m.gridDimension, (std::array<std::uint32_t, 3>{2, 1, 1}));
+  EXPECT_TRUE(m.matchProcessDimToExtent);
+  EXPECT_EQ(m.minCellSize, 0.1);
   EXPECT_EQ(m.massPointCount, 5u);
   EXPECT_EQ(m.massPointDeltaT, 0.1);
   EXPECT_FALSE(m.outlierFilter);
@@ -390,16 +390,17 @@ TEST(GrsfScenes, FunnelLoadsUnchanged) {
   EXPECT_TRUE(d.groups[0].shapePerBody);
 
   ASSERT_TRUE(d.mpi.has_value());
-  const MpiSettings& m = *d.mpi;
-  EXPECT_EQ(m.mode, MpiSettings::Mode::Dynamic);
-  EXPECT_EQ(m.policy, MpiSettings::Policy::AlwaysRebuild);
+  const LoadBalanceSettings& m = *d.mpi;
+  EXPECT_EQ(m.mode, LoadBalanceSettings::Mode::Dynamic);
+  EXPECT_EQ(m.policy, LoadBalanceSettings::Policy::AlwaysRebuild);
   EXPECT_EQ(m.policyCheckEveryXTimeStep, 200u);
   EXPECT_EQ(m.bodyLimit, 5000u);
-  EXPECT_EQ(m.bodyWeight, MpiSettings::BodyWeight::Count);  // grain's own attribute, absent here
-  EXPECT_EQ(m.topology.type, MpiTopology::Type::Grid);
-  EXPECT_EQ(m.topology.buildMode, MpiTopology::BuildMode::Aabb);
-  EXPECT_EQ(m.topology.dimension, (std::array<std::uint32_t, 3>{2, 2, 1}));
-  EXPECT_EQ(m.topology.minCellSize, 0.1);
+  EXPECT_EQ(m.bodyWeight,
+            LoadBalanceSettings::BodyWeight::Count);  // grain's own attribute, absent here
+  EXPECT_EQ(m.type, LoadBalanceSettings::TopologyType::Grid);
+  EXPECT_EQ(m.buildMode, LoadBalanceSettings::BuildMode::Aabb);
+  EXPECT_EQ(m.gridDimension, (std::array<std::uint32_t, 3>{2, 2, 1}));
+  EXPECT_EQ(m.minCellSize, 0.1);
   EXPECT_EQ(m.massPointCount, 2u);
   EXPECT_EQ(m.massPointDeltaT, 0.002);
   EXPECT_EQ(m.reserveSplitNodes, 0u);
@@ -522,7 +523,7 @@ TEST(GrsfScenes, AvalancheLoadsWithInitialConditionFromSimFile) {
   const Vec3 g = Vec3(-0.5, 0, -0.866025404).normalized() * 9.81;
   expectVecNear(d.system.externalForces.gravityAcceleration(), g, 1e-12);
   ASSERT_TRUE(d.mpi.has_value());
-  EXPECT_EQ(d.mpi->topology.type, MpiTopology::Type::KdTree);
+  EXPECT_EQ(d.mpi->type, LoadBalanceSettings::TopologyType::KdTree);
   EXPECT_TRUE(d.mpi->outlierFilter);
   EXPECT_EQ(d.mpi->outlierKnnMean, 20u);
   EXPECT_EQ(d.mpi->outlierStdDeviationMult, 3.0);

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <unordered_map>
 
 #include <grain/core/bodies/body_id.hpp>
+#include <grain/core/common/settings.hpp>
 #include <grain/core/math/types.hpp>
 
 namespace grain {
@@ -14,6 +16,15 @@ enum class ContactModel : std::uint8_t {
   UCF,   ///< unilateral contact + spatial Coulomb friction + Newton impact law
   UCFD,  ///< UCF with inverse dampings (compliance) in normal and tangential direction
 };
+
+/// The names of the contact laws in scene files (attribute type) and in toString.
+inline constexpr settings::EnumName<ContactModel> kContactModelNames[] = {
+    {ContactModel::UCF, "UCF"},
+    {ContactModel::UCFD, "UCFD"},
+};
+constexpr std::span<const settings::EnumName<ContactModel>> enumNames(ContactModel) {
+  return kContactModelNames;
+}
 
 /// Parameters of the contact law between two materials (dimensionless unless stated).
 struct ContactParameter {
@@ -33,9 +44,52 @@ struct ContactParameter {
   /// velocity prox method SorContact solves it (checkRollingResistanceSupported in
   /// contact_solver.hpp).
   Real muRolling = 0.0;
+
+  /// The description of the members (grain/core/common/settings.hpp): the attributes of
+  /// <ContactParameterStandard> and <ContactParameter>, whose variant `type` selects the law.
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = ContactParameter;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::model>("type").required().withUnsupported("UCFDD"));
+    v(field<&S::mu>("mu")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withDoc("Coulomb friction coefficient"));
+    v(field<&S::epsilonN>("epsilonN")
+          .required()
+          .withBound(Bound::UnitInterval)
+          .withDoc("normal restitution"));
+    v(field<&S::epsilonT>("epsilonT")
+          .required()
+          .withBound(Bound::UnitInterval)
+          .withDoc("tangential restitution"));
+    v(field<&S::invDampingN>("invDampingN")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withUnit("s/kg")
+          .withDoc("normal inverse damping"));
+    v(field<&S::invDampingT>("invDampingT")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withUnit("s/kg")
+          .withDoc("tangential inverse damping"));
+    v(field<&S::relativeStiffness>("relativeStiffness")
+          .withBound(Bound::Positive)
+          .withDoc("relative normal stiffness of the pair for compatible contact forces "
+                   "(ContactForceOutput); no effect on the motion"));
+    v(field<&S::muRolling>("muRolling")
+          .withBound(Bound::NonNegative)
+          .withDoc("rolling-resistance coefficient mu_r (grain only, not GRSF): a constant "
+                   "rolling torque of at most mu_r R* lambda_N opposes the relative rolling of "
+                   "the pair, R* = r_A r_B/(r_A + r_B) from the centres of mass to the contact "
+                   "point; method SORContact only"));
+  }
 };
 
-/// Throws grain::Error if a value is out of range (mu < 0, epsilons outside [0,1], ...).
+/// Throws grain::Error if a value is out of range (mu < 0, epsilons outside [0,1], ...): the
+/// bounds of ContactParameter::describe (settings::checkBounds).
 void validateContactParameter(const ContactParameter& p);
 
 /// Contact parameters per unordered material pair, with a standard fallback. The built-in

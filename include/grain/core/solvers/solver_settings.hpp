@@ -3,8 +3,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
+#include <grain/core/common/settings.hpp>
 #include <grain/core/math/types.hpp>
 
 /// Settings of the contact (inclusion) solver, named and defaulted as GRSF's
@@ -44,6 +46,44 @@ enum class ConvergenceMethod : std::uint8_t {
   /// absTol is not used).
   Koziara,
 };
+
+/// The names of the enumerations in scene files (InclusionSolverSettings attributes method,
+/// matrixRStrategy, subMethodUCF, convergenceMethod) and in toString.
+inline constexpr settings::EnumName<SolverMethod> kSolverMethodNames[] = {
+    {SolverMethod::SorContact, "SOR", true},
+    {SolverMethod::SorContact, "SORContact"},
+    {SolverMethod::SorFull, "SORFull"},
+    {SolverMethod::SorNormalTangential, "SORNormalTangential"},
+    {SolverMethod::Jor, "JOR"},
+};
+inline constexpr settings::EnumName<RStrategy> kRStrategyNames[] = {
+    {RStrategy::Max, "max"},
+    {RStrategy::Sum, "sum"},
+};
+inline constexpr settings::EnumName<UcfSubMethod> kUcfSubMethodNames[] = {
+    {UcfSubMethod::AlartCurnier, "AC"},
+    {UcfSubMethod::DeSaxce, "DS"},
+};
+inline constexpr settings::EnumName<ConvergenceMethod> kConvergenceMethodNames[] = {
+    {ConvergenceMethod::InLambda, "InLambda"},
+    {ConvergenceMethod::InVelocity, "InVelocity"},
+    {ConvergenceMethod::InVelocityLocal, "InVelocityLocal"},
+    {ConvergenceMethod::InEnergyVelocity, "InEnergyVelocity"},
+    {ConvergenceMethod::NaturalMap, "NaturalMap"},
+    {ConvergenceMethod::Koziara, "Koziara"},
+};
+constexpr std::span<const settings::EnumName<SolverMethod>> enumNames(SolverMethod) {
+  return kSolverMethodNames;
+}
+constexpr std::span<const settings::EnumName<RStrategy>> enumNames(RStrategy) {
+  return kRStrategyNames;
+}
+constexpr std::span<const settings::EnumName<UcfSubMethod>> enumNames(UcfSubMethod) {
+  return kUcfSubMethodNames;
+}
+constexpr std::span<const settings::EnumName<ConvergenceMethod>> enumNames(ConvergenceMethod) {
+  return kConvergenceMethodNames;
+}
 
 /// Solver of local (Delassus-matrix) problems (local_solver.hpp). Declared here so that the
 /// time stepper's settings can select one (InclusionSolverSettings::localMethod).
@@ -93,9 +133,87 @@ struct InclusionSolverSettings {
   /// that large runs on the calling thread alone (a barrier costs about as much as a few dozen
   /// contact updates). The results do not depend on it.
   std::uint32_t minContactsPerThread = 256;
+
+  /// The description of the members (grain/core/common/settings.hpp): scene attributes of
+  /// <InclusionSolverSettings> (threadCount: of <TimeStepperSettings>), ranges, units, docs.
+  /// `method`/`localMethod` are one attribute of two members, read by the scene reader itself
+  /// from kSolverMethodNames and kLocalMethodNames.
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = InclusionSolverSettings;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::alphaJorProx>("alphaJORProx")
+          .required()
+          .withBound(Bound::OpenZeroTwo)
+          .withDoc("JOR relaxation factor"));
+    v(field<&S::alphaSorProx>("alphaSORProx")
+          .required()
+          .withBound(Bound::OpenZeroTwo)
+          .withDoc("SOR relaxation factor: R_N = alpha/G_nn, R_T = alpha/max(G_tt)"));
+    v(field<&S::rStrategy>("matrixRStrategy")
+          .withUnsupported("sum2")
+          .withDoc("how the prox metric R is taken from the Delassus block"));
+    v(field<&S::subMethodUcf>("subMethodUCF")
+          .withDoc("AC: Alart-Curnier (R+ and disk); DS: De Saxce cone"));
+    v(field<&S::convergenceMethod>("convergenceMethod")
+          .withUnsupported("InEnergyLocalMix")
+          .withDoc("stopping test: In*: quantity compared between sweeps (velocity prox methods); "
+                   "NaturalMap, Koziara: accuracy measure of the iterate <= relTol (absTol "
+                   "unused); local solvers stop on Koziara if given, else on NaturalMap"));
+    v(field<&S::minIter>("minIter").withDoc("minimum number of sweeps (<= maxIter)"));
+    v(field<&S::maxIter>("maxIter")
+          .required()
+          .withBound(Bound::AtLeastOne)
+          .withDoc("maximum number of sweeps (local solvers: iterations)"));
+    v(field<&S::absTol>("absTol")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withDoc("absolute tolerance: converged if |new - old| <= |old| relTol + absTol"));
+    v(field<&S::relTol>("relTol")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withDoc("relative tolerance; the error tolerance of NaturalMap, Koziara and the local "
+                   "solvers"));
+    v(field<&S::computeTotalOverlap>("computeTotalOverlap")
+          .withDoc("per-body sum of penetrations (m)"));
+    v(field<&S::usePercussionCache>("usePercussionCache")
+          .withDoc("warm start from the previous step"));
+    v(field<&S::matrixFree>("matrixFree")
+          .withDoc("APGD only: iterate on the matrix-free Delassus operator instead of the "
+                   "assembled matrix (docs/solvers.md); the form of APGD that runs distributed in "
+                   "grain-sim-mpi"));
+    v(field<&S::reserveContacts>("reserveContacts").withDoc("contacts to reserve memory for"));
+    v(field<&S::isFiniteCheck>("isFiniteCheck")
+          .withDoc("check velocities for NaN/inf after each solve"));
+    v(field<&S::driftCorrectionGap>("driftCorrectionGap")
+          .withDoc("push penetrating contacts apart"));
+    v(field<&S::driftCorrectionGapAlpha>("driftCorrectionGapAlpha")
+          .withBound(Bound::UnitInterval)
+          .withDoc("fraction of the penetration removed per step; required when "
+                   "driftCorrectionGap is true"));
+    v(field<&S::driftCorrectionGapSlop>("driftCorrectionGapSlop")
+          .withBound(Bound::NonNegative)
+          .withUnit("m")
+          .withDoc("penetration left uncorrected: only the overlap beyond it is pushed apart"));
+    v(field<&S::threadCount>("threadCount")
+          .in("TimeStepperSettings")
+          .withBound(Bound::AtLeastOne)
+          .withDoc("threads per process (grain only, not GRSF): more than 1 sweeps the SOR methods "
+                   "colour by colour in parallel, with results independent of the thread count "
+                   "(docs/architecture.md); grain-sim --threads N sets it"));
+    v(field<&S::normalTangentialUpdateRatio>("normalTangentialUpdateRatio")
+          .internal()
+          .withBound(Bound::AtLeastOne));
+    v(field<&S::minContactsPerThread>("minContactsPerThread")
+          .internal()
+          .withBound(Bound::AtLeastOne));
+  }
 };
 
-/// Throws grain::Error naming the field if a value is out of range.
+/// Throws grain::Error naming the field if a value is out of range: the bounds of
+/// InclusionSolverSettings::describe (settings::checkBounds), minIter <= maxIter, and matrixFree
+/// only with the local method APGD.
 void validate(const InclusionSolverSettings& s);
 
 /// The gap (m) the drift correction acts on, alpha * 2 driftGap / dt: g_N + slop for an overlap

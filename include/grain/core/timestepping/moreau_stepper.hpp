@@ -21,8 +21,30 @@ struct StepperSettings {
   Real deltaT = 0.001;  ///< time step (s), > 0
   Real endTime = 10.0;  ///< end of the simulation (s)
   InclusionSolverSettings solver;
+
+  /// The description of deltaT and endTime (grain/core/common/settings.hpp), attributes of
+  /// <TimeStepperSettings>; the solver settings have their own (threadCount, also an attribute
+  /// of <TimeStepperSettings>, is among them).
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = StepperSettings;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::deltaT>("deltaT")
+          .required()
+          .withBound(Bound::Positive)
+          .withUnit("s")
+          .withDoc("time step"));
+    v(field<&S::endTime>("endTime")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withUnit("s")
+          .withDoc("end of the simulation (absolute time)"));
+  }
 };
 
+/// Throws grain::Error naming the field if a value is out of range: the bounds of
+/// StepperSettings::describe, then validate(s.solver).
 void validate(const StepperSettings& s);
 
 /// Moreau midpoint time stepping (thesis Algorithm 8.1, eqs. 8.6-8.9):

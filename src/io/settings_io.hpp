@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include <grain/core/common/settings.hpp>
+#include <grain/core/math/types.hpp>
+#include <grain/io/scene_schema.hpp>
+
+#include "io/xml_reader.hpp"
+
+/// The scene format's side of the settings descriptions (grain/core/common/settings.hpp,
+/// private to grain_io): schema rows generated from a struct's description, and the reading of
+/// its members from an element. Both visit the same description, so the name, default, range,
+/// unit, documentation and enumeration names of an attribute are written once, beside the
+/// struct.
+namespace grain::io::detail {
+
+template <class T>
+constexpr bool kIsIntegerVector3 = std::is_same_v<T, std::array<std::uint32_t, 3>>;
+
+/// The attribute type of a member type.
+template <class T>
+constexpr schema::AttrType attrTypeOf() {
+  if constexpr (std::is_same_v<T, bool>) {
+    return schema::AttrType::Boolean;
+  } else if constexpr (std::is_enum_v<T>) {
+    return schema::AttrType::Enumeration;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return schema::AttrType::Real;
+  } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+    return schema::AttrType::Integer;
+  } else if constexpr (std::is_same_v<T, Vec3>) {
+    return schema::AttrType::Vector3;
+  } else if constexpr (kIsIntegerVector3<T>) {
+    return schema::AttrType::IntegerVector3;
+  } else {
+    static_assert(sizeof(T) == 0, "no scene attribute type for this member type");
+  }
+}
+
+/// A member's value as scene text (defaults of the schema, the effective configuration).
+template <class T>
+std::string textOf(const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "true" : "false";
+  } else if constexpr (std::is_enum_v<T>) {
+    return std::string(settings::nameOf(v));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return formatReal(v);
+  } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+    return std::to_string(v);
+  } else if constexpr (std::is_same_v<T, Vec3>) {
+    return formatReal(v.x()) + " " + formatReal(v.y()) + " " + formatReal(v.z());
+  } else {
+    return std::to_string(v[0]) + " " + std::to_string(v[1]) + " " + std::to_string(v[2]);
+  }
+}
+
+/// The scene names of an enumeration's values, '|'-separated, aliases included.
+template <class E>
+std::string enumValuesText() {
+  std::string out;
+  for (const settings::EnumName<E>& n : settings::namesOf<E>()) {
+    out += (out.empty() ? "" : "|");
+    out += n.name;
+  }
+  return out;
+}
+
+/// Schema rows of one element, owning the text they point to (generated defaults and
+/// enumeration value lists). Rows are added in order; rows() is valid once all are added.
+class GeneratedAttributes {
+ public:
+  /// Adds a hand-written row (attributes that are not a settings member).
+  GeneratedAttributes& add(const schema::AttributeSpec& row) {
+    rows_.push_back(row);
+    return *this;
+  }
+
+  /// Adds the rows of the scene attributes S::describe lists for `element` ("": the struct's own
+  /// element), in the order of the description.
+  template <class S>
+  GeneratedAttributes& add(std::string_view element = {}) {
+    const S defaults{};
+    S::describe([&](const auto& f) {
+      using T = typename std::remove_cvref_t<decltype(f)>::Value;
+      if (f.use == settings::Use::Internal || f.element != element) {
+        return;
+      }
+      schema::AttributeSpec row{.name = f.name,
+                                .type = attrTypeOf<T>(),
+                                .bound = f.bound,
+                                .unsupportedValues = f.unsupported,
+                                .unit = f.unit,
+                                .doc = f.doc};
+      switch (f.use) {
+        case settings::Use::Required:
+          row.use = schema::AttrUse::Required;
+          break;
+        case settings::Use::Optional:
+          row.use = schema::AttrUse::Optional;
+          row.defaultValue = keep(textOf(f.of(defaults)));
+          break;
+        default:
+          row.use = schema::AttrUse::Optional;
+          break;
+      }
+      if constexpr (std::is_enum_v<T>) {
+        row.values = keep(enumValuesText<T>());
+      }
+      rows_.push_back(row);
+    });
+    return *this;
+  }
+
+  /// The row named `name` (to adjust a generated row for one element, e.g. its doc).
+  schema::AttributeSpec& row(std::string_view name) {
+    for (schema::AttributeSpec& r : rows_) {
+      if (r.name == name) {
+        return r;
+      }
+    }
+    throw std::logic_error("scene schema: no generated attribute '" + std::string(name) + "'");
+  }
+
+  /// Makes the row an attribute this element (variant) accepts without effect.
+  GeneratedAttributes& ignore(std::string_view name, std::string_view doc) {
+    schema::AttributeSpec& r = row(name);
+    r.use = schema::AttrUse::Ignored;
+    r.defaultValue = {};
+    r.unit = {};
+    r.doc = doc;
+    return *this;
+  }
+
+  /// Removes the row (an attribute this element variant does not have).
+  GeneratedAttributes& remove(std::string_view name) {
+    std::erase_if(rows_, [&](const schema::AttributeSpec& r) { return r.name == name; });
+    return *this;
+  }
+
+  /// Stores `text` for the lifetime of the rows.
+  std::string_view keep(std::string text) { return texts_.emplace_back(std::move(text)); }
+
+  std::span<const schema::AttributeSpec> rows() const { return rows_; }
+
+ private:
+  std::deque<std::string> texts_;  // stable addresses
+  std::vector<schema::AttributeSpec> rows_;
+};
+
+/// Reads into `s` the members S::describe lists for `element` ("": the element `e` itself):
+/// a Required one must be present, an Optional one absent takes the default of the row (the
+/// struct's default), a Derived one absent leaves the member as it is, and one that this
+/// element (variant) lacks or accepts without effect (Ignored) is not read. Values were checked
+/// against the rows (type, range, enumeration names) when `e` was constructed.
+template <class S>
+void readSettings(const Element& e, S& s, std::string_view element = {}) {
+  S::describe([&](const auto& f) {
+    using T = typename std::remove_cvref_t<decltype(f)>::Value;
+    if (f.use == settings::Use::Internal || f.element != element) {
+      return;
+    }
+    const schema::AttributeSpec* row = schema::findAttribute(e.spec(), f.name);
+    if (row == nullptr || row->use == schema::AttrUse::Ignored ||
+        (f.use == settings::Use::Derived && !e.has(f.name))) {
+      return;
+    }
+    T& v = f.of(s);
+    if constexpr (std::is_same_v<T, bool>) {
+      v = e.boolean(f.name);
+    } else if constexpr (std::is_enum_v<T>) {
+      if (!settings::valueOf(e.enumeration(f.name), v)) {
+        e.failAt(f.name, "attribute '" + std::string(f.name) + "' has an unknown value");
+      }
+    } else if constexpr (std::is_floating_point_v<T>) {
+      v = e.real(f.name);
+    } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+      v = e.integer(f.name);
+    } else if constexpr (std::is_same_v<T, Vec3>) {
+      v = e.vector3(f.name);
+    } else {
+      v = e.integerVector3(f.name);
+    }
+  });
+}
+
+}  // namespace grain::io::detail
