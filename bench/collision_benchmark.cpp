@@ -74,8 +74,8 @@ double referenceSweep(grain::DynamicsSystem& sys, const grain::ContactStorage& c
     const std::uint32_t a = c.bodyA()[k];
     const std::uint32_t b = c.bodyB()[k];
     const Vec3& n = c.normals()[k];
-    const Vec3& t1 = c.tangents1()[k];
-    const Vec3& t2 = c.tangents2()[k];
+    const Vec3 t1 = c.tangent1(k);
+    const Vec3 t2 = c.tangent2(k);
     const Vec3 rel = v[b] + w[b].cross(c.rB()[k]) - v[a] - w[a].cross(c.rA()[k]);
     const Real r = 0.5 / (invM[a] + invM[b] + 1e-300);
     Vec3& lambda = percussion[k];

@@ -95,8 +95,9 @@ void run(std::size_t bodies, std::uint32_t sweeps, int steps, std::uint32_t thre
   settings.solver.reserveContacts = 8 * bodies;
   settings.solver.threadCount = threads;
   MoreauStepper stepper(settings);
+  std::size_t maxContacts = 0;  // over all steps: the pile has more before it settles
   for (int k = 0; k < 2; ++k) {
-    stepper.step(sys);  // warm-up: first allocations, caches
+    maxContacts = std::max(maxContacts, stepper.step(sys).contacts);  // warm-up: allocations
   }
   std::array<double, static_cast<std::size_t>(Stage::Count)> stage{};
   double total = 0.0;
@@ -109,10 +110,11 @@ void run(std::size_t bodies, std::uint32_t sweeps, int steps, std::uint32_t thre
     total += s.stepSeconds;
     updates += static_cast<double>(s.contacts) * s.iterations;
     contacts = s.contacts;
+    maxContacts = std::max(maxContacts, s.contacts);
   }
   const double solve = stage[static_cast<std::size_t>(Stage::ContactSolve)];
-  std::printf("bodies %zu  contacts %zu  sweeps/step %u  steps %d\n", sys.bodies.simulatedCount(),
-              contacts, sweeps, steps);
+  std::printf("bodies %zu  contacts %zu  sweeps/step %u  steps %d  most contacts %zu\n",
+              sys.bodies.simulatedCount(), contacts, sweeps, steps, maxContacts);
   std::printf("  %-20s %12s %8s\n", "stage", "ms/step", "share");
   for (std::size_t i = 0; i < stage.size(); ++i) {
     std::printf("  %-20s %12.3f %7.1f%%\n", std::string(toString(static_cast<Stage>(i))).c_str(),

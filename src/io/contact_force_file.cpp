@@ -189,7 +189,8 @@ void fillContactForceRows(const BodyStorage& bodies, const ContactStorage& conta
     r.solverNormal = p.x() * invDt;
     r.compatibleNormal = block.compatible ? compatiblePercussions[i] * invDt
                                           : std::numeric_limits<Real>::quiet_NaN();
-    r.tangential = (p.y() * contacts.tangents1()[i] + p.z() * contacts.tangents2()[i]) * invDt;
+    const Mat3 frame = contacts.frame(i);
+    r.tangential = (p.y() * frame.col(1) + p.z() * frame.col(2)) * invDt;
   }
 }
 

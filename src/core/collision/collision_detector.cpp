@@ -91,8 +91,8 @@ void CollisionDetector::detect(const BodyStorage& bodies, const ShapeStore& shap
     }
   }
   sortPairs();
-  stats_.candidatePairs = pairs_.size();
-  narrowPhase(bodies, contacts);
+  stats_.candidatePairs = keys_.size();
+  narrowPhase(bodies, shapes, contacts);
   contacts.sortCanonical();  // no-op: the contacts are produced in canonical order
   stats_.contacts = contacts.size();
 }
@@ -112,12 +112,13 @@ const collision::MeshBvh* CollisionDetector::meshBvh(const ShapeStore& shapes, S
 void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& shapes) {
   const std::size_t n = bodies.size();
   GRAIN_REQUIRE(n < (std::size_t{1} << 31), "collision: too many bodies");
-  poses_.resize(n);
   spheres_.resize(n);
-  boxes_.resize(n);
   centers_.resize(n);
   radii_.resize(n);
   simulated_.resize(n);
+  slot_.resize(n);
+  poses_.clear();
+  boxes_.clear();
   simulatedBodies_.clear();
   candidates_.clear();
   halfspaces_.clear();
@@ -131,20 +132,21 @@ void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& sha
     const ShapeType type = shapeType(shape);
     const bool sim = bodies.isSimulated(i);
     simulated_[i] = sim ? 1 : 0;
-    collision::ShapePose& pose = poses_[i];
-    pose.shape = &shape;
-    pose.position = pos[i];
-    pose.meshBvh = nullptr;
     spheres_[i] = SphereData{pos[i], -1.0};
     if (type == ShapeType::Sphere) {
       const Real r = std::get_if<Sphere>(&shape)->radius;
       spheres_[i].radius = r;
-      const Real rr = inflateRadius(r, pos[i]);
       centers_[i] = pos[i];
-      radii_[i] = rr;
-      boxes_[i] = Aabb{pos[i].array() - rr, pos[i].array() + rr};
+      radii_[i] = inflateRadius(r, pos[i]);
+      slot_[i] = kSphereSlot;
     } else {
+      slot_[i] = static_cast<std::uint32_t>(poses_.size());
+      collision::ShapePose& pose = poses_.emplace_back();
+      pose.shape = &shape;
+      pose.position = pos[i];
+      pose.meshBvh = nullptr;
       pose.rotation = ori[i].toRotationMatrix();
+      Aabb& aabb = boxes_.emplace_back();
       if (type == ShapeType::Halfspace || type == ShapeType::Mesh) {
         GRAIN_REQUIRE(!sim,
                       "collision: simulated bodies with halfspace or mesh shapes are not "
@@ -154,16 +156,14 @@ void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& sha
           halfspaces_.push_back(idx);
         } else {
           pose.meshBvh = meshBvh(shapes, shapeIdx[i]);
-          Aabb box = transformAabb(pose.meshBvh->bounds(), pos[i], pose.rotation);
-          box.inflate(collision::aabbMargin(box));
-          boxes_[i] = box;
+          aabb = transformAabb(pose.meshBvh->bounds(), pos[i], pose.rotation);
+          aabb.inflate(collision::aabbMargin(aabb));
           meshes_.push_back(idx);
         }
         continue;
       }
-      Aabb box = collision::shapeAabb(shape, pos[i], pose.rotation);
-      box.inflate(collision::aabbMargin(box));
-      boxes_[i] = box;
+      aabb = collision::shapeAabb(shape, pos[i], pose.rotation);
+      aabb.inflate(collision::aabbMargin(aabb));
       boundingSphere(shape, pose, centers_[i], radii_[i]);
     }
     candidates_.push_back(idx);
@@ -207,7 +207,7 @@ void CollisionDetector::gridBroadPhase() {
   // Large bodies against the grid, then against each other.
   for (const std::uint32_t L : largeBodies_) {
     const bool simL = simulated_[L] != 0;
-    grid_.forEachInBox(boxes_[L], [&](std::uint32_t j, bool simJ) {
+    grid_.forEachInBox(box(L), [&](std::uint32_t j, bool simJ) {
       if (simL || simJ) {
         addPair(L, j);
       }
@@ -219,7 +219,7 @@ void CollisionDetector::gridBroadPhase() {
       const std::uint32_t i = largeBodies_[p];
       for (std::size_t q = p + 1; q < largeBodies_.size(); ++q) {
         const std::uint32_t j = largeBodies_[q];
-        if ((simulated_[i] || simulated_[j]) && boxes_[i].overlaps(boxes_[j])) {
+        if ((simulated_[i] || simulated_[j]) && box(i).overlaps(box(j))) {
           addPair(i, j);
         }
       }
@@ -231,7 +231,7 @@ void CollisionDetector::gridBroadPhase() {
     }
     largeGrid_.build(largeBodies_, centers_, radii_, simulated_, 2.0 * maxLarge);
     largeGrid_.forEachPair([this](std::uint32_t a, std::uint32_t b, bool simA, bool simB) {
-      if (boxes_[a].overlaps(boxes_[b])) {
+      if (box(a).overlaps(box(b))) {
         addPair(a, b, simA, simB);
       }
     });
@@ -240,11 +240,11 @@ void CollisionDetector::gridBroadPhase() {
 
 void CollisionDetector::planeAndMeshPairs() {
   for (const std::uint32_t h : halfspaces_) {
-    const collision::ShapePose& ph = poses_[h];
+    const collision::ShapePose& ph = poses_[slot_[h]];
     const Vec3 n = ph.rotation * std::get_if<Halfspace>(ph.shape)->normal;
     const Vec3 absN = n.cwiseAbs();
     for (const std::uint32_t j : simulatedBodies_) {
-      const Aabb& b = boxes_[j];
+      const Aabb b = box(j);
       // Lowest point of the (margin-enlarged) box along n against the plane.
       if (n.dot(b.center() - ph.position) - absN.dot(b.halfExtent()) <= 0.0) {
         addPair(h, j);
@@ -252,9 +252,9 @@ void CollisionDetector::planeAndMeshPairs() {
     }
   }
   for (const std::uint32_t m : meshes_) {
-    const Aabb& bm = boxes_[m];
+    const Aabb& bm = boxes_[slot_[m]];
     for (const std::uint32_t j : simulatedBodies_) {
-      if (bm.overlaps(boxes_[j])) {
+      if (bm.overlaps(box(j))) {
         addPair(m, j);
       }
     }
@@ -275,23 +275,26 @@ void CollisionDetector::sortPairs() {
   // keys_ were packed with keyShift_ bits for B; see addPair().
   const int bits = 2 * keyShift_;
   radixSort(keys_, keysTmp_, bits);
-  const std::uint64_t maskB = (std::uint64_t{1} << keyShift_) - 1;
-  pairs_.resize(keys_.size());
-  for (std::size_t k = 0; k < keys_.size(); ++k) {
-    pairs_[k] = BodyPair{static_cast<std::uint32_t>(keys_[k] >> keyShift_),
-                         static_cast<std::uint32_t>(keys_[k] & maskB)};
-  }
 }
 
-void CollisionDetector::narrowPhase(const BodyStorage& bodies, ContactStorage& contacts) {
+std::vector<BodyPair> CollisionDetector::candidatePairs() const {
+  std::vector<BodyPair> pairs(keys_.size());
+  for (std::size_t k = 0; k < keys_.size(); ++k) {
+    pairs[k] = pairOf(keys_[k]);
+  }
+  return pairs;
+}
+
+void CollisionDetector::narrowPhase(const BodyStorage& bodies, const ShapeStore& shapes,
+                                    ContactStorage& contacts) {
   const auto& pos = bodies.positions();
-  const std::size_t count = pairs_.size();
+  const std::size_t count = keys_.size();
   constexpr std::size_t kPrefetch = 16;
   for (std::size_t k = 0; k < count; ++k) {
-    const BodyPair& p = pairs_[k];
+    const BodyPair p = pairOf(keys_[k]);
     // B is a random body: fetch its data some pairs ahead (A advances sequentially).
     if (k + kPrefetch < count) {
-      __builtin_prefetch(&spheres_[pairs_[k + kPrefetch].b]);
+      __builtin_prefetch(&spheres_[pairOf(keys_[k + kPrefetch]).b]);
     }
     // Sphere-sphere pairs (the bulk of a granular packing) use compact per-body data instead of
     // the full poses; same arithmetic as the table kernel.
@@ -305,8 +308,8 @@ void CollisionDetector::narrowPhase(const BodyStorage& bodies, ContactStorage& c
       }
       continue;
     }
-    const collision::ShapePose& pa = poses_[p.a];
-    const collision::ShapePose& pb = poses_[p.b];
+    const collision::ShapePose pa = pose(bodies, shapes, p.a);
+    const collision::ShapePose pb = pose(bodies, shapes, p.b);
     const collision::PairKernel kernel =
         collision::pairKernel(shapeType(*pa.shape), shapeType(*pb.shape));
     if (kernel == nullptr) {

@@ -4,7 +4,6 @@
 
 #include <grain/core/common/error.hpp>
 #include <grain/core/contact/contact_storage.hpp>
-#include <grain/core/math/quaternion.hpp>
 
 namespace grain {
 
@@ -12,8 +11,6 @@ void ContactStorage::clear() {
   bodyA_.clear();
   bodyB_.clear();
   normal_.clear();
-  tangent1_.clear();
-  tangent2_.clear();
   gap_.clear();
   rA_.clear();
   rB_.clear();
@@ -23,8 +20,6 @@ void ContactStorage::reserve(std::size_t n) {
   bodyA_.reserve(n);
   bodyB_.reserve(n);
   normal_.reserve(n);
-  tangent1_.reserve(n);
-  tangent2_.reserve(n);
   gap_.reserve(n);
   rA_.reserve(n);
   rB_.reserve(n);
@@ -32,14 +27,9 @@ void ContactStorage::reserve(std::size_t n) {
 
 std::size_t ContactStorage::add(std::uint32_t bodyA, std::uint32_t bodyB, const Vec3& normal,
                                 Real gap, const Vec3& rA, const Vec3& rB) {
-  Vec3 t1;
-  Vec3 t2;
-  quat::makeTangents(normal, t1, t2);
   bodyA_.push_back(bodyA);
   bodyB_.push_back(bodyB);
   normal_.push_back(normal);
-  tangent1_.push_back(t1);
-  tangent2_.push_back(t2);
   gap_.push_back(gap);
   rA_.push_back(rA);
   rB_.push_back(rB);
@@ -77,8 +67,6 @@ void ContactStorage::sortCanonical() {
   permute(bodyA_);
   permute(bodyB_);
   permute(normal_);
-  permute(tangent1_);
-  permute(tangent2_);
   permute(gap_);
   permute(rA_);
   permute(rB_);
@@ -98,8 +86,6 @@ void ContactStorage::keepOnly(const std::vector<char>& keep) {
   compact(bodyA_);
   compact(bodyB_);
   compact(normal_);
-  compact(tangent1_);
-  compact(tangent2_);
   compact(gap_);
   compact(rA_);
   compact(rB_);
@@ -132,8 +118,6 @@ std::size_t ContactStorage::moveToFront(const std::vector<char>& first) {
   permute(bodyA_, scratchIndex_);
   permute(bodyB_, scratchIndex_);
   permute(normal_, scratchVec3_);
-  permute(tangent1_, scratchVec3_);
-  permute(tangent2_, scratchVec3_);
   permute(gap_, scratchReal_);
   permute(rA_, scratchVec3_);
   permute(rB_, scratchVec3_);

@@ -80,9 +80,11 @@ void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem,
 
 void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& problem,
                          const InclusionSolverSettings& settings, const SolverBodies& sb,
-                         SolverContacts& sc, SolverRolling& rolling) {
+                         SolverContacts& sc, SolverRolling& rolling,
+                         std::span<const std::uint32_t> rowOf) {
   const ContactStorage& contacts = problem.contacts;
   const std::size_t nc = contacts.size();
+  GRAIN_REQUIRE(rowOf.empty() || rowOf.size() == nc, "setupSolverContacts: one row per contact");
   sc.resizeRows(nc);
   rolling.clear();
 
@@ -101,14 +103,12 @@ void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& proble
   const ContactParameter* param = nullptr;
 
   for (std::size_t c = 0; c < nc; ++c) {
+    const std::size_t row = rowOf.empty() ? c : rowOf[c];
     const std::uint32_t a = contacts.bodyA()[c];
     const std::uint32_t b = contacts.bodyB()[c];
     const bool simA = bodies.isSimulated(a);
     const bool simB = bodies.isSimulated(b);
-    Mat3 frame;
-    frame.col(0) = contacts.normals()[c];
-    frame.col(1) = contacts.tangents1()[c];
-    frame.col(2) = contacts.tangents2()[c];
+    const Mat3 frame = contacts.frame(c);
     const Vec3& rA = contacts.rA()[c];
     const Vec3& rB = contacts.rB()[c];
 
@@ -142,7 +142,7 @@ void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& proble
     const Vec3 eps(param->epsilonN, param->epsilonT, param->epsilonT);
     Vec3 bc = eps.cwiseProduct(gammaStart) + frame.transpose() * passiveVelocity;
     bc.x() += driftFactor * driftGap(contacts.gaps()[c], settings.driftCorrectionGapSlop);
-    sc.b[c] = bc;
+    sc.b[row] = bc;
 
     // Rotational Jacobians J = [r x n, r x t1, r x t2], their velocity responses
     // Theta_I^-1 J, and the Delassus block G_ii = sum_B m_B^-1 I + J_B^T Theta_B^-1 J_B.
@@ -182,48 +182,49 @@ void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& proble
     }
 
     if (simA && simB) {
-      sc.kind[c] = PairKind::TwoBodies;
-      sc.bodyA[c] = sb.solverIndexOf[a];
-      sc.bodyB[c] = sb.solverIndexOf[b];
-      sc.frame[c] = frame;
-      sc.jacA[c] = jacA;
-      sc.jacB[c] = jacB;
-      sc.dOmegaA[c] = dOmegaA;
-      sc.dOmegaB[c] = dOmegaB;
+      sc.kind[row] = PairKind::TwoBodies;
+      sc.bodyA[row] = sb.solverIndexOf[a];
+      sc.bodyB[row] = sb.solverIndexOf[b];
+      sc.frame[row] = frame;
+      sc.jacA[row] = jacA;
+      sc.jacB[row] = jacB;
+      sc.dOmegaA[row] = dOmegaA;
+      sc.dOmegaB[row] = dOmegaB;
     } else if (simB) {
-      sc.kind[c] = PairKind::OneBody;
-      sc.bodyA[c] = kNoSolverBody;
-      sc.bodyB[c] = sb.solverIndexOf[b];
-      sc.frame[c] = frame;
-      sc.jacA[c].setZero();
-      sc.jacB[c] = jacB;
-      sc.dOmegaA[c].setZero();
-      sc.dOmegaB[c] = dOmegaB;
+      sc.kind[row] = PairKind::OneBody;
+      sc.bodyA[row] = kNoSolverBody;
+      sc.bodyB[row] = sb.solverIndexOf[b];
+      sc.frame[row] = frame;
+      sc.jacA[row].setZero();
+      sc.jacB[row] = jacB;
+      sc.dOmegaA[row].setZero();
+      sc.dOmegaB[row] = dOmegaB;
     } else if (simA) {
       // gamma = -(A_CI v_a + J_a^T w_a): keep the single body in the B slot, negate frame and J.
-      sc.kind[c] = PairKind::OneBody;
-      sc.bodyA[c] = kNoSolverBody;
-      sc.bodyB[c] = sb.solverIndexOf[a];
-      sc.frame[c] = -frame;
-      sc.jacA[c].setZero();
-      sc.jacB[c] = -jacA;
-      sc.dOmegaA[c].setZero();
-      sc.dOmegaB[c] = -dOmegaA;
+      sc.kind[row] = PairKind::OneBody;
+      sc.bodyA[row] = kNoSolverBody;
+      sc.bodyB[row] = sb.solverIndexOf[a];
+      sc.frame[row] = -frame;
+      sc.jacA[row].setZero();
+      sc.jacB[row] = -jacA;
+      sc.dOmegaA[row].setZero();
+      sc.dOmegaB[row] = -dOmegaA;
     } else {
-      sc.kind[c] = PairKind::Passive;
-      sc.bodyA[c] = kNoSolverBody;
-      sc.bodyB[c] = kNoSolverBody;
-      sc.frame[c] = frame;
-      sc.jacA[c].setZero();
-      sc.jacB[c].setZero();
-      sc.dOmegaA[c].setZero();
-      sc.dOmegaB[c].setZero();
+      sc.kind[row] = PairKind::Passive;
+      sc.bodyA[row] = kNoSolverBody;
+      sc.bodyB[row] = kNoSolverBody;
+      sc.frame[row] = frame;
+      sc.jacA[row].setZero();
+      sc.jacB[row].setZero();
+      sc.dOmegaA[row].setZero();
+      sc.dOmegaB[row].setZero();
     }
-    sc.law[c] = law;
+    sc.law[row] = law;
 
     // solve() refused rolling resistance for the other methods (checkRollingResistanceSupported).
-    if (param->muRolling > 0.0 && sc.kind[c] != PairKind::Passive) {
-      addRollingContact(rolling, sc, sb, bodies, c, a, b, rA, rB, frame, param->muRolling, alpha);
+    if (param->muRolling > 0.0 && sc.kind[row] != PairKind::Passive) {
+      addRollingContact(rolling, sc, sb, bodies, c, row, a, b, rA, rB, frame, param->muRolling,
+                        alpha);
     }
   }
 }

@@ -383,7 +383,7 @@ void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProble
     solverContacts_.increment.resize(problem.contacts.size());
   }
   detail::setupSolverContacts(bodies, problem, settings_, solverBodies_, solverContacts_,
-                              solverRolling_);
+                              solverRolling_, rowOf_);
 }
 
 void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactProblem& problem) {
@@ -396,26 +396,27 @@ void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactP
   Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
   detail::forEachCachedPercussion(
       bodies, contacts, cacheKeys_, cacheOrdinal_, cache_, [&](std::uint32_t c, const Vec3& p) {
-        const PairKind kind = solverContacts_.kind[c];
+        const std::size_t row = rowOf_.empty() ? c : rowOf_[c];
+        const PairKind kind = solverContacts_.kind[row];
         if (kind == PairKind::Passive) {
           return;
         }
         // Start from an admissible percussion: P_N >= 0, ||P_T|| <= mu P_N.
-        const Vec3 p0 = prox::alartCurnier(p, solverContacts_.law[c].mu);
+        const Vec3 p0 = prox::alartCurnier(p, solverContacts_.law[row].mu);
         percussion_[c] = p0;
         // u^{E,0} = u^S + M^-1 h dt + M^-1 W P^0.
         if (kind == PairKind::TwoBodies) {
-          applyPercussion<true>(h, c, p0);
+          applyPercussion<true>(h, row, p0);
         } else {
-          applyPercussion<false>(h, c, p0);
+          applyPercussion<false>(h, row, p0);
         }
       });
 }
 
 void ContactSolver::storePercussionCache(const BodyStorage& bodies, const ContactProblem& problem) {
+  // The previous solve's entries were last read by initialPercussions(): rebuilt in place.
   detail::makePercussionCache(bodies, problem.contacts, cacheKeys_, cacheOrdinal_, percussion_,
-                              cacheNext_);
-  cache_.swap(cacheNext_);
+                              cache_);
 }
 
 bool ContactSolver::hasTangentialSweep(std::uint32_t iteration) const {
@@ -504,12 +505,9 @@ void ContactSolver::planColourSegments(const ContactColouring& colouring) {
                               [](const detail::ColourSegment& s) { return s.shared; });
   // The rows the sweeps read, in colour order: row j is contact order[j].
   const std::vector<std::uint32_t>& order = colouring.order();
-  const SolverContacts& from = solverContacts_;
-  SolverContacts& to = colouredContacts_;
-  const std::size_t nc = order.size();
-  to.resizeRows(nc);
-  for (std::size_t j = 0; j < nc; ++j) {
-    to.copyRow(j, from, order[j]);
+  rowOf_.resize(order.size());
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    rowOf_[order[j]] = static_cast<std::uint32_t>(j);
   }
 }
 
@@ -522,7 +520,7 @@ void ContactSolver::gatherColouredPercussions(const ContactColouring& colouring)
 }
 
 void ContactSolver::sweepColoured(const ContactColouring& colouring, bool tangentialSweep) {
-  Hot h = makeHot(colouredContacts_, solverBodies_, colouredPercussion_);
+  Hot h = makeHot(solverContacts_, solverBodies_, colouredPercussion_);
   const int threads = static_cast<int>(settings_.threadCount);
   const std::span<const detail::ColourSegment> seg = segments_;
   const bool par = sharedSweeps_;
@@ -647,7 +645,8 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
 
 detail::ContactMeasures ContactSolver::evaluateMeasures(Reducer* reducer,
                                                         detail::MeasureSums& local) const {
-  local = detail::contactMeasureSums(solverContacts_, solverBodies_, percussion_, measureData_);
+  local =
+      detail::contactMeasureSums(solverContacts_, solverBodies_, percussion_, measureData_, rowOf_);
   if (reducer == nullptr) {
     return detail::measuresFromSums(local);
   }
@@ -701,11 +700,13 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     }
     return stats;
   }
-  setupContacts(bodies, problem);
   if (colouring_ != nullptr) {
     planColourSegments(*colouring_);
+  } else {
+    rowOf_.clear();
   }
-  detail::prepareContactMeasures(solverContacts_, solverBodies_, measureData_);
+  setupContacts(bodies, problem);
+  detail::prepareContactMeasures(solverContacts_, solverBodies_, measureData_, rowOf_);
   initialPercussions(bodies, problem);
   if (colouring_ != nullptr) {
     gatherColouredPercussions(*colouring_);

@@ -16,40 +16,41 @@ Vec3 compliance(const ContactLaw& law, const Vec3& p) {
   return Vec3(law.dampN * p.x(), law.dampT * p.y(), law.dampT * p.z());
 }
 
+/// W_ii^-1 = (G_ii + D_i/dt)^-1 (kg) of a contact that is not passive, symmetrised.
+Mat3 contactBlockInverse(const SolverContacts& c, const SolverBodies& b, std::size_t i) {
+  const Mat3 g = diagonalBlock(c, b, i);
+  return (0.5 * (g + g.transpose())).inverse();
+}
+
 }  // namespace
 
 void prepareContactMeasures(const SolverContacts& c, const SolverBodies& b,
-                            ContactMeasureData& data) {
+                            ContactMeasureData& data, std::span<const std::uint32_t> rowOf) {
   const std::size_t n = c.size();
   data.q.resize(n);
-  data.blockInverse.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    if (c.kind[i] == PairKind::Passive) {
-      // As assembleLocalProblem(): W_ii = I, q_i = 0, so r_i = 0 = u_i.
-      data.q[i].setZero();
-      data.blockInverse[i].setIdentity();
-      continue;
-    }
-    data.q[i] = contactVelocity(c, b, i) + c.b[i];
-    const Mat3 g = diagonalBlock(c, b, i);
-    data.blockInverse[i] = (0.5 * (g + g.transpose())).inverse();
+    const std::size_t row = rowOf.empty() ? i : rowOf[i];
+    // As assembleLocalProblem(): a passive contact has q_i = 0 (W_ii = I, r_i = 0 = u_i).
+    data.q[i] = c.kind[row] == PairKind::Passive ? Vec3::Zero()
+                                                 : Vec3(contactVelocity(c, b, row) + c.b[row]);
   }
 }
 
 MeasureSums contactMeasureSums(const SolverContacts& c, const SolverBodies& b,
-                               const std::vector<Vec3>& percussion,
-                               const ContactMeasureData& data) {
+                               const std::vector<Vec3>& percussion, const ContactMeasureData& data,
+                               std::span<const std::uint32_t> rowOf) {
   MeasureSums s;
   auto& v = s.value;
   for (std::size_t i = 0; i < c.size(); ++i) {
-    if (c.kind[i] == PairKind::Passive) {
+    const std::size_t row = rowOf.empty() ? i : rowOf[i];
+    if (c.kind[row] == PairKind::Passive) {
       continue;
     }
     const Vec3& r = percussion[i];
-    const Vec3 u = contactVelocity(c, b, i) + c.b[i] + compliance(c.law[i], r);
-    const Vec3 e = naturalMapResidual(r, u, c.law[i].mu);
+    const Vec3 u = contactVelocity(c, b, row) + c.b[row] + compliance(c.law[row], r);
+    const Vec3 e = naturalMapResidual(r, u, c.law[row].mu);
     const Vec3& q = data.q[i];
-    const Mat3& wInv = data.blockInverse[i];
+    const Mat3 wInv = contactBlockInverse(c, b, row);
     v[MeasureSums::Residual2] += e.squaredNorm();
     v[MeasureSums::R2] += r.squaredNorm();
     v[MeasureSums::U2] += u.squaredNorm();

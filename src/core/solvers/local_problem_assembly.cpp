@@ -117,8 +117,8 @@ void applyContactPercussions(BodyStorage& bodies, const ContactStorage& contacts
   };
   for (std::size_t c = 0; c < nc; ++c) {
     const Vec3 p = r.segment<3>(static_cast<Eigen::Index>(3 * c));
-    const Vec3 f = contacts.normals()[c] * p.x() + contacts.tangents1()[c] * p.y() +
-                   contacts.tangents2()[c] * p.z();
+    const Mat3 frame = contacts.frame(c);
+    const Vec3 f = frame.col(0) * p.x() + frame.col(1) * p.y() + frame.col(2) * p.z();
     const std::uint32_t a = contacts.bodyA()[c];
     const std::uint32_t b = contacts.bodyB()[c];
     if (bodies.isSimulated(b)) {

@@ -61,8 +61,8 @@ void makePercussionCache(const BodyStorage& bodies, const ContactStorage& contac
   for (const auto& key : keys) {
     const std::uint32_t c = key.contact;
     const Vec3& p = percussions[c];
-    const Vec3 onB = contacts.normals()[c] * p.x() + contacts.tangents1()[c] * p.y() +
-                     contacts.tangents2()[c] * p.z();
+    const Mat3 frame = contacts.frame(c);
+    const Vec3 onB = frame.col(0) * p.x() + frame.col(1) * p.y() + frame.col(2) * p.z();
     const bool bIsHi = ids[contacts.bodyB()[c]] == key.hi;
     cache.push_back({key.lo, key.hi, ordinal[c], bIsHi ? onB : Vec3(-onB)});
   }

@@ -26,15 +26,15 @@ Vec3 passiveOmega(const BodyStorage& bodies, std::size_t i) {
 
 void addRollingContact(SolverRolling& rolling, const SolverContacts& contacts,
                        const SolverBodies& solverBodies, const BodyStorage& bodies, std::size_t c,
-                       std::uint32_t a, std::uint32_t b, const Vec3& rA, const Vec3& rB,
-                       const Mat3& frame, Real muRolling, Real alpha) {
+                       std::size_t row, std::uint32_t a, std::uint32_t b, const Vec3& rA,
+                       const Vec3& rB, const Mat3& frame, Real muRolling, Real alpha) {
   const bool simA = bodies.isSimulated(a);
   const bool simB = bodies.isSimulated(b);
   // Tangent columns as stored (negated, like the frame, when the single simulated body is A), so
   // that T^T omega of the single body is the relative rolling velocity in the contact frame.
   Mat32 t;
-  t.col(0) = contacts.frame[c].col(1);
-  t.col(1) = contacts.frame[c].col(2);
+  t.col(0) = contacts.frame[row].col(1);
+  t.col(1) = contacts.frame[row].col(2);
   auto response = [&](std::uint32_t i) {
     const SymMat3& inv = solverBodies.invInertia[solverBodies.solverIndexOf[i]];
     Mat32 d;
@@ -69,6 +69,7 @@ void addRollingContact(SolverRolling& rolling, const SolverContacts& contacts,
     omegaPassive -= passiveOmega(bodies, a);
   }
   rolling.contact.push_back(static_cast<std::uint32_t>(c));
+  rolling.row.push_back(static_cast<std::uint32_t>(row));
   rolling.dOmegaA.push_back(dA);
   rolling.dOmegaB.push_back(dB);
   rolling.b.push_back(Vec2(frame.col(1).dot(omegaPassive), frame.col(2).dot(omegaPassive)));
@@ -81,7 +82,8 @@ void sweepRolling(SolverRolling& rolling, const SolverContacts& contacts, Solver
                   const std::vector<Vec3>& percussion) {
   Vec3* omega = bodies.omega.data();
   for (std::size_t j = 0; j < rolling.size(); ++j) {
-    const std::uint32_t i = rolling.contact[j];
+    const std::uint32_t c = rolling.contact[j];
+    const std::uint32_t i = rolling.row[j];
     const bool two = contacts.kind[i] == PairKind::TwoBodies;
     const std::uint32_t bb = contacts.bodyB[i];
     Vec3 w = omega[bb];
@@ -93,7 +95,7 @@ void sweepRolling(SolverRolling& rolling, const SolverContacts& contacts, Solver
     const Real rInv = rolling.rInv[j];
     Real x1 = m.x() - rInv * (frame.col(1).dot(w) + rolling.b[j].x());
     Real x2 = m.y() - rInv * (frame.col(2).dot(w) + rolling.b[j].y());
-    prox::projectDisk(x1, x2, rolling.bound[j] * percussion[i].x());
+    prox::projectDisk(x1, x2, rolling.bound[j] * percussion[c].x());
     const Vec2 dM(x1 - m.x(), x2 - m.y());
     rolling.moment[j] = Vec2(x1, x2);
     omega[bb] += rolling.dOmegaB[j] * dM;

@@ -84,7 +84,7 @@ TEST(CollisionDetector, ABRuleAndStoredConventions) {
   expectVecNear(c.rB()[2], Vec3(0, 0, 0.25));
   // Tangents complete a right-handed frame.
   for (std::size_t k = 0; k < c.size(); ++k) {
-    EXPECT_NEAR(c.normals()[k].cross(c.tangents1()[k]).dot(c.tangents2()[k]), 1.0, 1e-12);
+    EXPECT_NEAR(c.normals()[k].cross(c.tangent1(k)).dot(c.tangent2(k)), 1.0, 1e-12);
   }
 }
 

@@ -195,8 +195,8 @@ TEST(CompatibleForces, FrictionOnAnInclineStaysUntouched) {
     want.push_back(f);
     const Vec3 friction(-tangential / 4, 0, 0);  // on the box, I frame
     const Real selfStress = 0.8 * (p.x() * p.y() > 0 ? 1.0 : -1.0);
-    percussions.emplace_back(f + selfStress, friction.dot(box.scene.contacts.tangents1()[i]),
-                             friction.dot(box.scene.contacts.tangents2()[i]));
+    percussions.emplace_back(f + selfStress, friction.dot(box.scene.contacts.tangent1(i)),
+                             friction.dot(box.scene.contacts.tangent2(i)));
   }
   CompatibleForceSolver solver;
   CompatibleForceSettings settings;

@@ -34,8 +34,8 @@ TEST(ContactStorage, MoveToFrontKeepsBothGroupsInOrder) {
     EXPECT_EQ(s.bodyA()[k], before.bodyA()[c]);
     EXPECT_EQ(s.bodyB()[k], before.bodyB()[c]);
     EXPECT_EQ(s.normals()[k], before.normals()[c]);
-    EXPECT_EQ(s.tangents1()[k], before.tangents1()[c]);
-    EXPECT_EQ(s.tangents2()[k], before.tangents2()[c]);
+    EXPECT_EQ(s.tangent1(k), before.tangent1(c));
+    EXPECT_EQ(s.tangent2(k), before.tangent2(c));
     EXPECT_EQ(s.gaps()[k], before.gaps()[c]);
     EXPECT_EQ(s.rA()[k], before.rA()[c]);
     EXPECT_EQ(s.rB()[k], before.rB()[c]);

@@ -176,7 +176,7 @@ TEST(ContactForceFile, RowsFromContactsUseTheMidpointAndForces) {
   EXPECT_NEAR((r.point - Vec3(1.0 - 0.002, 2.0, 0.01)).norm(), 0.0, 1e-15);
   EXPECT_NEAR(r.solverNormal, 20.0, 1e-12);
   EXPECT_NEAR(r.compatibleNormal, 10.0, 1e-12);
-  const Vec3 t = (0.03 * contacts.tangents1()[0] - 0.04 * contacts.tangents2()[0]) / dt;
+  const Vec3 t = (0.03 * contacts.tangent1(0) - 0.04 * contacts.tangent2(0)) / dt;
   EXPECT_NEAR((r.tangential - t).norm(), 0.0, 1e-12);
   EXPECT_NEAR(r.tangential.norm(), 5.0, 1e-12);
   EXPECT_NEAR(r.tangential.z(), 0.0, 1e-12);

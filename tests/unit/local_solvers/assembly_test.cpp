@@ -37,8 +37,8 @@ TEST(LocalProblemAssembly, SphereOnFloorClosedForm) {
   s.prepare();
   const LocalProblem p = assemble(s, InclusionSolverSettings{});
   const Eigen::MatrixXd w(p.W);
-  const Vec3 t1 = s.contacts.tangents1()[0];
-  const Vec3 t2 = s.contacts.tangents2()[0];
+  const Vec3 t1 = s.contacts.tangent1(0);
+  const Vec3 t2 = s.contacts.tangent2(0);
   EXPECT_NEAR(w(0, 0), 1.0 / m, 1e-14);
   EXPECT_NEAR((w.block<2, 2>(1, 1) - Eigen::Matrix2d::Identity() * 3.5 / m).norm(), 0.0, 1e-13);
   EXPECT_NEAR(w(0, 1), 0.0, 1e-14);
@@ -122,7 +122,7 @@ VecX xiFromBodies(const SolverScene& s, Real epsN, Real epsT) {
     const std::uint32_t a = s.contacts.bodyA()[c];
     const std::uint32_t b = s.contacts.bodyB()[c];
     Mat3 frame;
-    frame << s.contacts.normals()[c], s.contacts.tangents1()[c], s.contacts.tangents2()[c];
+    frame << s.contacts.normals()[c], s.contacts.tangent1(c), s.contacts.tangent2(c);
     const Vec3& rA = s.contacts.rA()[c];
     const Vec3& rB = s.contacts.rB()[c];
     const Vec3 gE = frame.transpose() *

@@ -70,7 +70,7 @@ Eigen::MatrixXd denseDelassus(const BodyStorage& bodies, const ContactProblem& p
   Eigen::MatrixXd extra = Eigen::MatrixXd::Zero(3 * n, 3 * n);
   for (Eigen::Index i = 0; i < n; ++i) {
     Mat3 frame;
-    frame << c.normals()[i], c.tangents1()[i], c.tangents2()[i];
+    frame << c.normals()[i], c.tangent1(i), c.tangent2(i);
     const std::uint32_t a = c.bodyA()[i];
     const std::uint32_t b = c.bodyB()[i];
     const bool simA = bodies.isSimulated(a);

@@ -382,8 +382,8 @@ TEST(ContactSolverBehaviour, UcfdTangentialCompliance) {
   ASSERT_TRUE(s.solve(solver).converged);
   // Tangential: gamma_T = v0 + G_TT P_T with G_TT = 7/(2m); gamma_T + dT/dt P_T = 0.
   const Real pT = -v0 / (3.5 / m + dT / s.dt);
-  const Vec3 pw = solver.percussions()[0].y() * s.contacts.tangents1()[0] +
-                  solver.percussions()[0].z() * s.contacts.tangents2()[0];
+  const Vec3 pw = solver.percussions()[0].y() * s.contacts.tangent1(0) +
+                  solver.percussions()[0].z() * s.contacts.tangent2(0);
   EXPECT_NEAR(pw.x(), pT, 1e-13);
   EXPECT_NEAR(solver.percussions()[0].x(), m * kG * s.dt, 1e-12);
 }

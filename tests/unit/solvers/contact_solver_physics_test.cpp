@@ -139,7 +139,7 @@ TEST_P(InclineTest, RollsWithoutSlip) {
   EXPECT_NEAR(p.x(), m * kG * std::cos(theta) * dt, 1e-11);
   EXPECT_NEAR(p.tail<2>().norm(), 2.0 / 7.0 * m * kG * std::sin(theta) * dt, 1e-11);
   // Friction points up the slope.
-  const Vec3 pWorld = p.y() * in.s.contacts.tangents1()[0] + p.z() * in.s.contacts.tangents2()[0];
+  const Vec3 pWorld = p.y() * in.s.contacts.tangent1(0) + p.z() * in.s.contacts.tangent2(0);
   EXPECT_LT(pWorld.dot(in.down), 0.0);
 }
 

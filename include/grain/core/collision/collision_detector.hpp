@@ -149,7 +149,8 @@ class CollisionDetector {
   /// The options this detector was built with.
   const CollisionSettings& settings() const { return settings_; }
   /// Candidate pairs of the last detect() call, sorted by (a, b), without duplicates.
-  const std::vector<BodyPair>& candidatePairs() const { return pairs_; }
+  /// (Formed from the sorted pair keys on each call, for tests and diagnostics.)
+  std::vector<BodyPair> candidatePairs() const;
 
  private:
   void prepare(const BodyStorage& bodies, const ShapeStore& shapes);
@@ -157,7 +158,7 @@ class CollisionDetector {
   void bruteForceBroadPhase(std::size_t bodyCount);
   void planeAndMeshPairs();
   void sortPairs();
-  void narrowPhase(const BodyStorage& bodies, ContactStorage& contacts);
+  void narrowPhase(const BodyStorage& bodies, const ShapeStore& shapes, ContactStorage& contacts);
   const collision::MeshBvh* meshBvh(const ShapeStore& shapes, ShapeIndex shape);
   /// Records the pair (i, j) following the A/B rule (caller guarantees one is simulated).
   void addPair(std::uint32_t i, std::uint32_t j) {
@@ -169,6 +170,12 @@ class CollisionDetector {
     const std::uint64_t b = iIsA ? j : i;
     keys_.push_back((a << keyShift_) | b);
   }
+  /// The pair packed in a key of keys_ (see addPair()).
+  BodyPair pairOf(std::uint64_t key) const {
+    const std::uint64_t maskB = (std::uint64_t{1} << keyShift_) - 1;
+    return BodyPair{static_cast<std::uint32_t>(key >> keyShift_),
+                    static_cast<std::uint32_t>(key & maskB)};
+  }
 
   CollisionSettings settings_;
   CollisionStats stats_;
@@ -179,13 +186,37 @@ class CollisionDetector {
     Real radius;
   };
 
-  // Per body (indexed by body index), rebuilt every call.
-  std::vector<collision::ShapePose> poses_;
+  /// slot_ entry of a sphere body.
+  static constexpr std::uint32_t kSphereSlot = 0xffffffffu;
+
+  /// World AABB of body i (not for halfspaces). A sphere's is formed from its bounding sphere.
+  Aabb box(std::uint32_t i) const {
+    if (slot_[i] == kSphereSlot) {
+      return Aabb{centers_[i].array() - radii_[i], centers_[i].array() + radii_[i]};
+    }
+    return boxes_[slot_[i]];
+  }
+  /// Shape and pose of body i for the narrow-phase kernels (a sphere's rotation is unused and
+  /// left at the identity).
+  collision::ShapePose pose(const BodyStorage& bodies, const ShapeStore& shapes,
+                            std::uint32_t i) const {
+    if (slot_[i] == kSphereSlot) {
+      return collision::ShapePose{&shapes[bodies.shapes()[i]], bodies.positions()[i],
+                                  Mat3::Identity(), nullptr};
+    }
+    return poses_[slot_[i]];
+  }
+
+  // Per body (indexed by body index), rebuilt every call. Spheres, the bulk of a granular
+  // scene, keep only these; poses and boxes are stored for the other bodies alone (slot_).
   std::vector<SphereData> spheres_;
-  std::vector<Aabb> boxes_;    ///< world AABB (not used for halfspaces)
   std::vector<Vec3> centers_;  ///< bounding sphere centre (I)
   std::vector<Real> radii_;    ///< bounding sphere radius (m)
   std::vector<std::uint8_t> simulated_;
+  std::vector<std::uint32_t> slot_;  ///< index into poses_/boxes_, kSphereSlot for spheres
+  // Per body that is not a sphere, in body order.
+  std::vector<collision::ShapePose> poses_;
+  std::vector<Aabb> boxes_;  ///< world AABB (not used for halfspaces)
 
   // Body lists.
   std::vector<std::uint32_t> simulatedBodies_;
@@ -202,7 +233,6 @@ class CollisionDetector {
   int keyShift_ = 32;
   std::vector<std::uint64_t> keys_;
   std::vector<std::uint64_t> keysTmp_;
-  std::vector<BodyPair> pairs_;
 
   // Narrow phase.
   collision::ContactManifold manifold_;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include <grain/core/math/quaternion.hpp>
 #include <grain/core/math/types.hpp>
 
 namespace grain {
@@ -16,7 +17,8 @@ namespace grain {
 /// positive when separated and negative when penetrating. rA/rB are the vectors from the
 /// centres of mass of A/B to the contact points on their surfaces, in the inertial frame.
 /// Body A is always the body with the smaller index when both are simulated; a static or
-/// animated partner is always body A.
+/// animated partner is always body A. The tangents are not stored: they are a function of the
+/// normal (quat::makeTangents), formed again where needed, always to the same bits.
 class ContactStorage {
  public:
   std::size_t size() const { return bodyA_.size(); }
@@ -30,12 +32,23 @@ class ContactStorage {
 
   const std::vector<std::uint32_t>& bodyA() const { return bodyA_; }
   const std::vector<std::uint32_t>& bodyB() const { return bodyB_; }
-  const std::vector<Vec3>& normals() const { return normal_; }      ///< e_n in I
-  const std::vector<Vec3>& tangents1() const { return tangent1_; }  ///< e_t1 in I
-  const std::vector<Vec3>& tangents2() const { return tangent2_; }  ///< e_t2 in I
-  const std::vector<Real>& gaps() const { return gap_; }            ///< g_N (m)
-  const std::vector<Vec3>& rA() const { return rA_; }               ///< S_A -> C_A in I (m)
-  const std::vector<Vec3>& rB() const { return rB_; }               ///< S_B -> C_B in I (m)
+  const std::vector<Vec3>& normals() const { return normal_; }  ///< e_n in I
+  /// The contact frame [e_n e_t1 e_t2] of contact c (columns in I).
+  Mat3 frame(std::size_t c) const {
+    Mat3 f;
+    Vec3 t1;
+    Vec3 t2;
+    quat::makeTangents(normal_[c], t1, t2);
+    f << normal_[c], t1, t2;
+    return f;
+  }
+  /// e_t1 in I of contact c.
+  Vec3 tangent1(std::size_t c) const { return frame(c).col(1); }
+  /// e_t2 in I of contact c.
+  Vec3 tangent2(std::size_t c) const { return frame(c).col(2); }
+  const std::vector<Real>& gaps() const { return gap_; }  ///< g_N (m)
+  const std::vector<Vec3>& rA() const { return rA_; }     ///< S_A -> C_A in I (m)
+  const std::vector<Vec3>& rB() const { return rB_; }     ///< S_B -> C_B in I (m)
 
   /// Sorts contacts by (bodyA, bodyB, gap) so that the result does not depend on the order in
   /// which the broad phase produced pairs (reproducible runs).
@@ -53,8 +66,6 @@ class ContactStorage {
   std::vector<std::uint32_t> bodyA_;
   std::vector<std::uint32_t> bodyB_;
   std::vector<Vec3> normal_;
-  std::vector<Vec3> tangent1_;
-  std::vector<Vec3> tangent2_;
   std::vector<Real> gap_;
   std::vector<Vec3> rA_;
   std::vector<Vec3> rB_;

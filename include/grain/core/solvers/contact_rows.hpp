@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include <grain/core/bodies/body_storage.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
@@ -29,14 +30,16 @@ enum class SplitMass : std::uint8_t {
 void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem, SolverBodies& sb,
                        SplitMass splitMass = SplitMass::Split);
 
-/// Fills `sc` with the rows of every contact of `problem` in ContactStorage order (kind, solver
-/// bodies, frame, J, Theta^-1 J, b, law) and `rolling` with the contacts that have rolling
-/// resistance. The law's metric R^-1 follows `settings` (method, alpha, rStrategy, subMethodUcf);
-/// b includes the drift term if settings.driftCorrectionGap. `sb` must come from
-/// setupSolverBodies() for the same problem.
+/// Fills `sc` with the rows of every contact of `problem` (kind, solver bodies, frame, J,
+/// Theta^-1 J, b, law) and `rolling` with the contacts that have rolling resistance. Contact c
+/// goes to row rowOf[c] (a permutation, e.g. colour order for the threaded sweeps), or to row c
+/// (ContactStorage order) when rowOf is empty. The law's metric R^-1 follows `settings` (method,
+/// alpha, rStrategy, subMethodUcf); b includes the drift term if settings.driftCorrectionGap.
+/// `sb` must come from setupSolverBodies() for the same problem.
 void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& problem,
                          const InclusionSolverSettings& settings, const SolverBodies& sb,
-                         SolverContacts& sc, SolverRolling& rolling);
+                         SolverContacts& sc, SolverRolling& rolling,
+                         std::span<const std::uint32_t> rowOf = {});
 
 /// gamma_i = W_i^T u of contact i for the solver bodies' current velocities (the relative
 /// contact velocity without b_i, m/s); 0 for a passive contact.

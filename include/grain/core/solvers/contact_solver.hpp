@@ -263,7 +263,7 @@ class ContactSolver {
   /// True if no contact from problem.splitContacts on touches a body with multiplicity > 1.
   static bool splitContactsFirst(const ContactProblem& problem);
   /// Splits the colouring of this solve into segments_ (shared colours, single-thread runs) and
-  /// copies the contact rows into colour order (colouredContacts_).
+  /// sets rowOf_, the rows in colour order.
   void planColourSegments(const ContactColouring& colouring);
   /// colouredPercussion_ from percussion_ (the warm start).
   void gatherColouredPercussions(const ContactColouring& colouring);
@@ -285,11 +285,14 @@ class ContactSolver {
   const ContactColouring* colouring_ = nullptr;  ///< of the current solve, or null (serial)
   std::vector<detail::ColourSegment> segments_;  ///< of colouring_ (planColourSegments)
   bool sharedSweeps_ = false;  ///< some segment is shared: the sweeps start threads
-  /// The hot rows of solverContacts_ and the percussions in colour order (threaded solves): a
-  /// colour is then a contiguous stretch, read as a stream, as the serial sweeps read theirs.
-  detail::SolverContacts colouredContacts_;
-  std::vector<Vec3> colouredPercussion_;
-  std::vector<Vec3> percussion_;
+  /// Threaded solves: the row of solverContacts_ of each contact (ContactStorage order), the rows
+  /// being built in colour order so that a colour is a contiguous stretch, read as a stream, as
+  /// the serial sweeps read theirs; empty otherwise (row c is contact c). The rows are stored
+  /// once, in the order the sweeps read them; the contact-order passes (warm start, rolling,
+  /// measures) go through rowOf_.
+  std::vector<std::uint32_t> rowOf_;
+  std::vector<Vec3> colouredPercussion_;  ///< threaded solves: the percussions in row order
+  std::vector<Vec3> percussion_;          ///< ContactStorage order
   detail::SolverBodies solverBodies_;
   detail::SolverContacts solverContacts_;
   detail::SolverRolling solverRolling_;
@@ -298,7 +301,6 @@ class ContactSolver {
   std::vector<std::uint32_t> cacheOrdinal_;                  // per contact
   std::vector<detail::PercussionCacheKey> cacheKeyScratch_;  // merging two runs of keys
   std::vector<detail::PercussionCacheEntry> cache_;          // previous solve, sorted
-  std::vector<detail::PercussionCacheEntry> cacheNext_;
 };
 
 }  // namespace grain

@@ -65,8 +65,8 @@ void forEachCachedPercussion(const BodyStorage& bodies, const ContactStorage& co
     }
     const bool bIsHi = ids[contacts.bodyB()[c]] == key.hi;
     const Vec3 onB = bIsHi ? cache[e].percussionOnHi : Vec3(-cache[e].percussionOnHi);
-    const Vec3 p(contacts.normals()[c].dot(onB), contacts.tangents1()[c].dot(onB),
-                 contacts.tangents2()[c].dot(onB));
+    const Mat3 frame = contacts.frame(c);
+    const Vec3 p(frame.col(0).dot(onB), frame.col(1).dot(onB), frame.col(2).dot(onB));
     found(c, p);
   }
 }

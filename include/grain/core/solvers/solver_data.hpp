@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include <grain/core/bodies/body_id.hpp>
@@ -77,7 +78,8 @@ struct ContactLaw {
   Real dampT = 0;  ///< d_T/dt: UCFD tangential compliance per step (1/kg)
 };
 
-/// Struct-of-arrays contact data of one solve, in ContactStorage order.
+/// Struct-of-arrays contact data of one solve (the rows), in ContactStorage order or, for the
+/// threaded sweeps, in colour order (setupSolverContacts' rowOf). Stored once per contact.
 struct SolverContacts {
   std::vector<PairKind> kind;
   std::vector<std::uint32_t> bodyA;  ///< solver body of A (TwoBodies only)
@@ -108,19 +110,6 @@ struct SolverContacts {
     b.resize(n);
     law.resize(n);
   }
-  /// Row j of this set becomes row c of `from`.
-  void copyRow(std::size_t j, const SolverContacts& from, std::size_t c) {
-    kind[j] = from.kind[c];
-    bodyA[j] = from.bodyA[c];
-    bodyB[j] = from.bodyB[c];
-    frame[j] = from.frame[c];
-    jacA[j] = from.jacA[c];
-    jacB[j] = from.jacB[c];
-    dOmegaA[j] = from.dOmegaA[c];
-    dOmegaB[j] = from.dOmegaB[c];
-    b[j] = from.b[c];
-    law[j] = from.law[c];
-  }
 };
 
 /// A stretch [begin, end) of ContactColouring::order() swept in one go by the threaded sweeps:
@@ -143,7 +132,8 @@ using Mat32 = Eigen::Matrix<Real, 3, 2>;
 /// relative rolling velocity is w_t = T^T (omega_b - omega_a) + b (rad/s), and the update is
 ///   M <- proj_{disk(bound P_N)}(M - rInv w_t),  omega_b += dOmegaB dM,  omega_a -= dOmegaA dM.
 struct SolverRolling {
-  std::vector<std::uint32_t> contact;  ///< contact index (SolverContacts order), ascending
+  std::vector<std::uint32_t> contact;  ///< contact index (ContactStorage order), ascending
+  std::vector<std::uint32_t> row;      ///< its row in SolverContacts (setupSolverContacts' rowOf)
   std::vector<Mat32> dOmegaA;          ///< Theta_a^-1 T (I frame, 1/(kg m^2)), TwoBodies only
   std::vector<Mat32> dOmegaB;          ///< Theta_b^-1 T, or of the single simulated body
   std::vector<Vec2> b;          ///< T^T (omega_B - omega_A) of non-simulated partners (rad/s)
@@ -155,6 +145,7 @@ struct SolverRolling {
   std::size_t size() const { return contact.size(); }
   void clear() {
     contact.clear();
+    row.clear();
     dOmegaA.clear();
     dOmegaB.clear();
     b.clear();
@@ -165,23 +156,24 @@ struct SolverRolling {
   }
 };
 
-/// Appends contact c (not Passive, its SolverContacts entry already set up) to `rolling`: a, b
-/// its bodies (BodyStorage), rA, rB the contact point from their centres (I, m), frame the
+/// Appends contact c (not Passive, its SolverContacts row `row` already set up) to `rolling`: a,
+/// b its bodies (BodyStorage), rA, rB the contact point from their centres (I, m), frame the
 /// unsigned contact frame [n t1 t2] (I), muRolling > 0, alpha the SOR relaxation.
 void addRollingContact(SolverRolling& rolling, const SolverContacts& contacts,
                        const SolverBodies& solverBodies, const BodyStorage& bodies, std::size_t c,
-                       std::uint32_t a, std::uint32_t b, const Vec3& rA, const Vec3& rB,
-                       const Mat3& frame, Real muRolling, Real alpha);
+                       std::size_t row, std::uint32_t a, std::uint32_t b, const Vec3& rA,
+                       const Vec3& rB, const Mat3& frame, Real muRolling, Real alpha);
 /// One pass of rolling updates over the contacts of `rolling` (see SolverRolling), with the
-/// current normal percussions and solver-body angular velocities.
+/// current normal percussions (ContactStorage order) and solver-body angular velocities.
 void sweepRolling(SolverRolling& rolling, const SolverContacts& contacts, SolverBodies& bodies,
                   const std::vector<Vec3>& percussion);
 
 /// Per-solve data of the accuracy measures (contact_solver_measures.cpp), in the notation of
-/// LocalProblem: r = P, u = xi + D P / dt, W = G + D / dt, q = u at P = 0.
+/// LocalProblem: r = P, u = xi + D P / dt, W = G + D / dt, q = u at P = 0. The blocks W_ii^-1
+/// are formed again from the contact rows at each evaluation rather than stored (72 B per
+/// contact; one evaluation per solve unless the convergence test is a measure).
 struct ContactMeasureData {
-  std::vector<Vec3> q;             ///< q_i: xi_i at the free velocity and P = 0 (m/s)
-  std::vector<Mat3> blockInverse;  ///< W_ii^-1 = (G_ii + D_i/dt)^-1 (kg); I for passive contacts
+  std::vector<Vec3> q;  ///< q_i: xi_i at the free velocity and P = 0 (m/s)
 };
 
 /// Sums over this process's contacts that the measures need; a distributed run adds them over
@@ -209,12 +201,15 @@ struct SolverBodies;
 struct SolverContacts;
 
 /// Fills `data` for the current contacts; the solver bodies must hold the free velocities
-/// (before any percussion is applied).
+/// (before any percussion is applied). Contact i has row rowOf[i] of `contacts` (row i if
+/// rowOf is empty; see setupSolverContacts); `data` and the sums follow ContactStorage order.
 void prepareContactMeasures(const SolverContacts& contacts, const SolverBodies& bodies,
-                            ContactMeasureData& data);
-/// The local sums of the iterate (percussions, current solver-body velocities).
+                            ContactMeasureData& data, std::span<const std::uint32_t> rowOf = {});
+/// The local sums of the iterate (percussions in ContactStorage order, current solver-body
+/// velocities).
 MeasureSums contactMeasureSums(const SolverContacts& contacts, const SolverBodies& bodies,
-                               const std::vector<Vec3>& percussion, const ContactMeasureData& data);
+                               const std::vector<Vec3>& percussion, const ContactMeasureData& data,
+                               std::span<const std::uint32_t> rowOf = {});
 /// The measures from the (global) sums.
 ContactMeasures measuresFromSums(const MeasureSums& sums);
 
