@@ -40,9 +40,9 @@ struct GoldenRun {
 // (docs/validation.md).
 constexpr GoldenRun kSerial{0, "", 0xa68c8df09ef73403ULL};
 constexpr GoldenRun kOneProcess{1, "1 1 1", 0xa68c8df09ef73403ULL};
-constexpr GoldenRun kTwoProcesses{2, "2 1 1", 0xc72db695a7b27dacULL};
-constexpr GoldenRun kThreeProcesses{3, "3 1 1", 0x898fde73cf5ed175ULL};
-constexpr GoldenRun kFourProcesses{4, "2 2 1", 0x638c83b46cad9d7fULL};
+constexpr GoldenRun kTwoProcesses{2, "2 1 1", 0xcdeb10be10dbe70fULL};
+constexpr GoldenRun kThreeProcesses{3, "3 1 1", 0x10b2202c58406823ULL};
+constexpr GoldenRun kFourProcesses{4, "2 2 1", 0xd41349c1f0a6c3bdULL};
 
 /// FNV-1a (64 bit) over `size` bytes, continuing from `hash`.
 std::uint64_t fnv1a(std::uint64_t hash, const void* data, std::size_t size) {

@@ -711,6 +711,13 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
   if (colouring_ != nullptr) {
     gatherColouredPercussions(*colouring_);
   }
+  // A warm-started copy of a split body holds u_free + p M^-1 (its own contacts' warm start), not
+  // the body's velocity: the mean over the p copies is u_free + M^-1 (all contacts' warm start).
+  // Sweeping from the copies would throw most of the warm start away (hundreds of sweeps to win it
+  // back on a settled pile), so the copies are averaged once before the first sweep.
+  if (coupled && settings_.usePercussionCache) {
+    split->average(solverBodies_.velocity, solverBodies_.omega);
+  }
 
   Reducer* reducer = coupled ? &split->coupledReducer() : nullptr;
   const unsigned period = coupled ? std::max(1u, split->period()) : 0;
