@@ -55,7 +55,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 usage() {
-  sed -n '7,9p' "$0" | sed 's/^# *//' >&2
+  sed -n '7,10p' "$0" | sed 's/^# *//' >&2
   exit 2
 }
 perRank=""
