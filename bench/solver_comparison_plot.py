@@ -8,7 +8,7 @@ run (or `--method APGD`): per process count a line
     ranks R  s/step T  exchange X  collectives Y
 followed by
     solver M ranks R  iterations I  messages N  bytes B  reductions C  natural-map E  ...
-LABEL names its curves. Three panels over the process count: iterations per step, neighbour
+LABEL names its curves (dashed if it contains "cold"). Three log-log panels over the process count: iterations per step, neighbour
 messages per step (all processes) and the simulated network time per step (max over the
 processes). Uses matplotlib (Debian python3-matplotlib) with the SVG backend.
 """
@@ -57,12 +57,14 @@ def main(argv):
         if not runs:
             sys.exit(f"solver_comparison_plot: no result lines in {path}")
         ranks = sorted(runs)
+        style = "--" if "cold" in label else "-"
         for ax, (key, _, scale) in zip(axes, panels):
-            xs = [r for r in ranks if key in runs[r]]
-            ax.plot(xs, [runs[r][key] * scale for r in xs], marker="o", label=label)
+            # Log axes: one process has no messages and no network time.
+            xs = [r for r in ranks if runs[r].get(key, 0.0) > 0.0]
+            ax.plot(xs, [runs[r][key] * scale for r in xs], style, marker="o", label=label)
     for ax, (_, title, _) in zip(axes, panels):
         ax.set_xscale("log", base=2)
-        ax.set_yscale("symlog", linthresh=1.0)
+        ax.set_yscale("log")
         ax.set_xlabel("processes")
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
