@@ -6,6 +6,7 @@
 #
 #   bench/smpi_scaling.sh --bodies-per-rank N --ranks 'LIST' [--platform FILE] [--thesis]
 #                         [--strong] [--network-only] [--steps S] [--keep] [--write-scene R FILE]
+#                         [--method SOR|APGD] [--tolerance TOL] [--max-iter K] [--cold]
 #   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
 # Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
@@ -27,6 +28,16 @@
 #   ranks R  s/step T  exchange X  collectives Y     (maxima over the processes, s per step)
 # The compute term is counted, per process and without this machine's shared caches, by
 # bench/work_per_process.sh.
+# --method APGD: the scene's solver is matrix-free APGD (method="APGD" matrixFree="true"), which
+# stops on the natural-map error <= TOL (--tolerance, default 1e-6; at most --max-iter K
+# iterations, default 5000). --tolerance with the default --method SOR: the SOR sweeps stop on the
+# same test (convergenceMethod="NaturalMap", relTol = TOL, minIter 1, maxIter K) instead of
+# making 30 sweeps. With either, each rank count prints a second line, the means over steps 2-S:
+#   solver M ranks R  iterations I  messages N  bytes B  reductions C  natural-map E  max-iter-steps F
+# (I: iterations per step, the maximum over the processes; N, B: neighbour messages and bytes per
+# step, summed over the processes; C: reductions (allreduces) per step of the process that made
+# most; E: the largest natural-map error reached; F: steps that stopped at K iterations).
+# --cold: no warm start (usePercussionCache="false"): every step solves from zero percussions.
 #
 # The platform (default bench/platforms/frontera.xml: TACC Frontera's nodes and fat tree) is
 # read with its hostfile made here: the ranks fill one node's cores after the other. The
@@ -44,7 +55,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 usage() {
-  sed -n '7,9p' "$0" | sed 's/^# *//' >&2
+  sed -n '7,10p' "$0" | sed 's/^# *//' >&2
   exit 2
 }
 perRank=""
@@ -57,6 +68,10 @@ steps=6
 keep=0
 writeScene=""
 calibrate=0
+method=SOR
+tolerance=""
+maxIter=5000
+warm=true
 repeat=3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -71,6 +86,10 @@ while [ $# -gt 0 ]; do
     --calibrate) calibrate=1; shift ;;
     --repeat) repeat="$2"; shift 2 ;;
     --write-scene) writeScene="$2"; sceneFile="$3"; shift 3 ;;
+    --method) method="$2"; shift 2 ;;
+    --tolerance) tolerance="$2"; shift 2 ;;
+    --max-iter) maxIter="$2"; shift 2 ;;
+    --cold) warm=false; shift ;;
     *) usage ;;
   esac
 done
@@ -88,6 +107,24 @@ else
 fi
 [ -f "$platform" ] || { echo "smpi_scaling: no platform file $platform" >&2; exit 2; }
 [ "$steps" -ge 2 ] || { echo "smpi_scaling: --steps must be at least 2" >&2; exit 2; }
+case "$method" in
+  SOR) ;;
+  APGD) tolerance="${tolerance:-1e-6}" ;;
+  *) echo "smpi_scaling: --method must be SOR or APGD (got $method)" >&2; exit 2 ;;
+esac
+# The scene's solver: 30 SOR sweeps, or a natural-map stop at the tolerance.
+solverName="$method, 30 sweeps per step"
+[ "$warm" = true ] || solverName+=", no warm start"
+solver='method="SORContact" convergenceMethod="InVelocity" minIter="30" maxIter="30" absTol="1e-7" relTol="1e-5"'
+if [ -n "$tolerance" ]; then
+  solverName="$method, natural-map error <= $tolerance (at most $maxIter iterations)$([ "$warm" = true ] || echo ", no warm start")"
+  solver="convergenceMethod=\"NaturalMap\" minIter=\"1\" maxIter=\"$maxIter\" absTol=\"0\" relTol=\"$tolerance\""
+  if [ "$method" = APGD ]; then
+    solver="method=\"APGD\" matrixFree=\"true\" $solver"
+  else
+    solver="method=\"SORContact\" $solver"
+  fi
+fi
 
 # The smpi preset (tools/install-deps.sh smpi installs what it needs).
 bin="$root/build/smpi/apps/grain_sim_mpi/grain-sim-mpi"
@@ -130,9 +167,8 @@ scene() {  # gx gy layers file
   <SceneSettings>
     <RecorderSettings mode="noOutput"/>
     <TimeStepperSettings deltaT="0.0005" endTime="$(/usr/bin/python3 -c "print(0.0005 * $steps)")">
-      <InclusionSolverSettings method="SORContact" useGPU="false" alphaJORProx="0.5"
-          alphaSORProx="1.2" convergenceMethod="InVelocity" minIter="30" maxIter="30"
-          absTol="1e-7" relTol="1e-5" usePercussionCache="true"/>
+      <InclusionSolverSettings $solver useGPU="false" alphaJORProx="0.5"
+          alphaSORProx="1.2" usePercussionCache="$warm"/>
     </TimeStepperSettings>
     <ContactParameterMap>
       <ContactParameterStandard type="UCF" mu="0.5" epsilonN="0" epsilonT="0"/>
@@ -179,10 +215,10 @@ a = max(1, round(math.sqrt(n)))
 b = max(1, round(n / a))
 print(a, b)")
   echo "# weak scaling: ${ta} x ${tb} x ${layers} = $((ta * tb * layers)) bodies per rank," \
-    "30 sweeps per step, steps 2-$steps timed; $([ "$thesis" = 1 ] && echo "thesis MPISettings" || echo "no MPISettings (grain's defaults)")" >&2
+    "$solverName, steps 2-$steps timed; $([ "$thesis" = 1 ] && echo "thesis MPISettings" || echo "no MPISettings (grain's defaults)")" >&2
 else
   layers=16
-  echo "# strong scaling: 250 x 250 x 16 = 10^6 bodies, 30 sweeps per step, steps 2-$steps timed" >&2
+  echo "# strong scaling: 250 x 250 x 16 = 10^6 bodies, $solverName, steps 2-$steps timed" >&2
 fi
 if [ -n "$writeScene" ]; then
   if [ "$strong" = 0 ]; then
@@ -193,7 +229,7 @@ if [ -n "$writeScene" ]; then
   fi
   exit 0
 fi
-mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)$([ "$networkOnly" = 1 ] && echo -network || true)
+mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)$([ "$networkOnly" = 1 ] && echo -network || true)$([ -n "$tolerance" ] && echo "-$method" || true)$([ "$warm" = true ] || echo -cold)
 [ "$calibrate" = 0 ] || mode=calibrate
 out="$root/build/smpi_bench/$mode"
 rm -rf "$out"
@@ -240,9 +276,35 @@ simulate() {  # ranks name -> simulated s/step (run folder and log under $out/na
   wall=$(( $(date +%s) - start ))
   t=$(profileTime "$out/$name.log")
   [ -n "$t" ] || { echo "smpi_scaling: no profile line in $out/$name.log" >&2; exit 1; }
-  grep -E '^(processes|profile)' "$out/$name.log" | sed "s/^/# $r ranks: /" >&2
+  grep -E '^(processes|profile|traffic)' "$out/$name.log" | sed "s/^/# $r ranks: /" >&2
   echo "# $r ranks: $wall s wall time; load: $(uptime | sed 's/.*load average: //')" >&2
   echo "$t"
+}
+solverLine() {  # ranks name -> the solver line of that run (--tolerance)
+  /usr/bin/python3 - "$method" "$1" "$out/$2.log" "$out/$2" "$maxIter" <<'EOF'
+import glob, re, sys
+method, ranks, log, folder, max_iter = sys.argv[1:]
+text = open(log).read()
+m = re.search(r"^traffic +per step: messages (\S+) bytes (\S+) .* reductions (\S+)", text, re.M)
+if not m:
+    sys.exit(f"smpi_scaling: no traffic line in {log}")
+data = sorted(glob.glob(folder + "/SimFiles/*/SimData.dat"))
+if not data:
+    sys.exit(f"smpi_scaling: no SimData.dat under {folder}")
+header, rows = None, []
+for line in open(data[-1]):
+    if line.startswith("# WallTime"):
+        header = line[2:].rstrip("\n").split("\t")
+    elif line.strip() and not line.startswith("#"):
+        rows.append(line.split())
+col = {name: k for k, name in enumerate(header)}
+rows = [r for r in rows if int(float(r[col["Step"]])) >= 2]
+its = [float(r[col["nIterations"]]) for r in rows]
+err = [float(r[col["NaturalMapError"]]) for r in rows]
+print(f"solver {method} ranks {ranks}  iterations {sum(its) / len(its):.1f}  messages {m[1]}"
+      f"  bytes {m[2]}  reductions {m[3]}  natural-map {max(err):.2e}"
+      f"  max-iter-steps {sum(i >= int(max_iter) for i in its)}")
+EOF
 }
 median() { /usr/bin/python3 -c "import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 
@@ -280,6 +342,7 @@ for r in $ranks; do
     awk -v r="$r" '/^profile +s\/step .*\(max over processes\)/ {
       printf "ranks %s  s/step %s  exchange %s  collectives %s\n", r, $3, $10, $12; exit }' \
       "$out/run_$r.log"
+    [ -z "$tolerance" ] || solverLine "$r" "run_$r"
     continue
   fi
   if [ -z "$reference" ]; then
@@ -294,4 +357,5 @@ for r in $ranks; do
     e=$(/usr/bin/python3 -c "print(f'{$reference * $referenceRanks / ($t * $r):.3f}')")
   fi
   printf 'ranks %s  s/step %s  efficiency %s\n' "$r" "$t" "$e"
+  [ -z "$tolerance" ] || solverLine "$r" "run_$r"
 done

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 namespace grain::app {
 
@@ -10,6 +11,7 @@ void StepProfile::beginStep() {
   rebuild_ = 0.0;
   rebuildTraffic_ = 0.0;
   rebuildCollective_ = 0.0;
+  std::fill(std::begin(rebuildCounts_), std::end(rebuildCounts_), 0.0);
   stepStart_ = MPI_Wtime();
 }
 
@@ -22,6 +24,9 @@ void StepProfile::endRebuild(const mpi::TrafficCounters& traffic) {
   rebuild_ += MPI_Wtime() - rebuildStart_;
   rebuildTraffic_ += traffic.seconds - atRebuild_.seconds;
   rebuildCollective_ += traffic.collectiveSeconds - atRebuild_.collectiveSeconds;
+  rebuildCounts_[kMessages] += static_cast<double>(traffic.messages - atRebuild_.messages);
+  rebuildCounts_[kBytes] += static_cast<double>(traffic.bytes - atRebuild_.bytes);
+  rebuildCounts_[kReductions] += static_cast<double>(traffic.reductions - atRebuild_.reductions);
 }
 
 void StepProfile::endStep(const mpi::TrafficCounters& traffic) {
@@ -36,6 +41,11 @@ void StepProfile::endStep(const mpi::TrafficCounters& traffic) {
   for (int k = 0; k < kPartCount; ++k) {
     into[k] += part[k];
   }
+  if (steps_ > 0) {
+    counts_[kMessages] += static_cast<double>(traffic.messages) - rebuildCounts_[kMessages];
+    counts_[kBytes] += static_cast<double>(traffic.bytes) - rebuildCounts_[kBytes];
+    counts_[kReductions] += static_cast<double>(traffic.reductions) - rebuildCounts_[kReductions];
+  }
   ++steps_;
 }
 
@@ -46,13 +56,17 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   MPI_Comm_size(comm, &size);
   // Per step of the steps after the first; with a single step, that step.
   const bool onlyFirst = steps_ <= 1;
-  // The parts, then the first step's time.
-  constexpr int kValues = kPartCount + 1;
+  // The parts, the first step's time, then the counts (steps after the first only).
+  constexpr int kValues = kPartCount + 1 + kCounts;
+  constexpr int kFirstCount = kPartCount + 1;
   double mine[kValues];
   for (int k = 0; k < kPartCount; ++k) {
     mine[k] = onlyFirst ? first_[k] : total_[k] / static_cast<double>(steps_ - 1);
   }
   mine[kPartCount] = first_[kStep];
+  for (int k = 0; k < kCounts; ++k) {
+    mine[kFirstCount + k] = onlyFirst ? 0.0 : counts_[k] / static_cast<double>(steps_ - 1);
+  }
   // Two reductions to the first process (no array over all processes).
   double maximum[kValues] = {};
   double mean[kValues] = {};
@@ -61,6 +75,10 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   if (rank != 0 || steps_ == 0) {
     return {};
   }
+  // Messages and bytes of all processes, reductions of the process that made most.
+  const double messages = mean[kFirstCount + kMessages];
+  const double bytes = mean[kFirstCount + kBytes];
+  const double reductions = maximum[kFirstCount + kReductions];
   for (double& v : mean) {
     v /= size;
   }
@@ -82,6 +100,13 @@ std::string StepProfile::summary(MPI_Comm comm) const {
                   value[i][kStep], over[i], value[i][kCompute], value[i][kExchange],
                   value[i][kCollectives], value[i][kRebuild], i == 0 ? " (MPI_Wtime, " : "",
                   i == 0 ? steps : "", i == 0 ? ")" : "");
+    text += line;
+  }
+  if (!onlyFirst) {
+    std::snprintf(line, sizeof line,
+                  "traffic    per step: messages %.1f bytes %.0f (sum over processes) reductions "
+                  "%.1f (max over processes) (steps 2-%llu)\n",
+                  messages, bytes, reductions, static_cast<unsigned long long>(steps_));
     text += line;
   }
   return text;

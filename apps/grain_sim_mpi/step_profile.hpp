@@ -23,6 +23,8 @@ namespace grain::app {
 ///    traffic) and the communicator split of the coupled processes, waiting included;
 ///  - rebuild: the load balancer's check and rebuilds (decomposition and body migration);
 ///  - compute: the rest of the step.
+/// With them, per step and outside the rebuilds: the neighbour messages and their bytes (summed
+/// over the processes) and the reductions (MpiReducer calls, the maximum over the processes).
 class StepProfile {
  public:
   void beginStep();
@@ -33,21 +35,25 @@ class StepProfile {
   /// `traffic`: the exchange's counters of this step (reset at its start), read at its end.
   void endStep(const mpi::TrafficCounters& traffic);
 
-  /// Two lines for the run summary, on the first process of `comm` (empty on the others): the
-  /// seconds per step of each part, the maximum and the mean over the processes. Collective (two
-  /// reductions).
+  /// Three lines for the run summary, on the first process of `comm` (empty on the others): the
+  /// seconds per step of each part, the maximum and the mean over the processes, then the
+  /// messages, bytes and reductions per step. Collective (two reductions).
   std::string summary(MPI_Comm comm) const;
 
  private:
   enum Part { kStep, kCompute, kExchange, kCollectives, kRebuild, kPartCount };
+  /// Counts per step (doubles, reduced with the parts).
+  enum Count { kMessages, kBytes, kReductions, kCounts };
   double total_[kPartCount] = {};  ///< s, steps after the first
   double first_[kPartCount] = {};  ///< s, the first step
+  double counts_[kCounts] = {};    ///< steps after the first
   std::uint64_t steps_ = 0;
   double stepStart_ = 0.0;
   double rebuildStart_ = 0.0;
-  double rebuild_ = 0.0;            ///< s, this step
-  double rebuildTraffic_ = 0.0;     ///< s of `seconds` in this step's rebuild
-  double rebuildCollective_ = 0.0;  ///< s of `collectiveSeconds` in this step's rebuild
+  double rebuild_ = 0.0;                ///< s, this step
+  double rebuildTraffic_ = 0.0;         ///< s of `seconds` in this step's rebuild
+  double rebuildCollective_ = 0.0;      ///< s of `collectiveSeconds` in this step's rebuild
+  double rebuildCounts_[kCounts] = {};  ///< of this step's rebuild
   mpi::TrafficCounters atRebuild_;
 };
 

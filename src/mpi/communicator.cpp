@@ -20,7 +20,7 @@ void MpiReducer::setCommunicator(MPI_Comm comm) {
 namespace {
 
 /// Adds the wall time of its scope to `counters->seconds` (if not null), and for a collective
-/// call to `counters->collectiveSeconds` too.
+/// call to `counters->collectiveSeconds` too and one to `counters->reductions`.
 class CommTimer {
  public:
   explicit CommTimer(TrafficCounters* counters, bool collective = false)
@@ -32,6 +32,7 @@ class CommTimer {
       const double seconds = MPI_Wtime() - start_;
       counters_->seconds += seconds;
       counters_->collectiveSeconds += collective_ ? seconds : 0.0;
+      counters_->reductions += collective_ ? 1 : 0;
     }
   }
   CommTimer(const CommTimer&) = delete;

@@ -227,6 +227,27 @@ void checkProfile(const std::string& output, int processes, bool rebuilds) {
   if (rebuilds) {
     EXPECT_GT(max.rebuild, 0.0) << output;
   }
+  // With more than one step, the traffic line: per step the neighbour messages and bytes of all
+  // processes and the reductions of the busiest one (at least the step's statistics).
+  if (output.find("steps 2-") != std::string::npos) {
+    const std::size_t at = output.find("\ntraffic    per step: messages ");
+    ASSERT_NE(at, std::string::npos) << output;
+    double messages = -1, bytes = -1, reductions = -1;
+    ASSERT_EQ(std::sscanf(output.c_str() + at + 1,
+                          "traffic per step: messages %lf bytes %lf (sum over processes) "
+                          "reductions %lf",
+                          &messages, &bytes, &reductions),
+              3)
+        << output;
+    if (processes > 1) {
+      EXPECT_GT(messages, 0.0) << output;
+      EXPECT_GT(bytes, messages) << output;
+      EXPECT_GE(reductions, 1.0) << output;
+    } else {
+      EXPECT_EQ(messages, 0.0) << output;
+      EXPECT_EQ(reductions, 0.0) << output;
+    }
+  }
 }
 
 std::vector<std::string> contactsPerStep(const fs::path& log) {

@@ -19,6 +19,7 @@ struct TrafficCounters {
   std::uint64_t messages = 0;
   double seconds = 0.0;  ///< s: in exchanges and reductions, waiting for other processes included
   double collectiveSeconds = 0.0;  ///< s: the part of `seconds` in reductions and comm splits
+  std::uint64_t reductions = 0;    ///< MpiReducer calls on more than one process (allreduces)
 };
 
 /// Reducer over the processes of an MPI communicator (MPI_COMM_NULL: this process alone).
