@@ -70,26 +70,45 @@ constexpr C kSceneSettingsChildren[] = {
     child("MPISettings"),
 };
 
-constexpr SV kRecorderModes = "everyTimeStep|everyXTimeStep|noOutput";
-
-constexpr A kRecorderEveryStep[] = {
-    reqEnum("mode", kRecorderModes, {}, "everyTimeStep: write the initial state and every step's end state"),
-    ign("everyXStep", T::Integer, B::AtLeastOne, "only for everyXTimeStep"),
-    ign("statesPerSecond", T::Real, B::Positive, "only for everyXTimeStep"),
-};
-constexpr A kRecorderEveryX[] = {
-    reqEnum("mode", kRecorderModes, {},
-            "everyXTimeStep: write the initial state and the state after every step k with k % everyXStep == 0"),
-    opt("everyXStep", T::Integer, {}, B::AtLeastOne, {},
-        "steps between written states; takes precedence over statesPerSecond; one of the two is required"),
-    opt("statesPerSecond", T::Real, {}, B::Positive, "1/s",
-        "written states per simulated second: everyXStep = max(1, floor(1/(statesPerSecond deltaT)))"),
-};
-constexpr A kRecorderNoOutput[] = {
-    reqEnum("mode", kRecorderModes, {}, "noOutput: no .sim file"),
-    ign("everyXStep", T::Integer, B::AtLeastOne, "only for everyXTimeStep"),
-    ign("statesPerSecond", T::Real, B::Positive, "only for everyXTimeStep"),
-};
+// The recorder's attributes are RecorderSettings::describe's, with statesPerSecond (no member:
+// the reader turns it into everyXStep); the variant `mode` decides whether they are read.
+std::span<const A> recorderAttributes(RecorderMode mode) {
+  const auto make = [](RecorderMode m) {
+    detail::GeneratedAttributes g;
+    g.add<RecorderSettings>();
+    g.add(opt("statesPerSecond", T::Real, {}, B::Positive, "1/s",
+              "written states per simulated second: everyXStep = max(1, floor(1/(statesPerSecond deltaT)))"));
+    switch (m) {
+      case RecorderMode::EveryTimeStep:
+        g.row("mode").doc = "everyTimeStep: write the initial state and every step's end state";
+        break;
+      case RecorderMode::EveryXTimeStep:
+        g.row("mode").doc =
+            "everyXTimeStep: write the initial state and the state after every step k with k % everyXStep == 0";
+        break;
+      case RecorderMode::NoOutput:
+        g.row("mode").doc = "noOutput: no .sim file";
+        break;
+    }
+    if (m != RecorderMode::EveryXTimeStep) {
+      g.ignore("everyXStep", "only for everyXTimeStep");
+      g.ignore("statesPerSecond", "only for everyXTimeStep");
+    }
+    return g;
+  };
+  static const detail::GeneratedAttributes everyStep = make(RecorderMode::EveryTimeStep);
+  static const detail::GeneratedAttributes everyX = make(RecorderMode::EveryXTimeStep);
+  static const detail::GeneratedAttributes noOutput = make(RecorderMode::NoOutput);
+  switch (mode) {
+    case RecorderMode::EveryTimeStep:
+      return everyStep.rows();
+    case RecorderMode::EveryXTimeStep:
+      return everyX.rows();
+    case RecorderMode::NoOutput:
+      break;
+  }
+  return noOutput.rows();
+}
 
 constexpr A kContactForceOutput[] = {
     req("everyXStep", T::Integer, B::AtLeastOne, {},
@@ -580,11 +599,11 @@ static const ElementSpec kElements[] = {
     E{.name = "SceneSettings", .parent = "DynamicsSystem", .children = kSceneSettingsChildren,
       .doc = "simulation settings"},
     E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
-      .variantValue = "everyTimeStep", .attributes = kRecorderEveryStep, .doc = "what is written to the .sim file"},
+      .variantValue = "everyTimeStep", .attributes = recorderAttributes(RecorderMode::EveryTimeStep), .doc = "what is written to the .sim file"},
     E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
-      .variantValue = "everyXTimeStep", .attributes = kRecorderEveryX},
+      .variantValue = "everyXTimeStep", .attributes = recorderAttributes(RecorderMode::EveryXTimeStep)},
     E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
-      .variantValue = "noOutput", .attributes = kRecorderNoOutput},
+      .variantValue = "noOutput", .attributes = recorderAttributes(RecorderMode::NoOutput)},
     E{.name = "ContactForceOutput", .parent = "SceneSettings", .attributes = kContactForceOutput,
       .doc = "per-contact forces of some steps in ContactForces.dat of the run folder (docs/contact-output.md)"},
     E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = timeStepperAttributes(),

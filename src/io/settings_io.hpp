@@ -36,7 +36,7 @@ constexpr schema::AttrType attrTypeOf() {
     return schema::AttrType::Enumeration;
   } else if constexpr (std::is_floating_point_v<T>) {
     return schema::AttrType::Real;
-  } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+  } else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>) {
     return schema::AttrType::Integer;
   } else if constexpr (std::is_same_v<T, Vec3>) {
     return schema::AttrType::Vector3;
@@ -56,7 +56,7 @@ std::string textOf(const T& v) {
     return std::string(settings::nameOf(v));
   } else if constexpr (std::is_floating_point_v<T>) {
     return formatReal(v);
-  } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+  } else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>) {
     return std::to_string(v);
   } else if constexpr (std::is_same_v<T, Vec3>) {
     return formatReal(v.x()) + " " + formatReal(v.y()) + " " + formatReal(v.z());
@@ -184,8 +184,8 @@ void readSettings(const Element& e, S& s, std::string_view element = {}) {
       }
     } else if constexpr (std::is_floating_point_v<T>) {
       v = e.real(f.name);
-    } else if constexpr (std::is_same_v<T, std::uint32_t>) {
-      v = e.integer(f.name);
+    } else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>) {
+      v = e.integer(f.name);  // scene integers are 32-bit
     } else if constexpr (std::is_same_v<T, Vec3>) {
       v = e.vector3(f.name);
     } else {

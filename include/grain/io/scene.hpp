@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,16 @@ enum class RecorderMode : std::uint8_t {
   NoOutput,        ///< "noOutput": no .sim file
 };
 
+/// The names of the recorder modes in scene files (attribute mode).
+inline constexpr settings::EnumName<RecorderMode> kRecorderModeNames[] = {
+    {RecorderMode::EveryTimeStep, "everyTimeStep"},
+    {RecorderMode::EveryXTimeStep, "everyXTimeStep"},
+    {RecorderMode::NoOutput, "noOutput"},
+};
+constexpr std::span<const settings::EnumName<RecorderMode>> enumNames(RecorderMode) {
+  return kRecorderModeNames;
+}
+
 /// RecorderSettings of a scene.
 struct RecorderSettings {
   RecorderMode mode = RecorderMode::EveryTimeStep;
@@ -43,6 +54,23 @@ struct RecorderSettings {
   /// state (step 0) is written whenever the mode is not NoOutput.
   bool records(std::uint64_t step) const {
     return mode != RecorderMode::NoOutput && step % everyXStep == 0;
+  }
+
+  /// The description of the members (grain/core/common/settings.hpp): the attributes of
+  /// <RecorderSettings>, whose variant `mode` decides whether everyXStep is read (the scene
+  /// schema documents mode per variant; statesPerSecond, which has no member, is a row of
+  /// its own there).
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = RecorderSettings;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::mode>("mode").required().withDoc("when states are written to the .sim file"));
+    v(field<&S::everyXStep>("everyXStep")
+          .derived()
+          .withBound(Bound::AtLeastOne)
+          .withDoc("steps between written states; takes precedence over statesPerSecond; one "
+                   "of the two is required"));
   }
 };
 
