@@ -340,15 +340,12 @@ class SceneBuilder {
 
   void readContactForceOutput(const Element& e) {
     ContactForceOutputSettings c;
-    c.everyXStep = e.integer("everyXStep");
-    c.compatibleForces = e.boolean("compatibleForces");
-    c.compatible.exponent = e.real("exponent");
+    detail::readSettings(e, c);
+    detail::readSettings(e, c.compatible);
     if (c.compatible.exponent < 1.0) {
       e.failAt("exponent", "attribute 'exponent' must be >= 1 (got " +
                                detail::formatReal(c.compatible.exponent) + ")");
     }
-    c.compatible.tolerance = e.real("tolerance");
-    c.compatible.maxIterations = e.integer("maxIterations");
     out_.contactForceOutput = c;
   }
 

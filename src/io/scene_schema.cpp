@@ -110,17 +110,16 @@ std::span<const A> recorderAttributes(RecorderMode mode) {
   return noOutput.rows();
 }
 
-constexpr A kContactForceOutput[] = {
-    req("everyXStep", T::Integer, B::AtLeastOne, {},
-        "write the contacts of every step k with k % everyXStep == 0 to ContactForces.dat"),
-    opt("compatibleForces", T::Boolean, "false", B::None, {},
-        "also compute compatible normal forces (Olsen-Kamrin, docs/contact-output.md)"),
-    opt("exponent", T::Real, "1", B::Positive, {},
-        "exponent e >= 1 of the elastic law f = k c^e of the compatible forces (1 linear, 1.5 Hertz)"),
-    opt("tolerance", T::Real, "1e-8", B::Positive, {},
-        "compatible forces: relative equilibrium residual at which Newton's method stops"),
-    opt("maxIterations", T::Integer, "200", B::AtLeastOne, {}, "compatible forces: Newton iterations per phase"),
-};
+// ContactForceOutputSettings::describe's attributes, then CompatibleForceSettings::describe's.
+std::span<const A> contactForceOutputAttributes() {
+  static const detail::GeneratedAttributes rows = [] {
+    detail::GeneratedAttributes g;
+    g.add<ContactForceOutputSettings>();
+    g.add<CompatibleForceSettings>();
+    return g;
+  }();
+  return rows.rows();
+}
 
 constexpr C kTimeStepperChildren[] = {
     child("InclusionSolverSettings", 1, 1),
@@ -604,7 +603,7 @@ static const ElementSpec kElements[] = {
       .variantValue = "everyXTimeStep", .attributes = recorderAttributes(RecorderMode::EveryXTimeStep)},
     E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
       .variantValue = "noOutput", .attributes = recorderAttributes(RecorderMode::NoOutput)},
-    E{.name = "ContactForceOutput", .parent = "SceneSettings", .attributes = kContactForceOutput,
+    E{.name = "ContactForceOutput", .parent = "SceneSettings", .attributes = contactForceOutputAttributes(),
       .doc = "per-contact forces of some steps in ContactForces.dat of the run folder (docs/contact-output.md)"},
     E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = timeStepperAttributes(),
       .children = kTimeStepperChildren, .doc = "Moreau midpoint time stepping"},

@@ -55,7 +55,19 @@ std::string textOf(const T& v) {
   } else if constexpr (std::is_enum_v<T>) {
     return std::string(settings::nameOf(v));
   } else if constexpr (std::is_floating_point_v<T>) {
-    return formatReal(v);
+    // Shortest form, exponent without leading zeros as scenes write it ("1e-8", not "1e-08").
+    std::string text = formatReal(v);
+    const std::size_t e = text.find('e');
+    if (e != std::string::npos) {
+      std::size_t digits = e + 1;
+      if (digits < text.size() && (text[digits] == '-' || text[digits] == '+')) {
+        ++digits;
+      }
+      while (digits + 1 < text.size() && text[digits] == '0') {
+        text.erase(digits, 1);
+      }
+    }
+    return text;
   } else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>) {
     return std::to_string(v);
   } else if constexpr (std::is_same_v<T, Vec3>) {

@@ -82,6 +82,22 @@ struct ContactForceOutputSettings {
   CompatibleForceSettings compatible;  ///< exponent, tolerance, maxIterations
 
   bool writes(std::uint64_t step) const { return step % everyXStep == 0; }
+
+  /// The description of the members (grain/core/common/settings.hpp): the attributes of
+  /// <ContactForceOutput>, followed there by those of CompatibleForceSettings::describe.
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = ContactForceOutputSettings;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::everyXStep>("everyXStep")
+          .required()
+          .withBound(Bound::AtLeastOne)
+          .withDoc("write the contacts of every step k with k % everyXStep == 0 to "
+                   "ContactForces.dat"));
+    v(field<&S::compatibleForces>("compatibleForces")
+          .withDoc("also compute compatible normal forces (Olsen-Kamrin, docs/contact-output.md)"));
+  }
 };
 
 /// InclusionSolverSettings attributes that have no counterpart in the core solver settings.
