@@ -324,18 +324,9 @@ class SceneBuilder {
 
   void readRecorder(const Element& e) {
     RecorderSettings& r = out_.recorder;
-    const std::string mode = e.enumeration("mode");
-    if (mode == "everyTimeStep") {
-      r.mode = RecorderMode::EveryTimeStep;
-      r.everyXStep = 1;
-    } else if (mode == "noOutput") {
-      r.mode = RecorderMode::NoOutput;
-      r.everyXStep = 1;
-    } else {
-      r.mode = RecorderMode::EveryXTimeStep;
-      if (const auto every = e.optionalInteger("everyXStep")) {
-        r.everyXStep = *every;
-      } else if (const auto sps = e.optionalReal("statesPerSecond")) {
+    detail::readSettings(e, r);  // everyXStep only with mode="everyXTimeStep"
+    if (r.mode == RecorderMode::EveryXTimeStep && !e.has("everyXStep")) {
+      if (const auto sps = e.optionalReal("statesPerSecond")) {
         // 1/(sps dt) that is an integer up to rounding gives that integer.
         const Real x = 1.0 / (*sps * out_.stepper.deltaT);
         const Real steps = std::floor(x * (1.0 + 1e-9));
@@ -349,15 +340,12 @@ class SceneBuilder {
 
   void readContactForceOutput(const Element& e) {
     ContactForceOutputSettings c;
-    c.everyXStep = e.integer("everyXStep");
-    c.compatibleForces = e.boolean("compatibleForces");
-    c.compatible.exponent = e.real("exponent");
+    detail::readSettings(e, c);
+    detail::readSettings(e, c.compatible);
     if (c.compatible.exponent < 1.0) {
       e.failAt("exponent", "attribute 'exponent' must be >= 1 (got " +
                                detail::formatReal(c.compatible.exponent) + ")");
     }
-    c.compatible.tolerance = e.real("tolerance");
-    c.compatible.maxIterations = e.integer("maxIterations");
     out_.contactForceOutput = c;
   }
 

@@ -70,38 +70,56 @@ constexpr C kSceneSettingsChildren[] = {
     child("MPISettings"),
 };
 
-constexpr SV kRecorderModes = "everyTimeStep|everyXTimeStep|noOutput";
+// The recorder's attributes are RecorderSettings::describe's, with statesPerSecond (no member:
+// the reader turns it into everyXStep); the variant `mode` decides whether they are read.
+std::span<const A> recorderAttributes(RecorderMode mode) {
+  const auto make = [](RecorderMode m) {
+    detail::GeneratedAttributes g;
+    g.add<RecorderSettings>();
+    g.add(opt("statesPerSecond", T::Real, {}, B::Positive, "1/s",
+              "written states per simulated second: everyXStep = max(1, floor(1/(statesPerSecond deltaT)))"));
+    switch (m) {
+      case RecorderMode::EveryTimeStep:
+        g.row("mode").doc = "everyTimeStep: write the initial state and every step's end state";
+        break;
+      case RecorderMode::EveryXTimeStep:
+        g.row("mode").doc =
+            "everyXTimeStep: write the initial state and the state after every step k with k % everyXStep == 0";
+        break;
+      case RecorderMode::NoOutput:
+        g.row("mode").doc = "noOutput: no .sim file";
+        break;
+    }
+    if (m != RecorderMode::EveryXTimeStep) {
+      g.ignore("everyXStep", "only for everyXTimeStep");
+      g.ignore("statesPerSecond", "only for everyXTimeStep");
+    }
+    return g;
+  };
+  static const detail::GeneratedAttributes everyStep = make(RecorderMode::EveryTimeStep);
+  static const detail::GeneratedAttributes everyX = make(RecorderMode::EveryXTimeStep);
+  static const detail::GeneratedAttributes noOutput = make(RecorderMode::NoOutput);
+  switch (mode) {
+    case RecorderMode::EveryTimeStep:
+      return everyStep.rows();
+    case RecorderMode::EveryXTimeStep:
+      return everyX.rows();
+    case RecorderMode::NoOutput:
+      break;
+  }
+  return noOutput.rows();
+}
 
-constexpr A kRecorderEveryStep[] = {
-    reqEnum("mode", kRecorderModes, {}, "everyTimeStep: write the initial state and every step's end state"),
-    ign("everyXStep", T::Integer, B::AtLeastOne, "only for everyXTimeStep"),
-    ign("statesPerSecond", T::Real, B::Positive, "only for everyXTimeStep"),
-};
-constexpr A kRecorderEveryX[] = {
-    reqEnum("mode", kRecorderModes, {},
-            "everyXTimeStep: write the initial state and the state after every step k with k % everyXStep == 0"),
-    opt("everyXStep", T::Integer, {}, B::AtLeastOne, {},
-        "steps between written states; takes precedence over statesPerSecond; one of the two is required"),
-    opt("statesPerSecond", T::Real, {}, B::Positive, "1/s",
-        "written states per simulated second: everyXStep = max(1, floor(1/(statesPerSecond deltaT)))"),
-};
-constexpr A kRecorderNoOutput[] = {
-    reqEnum("mode", kRecorderModes, {}, "noOutput: no .sim file"),
-    ign("everyXStep", T::Integer, B::AtLeastOne, "only for everyXTimeStep"),
-    ign("statesPerSecond", T::Real, B::Positive, "only for everyXTimeStep"),
-};
-
-constexpr A kContactForceOutput[] = {
-    req("everyXStep", T::Integer, B::AtLeastOne, {},
-        "write the contacts of every step k with k % everyXStep == 0 to ContactForces.dat"),
-    opt("compatibleForces", T::Boolean, "false", B::None, {},
-        "also compute compatible normal forces (Olsen-Kamrin, docs/contact-output.md)"),
-    opt("exponent", T::Real, "1", B::Positive, {},
-        "exponent e >= 1 of the elastic law f = k c^e of the compatible forces (1 linear, 1.5 Hertz)"),
-    opt("tolerance", T::Real, "1e-8", B::Positive, {},
-        "compatible forces: relative equilibrium residual at which Newton's method stops"),
-    opt("maxIterations", T::Integer, "200", B::AtLeastOne, {}, "compatible forces: Newton iterations per phase"),
-};
+// ContactForceOutputSettings::describe's attributes, then CompatibleForceSettings::describe's.
+std::span<const A> contactForceOutputAttributes() {
+  static const detail::GeneratedAttributes rows = [] {
+    detail::GeneratedAttributes g;
+    g.add<ContactForceOutputSettings>();
+    g.add<CompatibleForceSettings>();
+    return g;
+  }();
+  return rows.rows();
+}
 
 constexpr C kTimeStepperChildren[] = {
     child("InclusionSolverSettings", 1, 1),
@@ -580,12 +598,12 @@ static const ElementSpec kElements[] = {
     E{.name = "SceneSettings", .parent = "DynamicsSystem", .children = kSceneSettingsChildren,
       .doc = "simulation settings"},
     E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
-      .variantValue = "everyTimeStep", .attributes = kRecorderEveryStep, .doc = "what is written to the .sim file"},
+      .variantValue = "everyTimeStep", .attributes = recorderAttributes(RecorderMode::EveryTimeStep), .doc = "what is written to the .sim file"},
     E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
-      .variantValue = "everyXTimeStep", .attributes = kRecorderEveryX},
+      .variantValue = "everyXTimeStep", .attributes = recorderAttributes(RecorderMode::EveryXTimeStep)},
     E{.name = "RecorderSettings", .parent = "SceneSettings", .variantAttribute = "mode",
-      .variantValue = "noOutput", .attributes = kRecorderNoOutput},
-    E{.name = "ContactForceOutput", .parent = "SceneSettings", .attributes = kContactForceOutput,
+      .variantValue = "noOutput", .attributes = recorderAttributes(RecorderMode::NoOutput)},
+    E{.name = "ContactForceOutput", .parent = "SceneSettings", .attributes = contactForceOutputAttributes(),
       .doc = "per-contact forces of some steps in ContactForces.dat of the run folder (docs/contact-output.md)"},
     E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = timeStepperAttributes(),
       .children = kTimeStepperChildren, .doc = "Moreau midpoint time stepping"},

@@ -36,7 +36,7 @@ constexpr schema::AttrType attrTypeOf() {
     return schema::AttrType::Enumeration;
   } else if constexpr (std::is_floating_point_v<T>) {
     return schema::AttrType::Real;
-  } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+  } else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>) {
     return schema::AttrType::Integer;
   } else if constexpr (std::is_same_v<T, Vec3>) {
     return schema::AttrType::Vector3;
@@ -55,8 +55,20 @@ std::string textOf(const T& v) {
   } else if constexpr (std::is_enum_v<T>) {
     return std::string(settings::nameOf(v));
   } else if constexpr (std::is_floating_point_v<T>) {
-    return formatReal(v);
-  } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+    // Shortest form, exponent without leading zeros as scenes write it ("1e-8", not "1e-08").
+    std::string text = formatReal(v);
+    const std::size_t e = text.find('e');
+    if (e != std::string::npos) {
+      std::size_t digits = e + 1;
+      if (digits < text.size() && (text[digits] == '-' || text[digits] == '+')) {
+        ++digits;
+      }
+      while (digits + 1 < text.size() && text[digits] == '0') {
+        text.erase(digits, 1);
+      }
+    }
+    return text;
+  } else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>) {
     return std::to_string(v);
   } else if constexpr (std::is_same_v<T, Vec3>) {
     return formatReal(v.x()) + " " + formatReal(v.y()) + " " + formatReal(v.z());
@@ -184,8 +196,8 @@ void readSettings(const Element& e, S& s, std::string_view element = {}) {
       }
     } else if constexpr (std::is_floating_point_v<T>) {
       v = e.real(f.name);
-    } else if constexpr (std::is_same_v<T, std::uint32_t>) {
-      v = e.integer(f.name);
+    } else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>) {
+      v = e.integer(f.name);  // scene integers are 32-bit
     } else if constexpr (std::is_same_v<T, Vec3>) {
       v = e.vector3(f.name);
     } else {

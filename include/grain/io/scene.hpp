@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,16 @@ enum class RecorderMode : std::uint8_t {
   NoOutput,        ///< "noOutput": no .sim file
 };
 
+/// The names of the recorder modes in scene files (attribute mode).
+inline constexpr settings::EnumName<RecorderMode> kRecorderModeNames[] = {
+    {RecorderMode::EveryTimeStep, "everyTimeStep"},
+    {RecorderMode::EveryXTimeStep, "everyXTimeStep"},
+    {RecorderMode::NoOutput, "noOutput"},
+};
+constexpr std::span<const settings::EnumName<RecorderMode>> enumNames(RecorderMode) {
+  return kRecorderModeNames;
+}
+
 /// RecorderSettings of a scene.
 struct RecorderSettings {
   RecorderMode mode = RecorderMode::EveryTimeStep;
@@ -44,6 +55,23 @@ struct RecorderSettings {
   bool records(std::uint64_t step) const {
     return mode != RecorderMode::NoOutput && step % everyXStep == 0;
   }
+
+  /// The description of the members (grain/core/common/settings.hpp): the attributes of
+  /// <RecorderSettings>, whose variant `mode` decides whether everyXStep is read (the scene
+  /// schema documents mode per variant; statesPerSecond, which has no member, is a row of
+  /// its own there).
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = RecorderSettings;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::mode>("mode").required().withDoc("when states are written to the .sim file"));
+    v(field<&S::everyXStep>("everyXStep")
+          .derived()
+          .withBound(Bound::AtLeastOne)
+          .withDoc("steps between written states; takes precedence over statesPerSecond; one "
+                   "of the two is required"));
+  }
 };
 
 /// ContactForceOutput of a scene: which steps grain-sim writes to ContactForces.dat and whether
@@ -54,6 +82,22 @@ struct ContactForceOutputSettings {
   CompatibleForceSettings compatible;  ///< exponent, tolerance, maxIterations
 
   bool writes(std::uint64_t step) const { return step % everyXStep == 0; }
+
+  /// The description of the members (grain/core/common/settings.hpp): the attributes of
+  /// <ContactForceOutput>, followed there by those of CompatibleForceSettings::describe.
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = ContactForceOutputSettings;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::everyXStep>("everyXStep")
+          .required()
+          .withBound(Bound::AtLeastOne)
+          .withDoc("write the contacts of every step k with k % everyXStep == 0 to "
+                   "ContactForces.dat"));
+    v(field<&S::compatibleForces>("compatibleForces")
+          .withDoc("also compute compatible normal forces (Olsen-Kamrin, docs/contact-output.md)"));
+  }
 };
 
 /// InclusionSolverSettings attributes that have no counterpart in the core solver settings.

@@ -9,6 +9,7 @@
 #include <Eigen/SparseCore>
 
 #include <grain/core/bodies/body_storage.hpp>
+#include <grain/core/common/settings.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/math/types.hpp>
@@ -24,6 +25,28 @@ struct CompatibleForceSettings {
   std::uint32_t maxIterations = 200;  ///< Newton iterations (per phase, see below)
   /// Relative diagonal shift of the Newton matrix (floating bodies, mechanisms, rank defects).
   Real shift = 1e-8;
+
+  /// The description of the members (grain/core/common/settings.hpp): the compatible-force
+  /// attributes of <ContactForceOutput>. The scene reader also requires exponent >= 1 (the
+  /// bound says > 0, as the scene schema does).
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = CompatibleForceSettings;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::exponent>("exponent")
+          .withBound(Bound::Positive)
+          .withDoc("exponent e >= 1 of the elastic law f = k c^e of the compatible forces (1 "
+                   "linear, 1.5 Hertz)"));
+    v(field<&S::tolerance>("tolerance")
+          .withBound(Bound::Positive)
+          .withDoc("compatible forces: relative equilibrium residual at which Newton's method "
+                   "stops"));
+    v(field<&S::maxIterations>("maxIterations")
+          .withBound(Bound::AtLeastOne)
+          .withDoc("compatible forces: Newton iterations per phase"));
+    v(field<&S::shift>("shift").internal().withBound(Bound::NonNegative));
+  }
 };
 
 /// Outcome of one computation.
