@@ -38,9 +38,6 @@ constexpr A reqEnum(SV name, SV values, SV unsupported = {}, SV doc = {}) {
 constexpr A optEnum(SV name, SV values, SV def, SV unsupported = {}, SV doc = {}) {
   return A{name, T::Enumeration, U::Optional, def, B::None, values, unsupported, {}, doc};
 }
-constexpr A ignEnum(SV name, SV values, SV doc = {}) {
-  return A{name, T::Enumeration, U::Ignored, {}, B::None, values, {}, {}, doc};
-}
 
 constexpr C child(SV name, std::uint32_t minOccurs = 0, std::uint32_t maxOccurs = 1) {
   return C{name, minOccurs, maxOccurs, ChildUse::Parse};
