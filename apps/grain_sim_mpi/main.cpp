@@ -209,7 +209,6 @@ mpi::LoadBalanceSettings balanceSettings(const io::SceneDescription& scene) {
   b.mode = mpi::LoadBalanceSettings::Mode::Static;
   b.buildMode = mpi::LoadBalanceSettings::BuildMode::Aabb;
   b.massPointCount = 0;
-  b.outlierStdDeviationMult = 3.0;
   return b;
 }
 

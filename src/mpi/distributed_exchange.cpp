@@ -785,10 +785,6 @@ void DistributedExchange::startCombine(std::span<const Vec3> velocity, std::span
 void DistributedExchange::finishCombine(std::span<Vec3> velocity, std::span<Vec3> omega,
                                         bool mean) {
   averageExchange_.finish(traffic_);
-  recvBase_.resize(averageRecv_.size());
-  for (std::size_t p = 0; p < averageRecv_.size(); ++p) {
-    recvBase_[p] = averageRecv_[p].data();
-  }
   const CopySource* copies = combineCopies_.data();
   for (std::size_t k = 0; k < split_.size(); ++k) {
     const std::uint32_t slot = splitSlot_[k];
@@ -801,7 +797,7 @@ void DistributedExchange::finishCombine(std::span<Vec3> velocity, std::span<Vec3
         w += omega[slot];
       } else {
         const SplitVelocity copy =
-            SplitVelocity::load(recvBase_[copies[h].partner] + copies[h].offset);
+            SplitVelocity::load(averageRecv_[copies[h].partner].data() + copies[h].offset);
         v += copy.velocity;
         w += copy.omega;
       }

@@ -215,7 +215,6 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   /// combineBegin_[k + 1]). One flat list per plan, read at every averaging.
   std::vector<std::uint32_t> combineBegin_;
   std::vector<CopySource> combineCopies_;
-  std::vector<const Real*> recvBase_;  ///< finishCombine: averageRecv_[p].data()
   KnownSizeExchange averageExchange_;
   MpiReducer allReducer_;
   MpiReducer coupledReducer_;
