@@ -74,7 +74,7 @@ void expectRows(const ElementSpec& e, std::string_view element = {}, std::string
         break;
       case settings::Use::Optional:
         EXPECT_EQ(row->use, AttrUse::Optional) << f.name;
-        EXPECT_TRUE(sameDefault(*row, f.of(defaults)))
+        EXPECT_TRUE(sameDefault(*row, f.value(defaults)))
             << e.name << "@" << f.name << " default '" << row->defaultValue << "'";
         break;
       default:
