@@ -517,10 +517,7 @@ class SceneBuilder {
                  "attribute 'aligned' must be true (only axis-aligned predefined "
                  "boxes are supported)");
       }
-      if (!(m.minPoint.array() < m.maxPoint.array()).all()) {
-        t.failAt("maxPoint", "attribute 'maxPoint' must be > minPoint in every component (got " +
-                                 t.string("maxPoint") + " and " + t.string("minPoint") + ")");
-      }
+      detail::checkRelations(t, m, "Topology");
     } else {
       // Only meaningful for predefined boxes: accepted, reported, not used.
       const LoadBalanceSettings defaults;
