@@ -288,17 +288,12 @@ class SceneBuilder {
   void readSolver(const Element& e) {
     InclusionSolverSettings& s = out_.stepper.solver;
     const std::string method = e.enumeration("method");
-    solverMethodName_ = method;
-    s.localMethod = localMethodFromSceneName(method);
-    s.method = SolverMethod::SorContact;  // unused with a local method
-    if (!s.localMethod) {
-      settings::valueOf(method, s.method);
-    }
+    solverMethodName_ = method;  // as the scene spells it ("SOR"), for messages
     detail::readSettings(e, out_.solverExtras);
     if (out_.solverExtras.useGpu) {
       e.warn("useGPU=\"true\": grain has no GPU solver, the contact problem is solved on the CPU");
     }
-    detail::readSettings(e, s);
+    detail::readSettings(e, s);  // method sets s.method or s.localMethod
     if (s.localMethod && e.has("convergenceMethod") &&
         s.convergenceMethod != ConvergenceMethod::NaturalMap &&
         s.convergenceMethod != ConvergenceMethod::Koziara) {
@@ -306,10 +301,7 @@ class SceneBuilder {
              "\" does not apply to the local solver " + method +
              ": it stops on the NaturalMap error <= relTol");
     }
-    if (s.minIter > s.maxIter) {
-      e.failAt("minIter", "attribute 'minIter' must be <= maxIter (got " +
-                              std::to_string(s.minIter) + " > " + std::to_string(s.maxIter) + ")");
-    }
+    detail::checkRelations(e, s);
     if (s.matrixFree && s.localMethod != LocalSolverMethod::Apgd) {
       e.failAt("matrixFree", "matrixFree=\"true\" is supported by method APGD only (got method \"" +
                                  method + "\")");

@@ -145,20 +145,9 @@ std::span<const A> timeStepperAttributes() {
 std::span<const A> inclusionSolverAttributes() {
   static const detail::GeneratedAttributes rows = [] {
     detail::GeneratedAttributes g;
-    // method: the velocity prox methods (kSolverMethodNames), then the local solvers
-    // (kLocalMethodNames); one attribute for InclusionSolverSettings::method and localMethod.
-    std::string methods = detail::enumValuesText<SolverMethod>();
-    for (const LocalMethodName& m : kLocalMethodNames) {
-      methods += "|" + std::string(m.sceneName);
-    }
-    g.add(reqEnum("method", g.keep(std::move(methods)), {},
-                  "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, "
-                  "DelassusJOR, APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus "
-                  "problem (docs/solvers.md). grain-sim-mpi on more than one process runs the "
-                  "velocity prox methods and APGD with matrixFree=\"true\" only and refuses the "
-                  "others (docs/mpi.md)"));
-    g.add<SolverExtras>();
+    // method (InclusionSolverSettings::describe's first), then SolverExtras, then the rest.
     g.add<InclusionSolverSettings>();
+    g.add<SolverExtras>({}, 1);
     return g;
   }();
   return rows.rows();
