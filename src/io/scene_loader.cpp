@@ -334,10 +334,6 @@ class SceneBuilder {
     ContactForceOutputSettings c;
     detail::readSettings(e, c);
     detail::readSettings(e, c.compatible);
-    if (c.compatible.exponent < 1.0) {
-      e.failAt("exponent", "attribute 'exponent' must be >= 1 (got " +
-                               detail::formatReal(c.compatible.exponent) + ")");
-    }
     out_.contactForceOutput = c;
   }
 
