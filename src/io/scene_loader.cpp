@@ -375,29 +375,14 @@ class SceneBuilder {
   void readForceField(const Element& e) {
     if (e.spec().variantValue == "gravity") {
       GravityField g;
-      g.value = e.real("value");
-      g.direction = e.vector3("direction").normalized();
+      detail::readSettings(e, g);
+      g.direction.normalize();
       out_.system.externalForces.addGravity(g);
       return;
     }
     SphericalPulseField f;
-    f.seed = e.integer("seed");
-    f.boostTime = e.real("boostTime");
-    f.pauseTime = e.real("pauseTime");
-    f.amplitude = e.real("amplitude");
-    f.randomOn = e.boolean("randomOn");
-    f.minPoint = e.vector3("minPoint");
-    f.maxPoint = e.vector3("maxPoint");
-    f.startTime = e.real("startTime");
-    f.endTime = e.real("endTime");
-    if (!(f.minPoint.array() <= f.maxPoint.array()).all()) {
-      e.failAt("maxPoint", "attribute 'maxPoint' must be >= minPoint in every component (got " +
-                               e.string("maxPoint") + " < " + e.string("minPoint") + ")");
-    }
-    if (f.startTime > f.endTime) {
-      e.failAt("endTime", "attribute 'endTime' must be >= startTime (got " + e.string("endTime") +
-                              " < " + e.string("startTime") + ")");
-    }
+    detail::readSettings(e, f);
+    detail::checkRelations(e, f);
     atElement(e, [&] { out_.system.externalForces.addSphericalPulse(f); });
   }
 
