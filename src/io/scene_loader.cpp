@@ -316,11 +316,11 @@ class SceneBuilder {
 
   void readRecorder(const Element& e) {
     RecorderSettings& r = out_.recorder;
-    detail::readSettings(e, r);  // everyXStep only with mode="everyXTimeStep"
+    detail::readSettings(e, r);  // everyXStep, statesPerSecond only with mode="everyXTimeStep"
     if (r.mode == RecorderMode::EveryXTimeStep && !e.has("everyXStep")) {
-      if (const auto sps = e.optionalReal("statesPerSecond")) {
+      if (r.statesPerSecond) {
         // 1/(sps dt) that is an integer up to rounding gives that integer.
-        const Real x = 1.0 / (*sps * out_.stepper.deltaT);
+        const Real x = 1.0 / (*r.statesPerSecond * out_.stepper.deltaT);
         const Real steps = std::floor(x * (1.0 + 1e-9));
         r.everyXStep = steps < 1.0 ? 1 : static_cast<std::uint64_t>(std::min(steps, 4e9));
         e.resolve("everyXStep", std::to_string(r.everyXStep));

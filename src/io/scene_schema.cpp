@@ -69,14 +69,12 @@ constexpr C kSceneSettingsChildren[] = {
     child("MPISettings"),
 };
 
-// The recorder's attributes are RecorderSettings::describe's, with statesPerSecond (no member:
-// the reader turns it into everyXStep); the variant `mode` decides whether they are read.
+// The recorder's attributes are RecorderSettings::describe's; the variant `mode` decides whether
+// they are read.
 std::span<const A> recorderAttributes(RecorderMode mode) {
   const auto make = [](RecorderMode m) {
     detail::GeneratedAttributes g;
     g.add<RecorderSettings>();
-    g.add(opt("statesPerSecond", T::Real, {}, B::Positive, "1/s",
-              "written states per simulated second: everyXStep = max(1, floor(1/(statesPerSecond deltaT)))"));
     switch (m) {
       case RecorderMode::EveryTimeStep:
         g.row("mode").doc = "everyTimeStep: write the initial state and every step's end state";
