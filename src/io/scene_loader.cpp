@@ -512,7 +512,6 @@ class SceneBuilder {
     }
     detail::readSettings(*e.child("InclusionSolverSettings"), m, "InclusionSolverSettings");
     out_.mpi = m;
-    out_.hasMpiSettings = true;
   }
 
   // ---- SceneObjects ---------------------------------------------------------------------------

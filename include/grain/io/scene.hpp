@@ -196,9 +196,8 @@ struct SceneDescription {
   std::vector<std::string> ignored;
   /// Non-fatal problems, each "file:line: path: message" (e.g. useGPU="true").
   std::vector<std::string> warnings;
-  /// The scene has an <MPISettings> element (read by the distributed front end).
-  bool hasMpiSettings = false;
-  /// The MPISettings, if the scene has them (grain_mpi's settings type, declared in the core).
+  /// The MPISettings, if the scene has an <MPISettings> element (grain_mpi's settings type,
+  /// declared in the core).
   std::optional<LoadBalanceSettings> mpi;
   /// GlobalSelectiveIds, if given.
   std::optional<SelectiveIds> selectiveIds;

@@ -83,7 +83,7 @@ TEST_F(FullScene, StepperAndSolverSettings) {
   EXPECT_EQ(scene().solverExtras.gpuDevice, 1u);
   EXPECT_TRUE(scene().solverExtras.computeResidual);
   EXPECT_TRUE(scene().warnings.empty());
-  EXPECT_TRUE(scene().hasMpiSettings);
+  EXPECT_TRUE(scene().mpi.has_value());
 }
 
 TEST_F(FullScene, RecorderEveryXFromStatesPerSecond) {
@@ -258,7 +258,6 @@ TEST_F(FullScene, IgnoredAttributesAreReported) {
 TEST_F(FullScene, MpiSettingsWithDefaults) {
   ASSERT_TRUE(scene().mpi.has_value());
   const LoadBalanceSettings& m = *scene().mpi;
-  EXPECT_TRUE(scene().hasMpiSettings);
   EXPECT_EQ(m.mode, LoadBalanceSettings::Mode::Static);
   EXPECT_TRUE(m.doLocalComputations);
   EXPECT_EQ(m.type, LoadBalanceSettings::TopologyType::Grid);
