@@ -310,9 +310,11 @@ class SceneBuilder {
       e.failAt("minIter", "attribute 'minIter' must be <= maxIter (got " +
                               std::to_string(s.minIter) + " > " + std::to_string(s.maxIter) + ")");
     }
-    if (s.matrixFree && s.localMethod != LocalSolverMethod::Apgd) {
-      e.failAt("matrixFree", "matrixFree=\"true\" is supported by method APGD only (got method \"" +
-                                 method + "\")");
+    if (s.matrixFree && s.localMethod != LocalSolverMethod::Apgd &&
+        s.localMethod != LocalSolverMethod::Pqn) {
+      e.failAt("matrixFree",
+               "matrixFree=\"true\" is supported by methods APGD and PQN only (got method \"" +
+                   method + "\")");
     }
     if (s.driftCorrectionGap && !e.has("driftCorrectionGapAlpha")) {
       e.fail(

@@ -155,8 +155,8 @@ std::span<const A> inclusionSolverAttributes() {
                   "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, "
                   "DelassusJOR, APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus "
                   "problem (docs/solvers.md). grain-sim-mpi on more than one process runs the "
-                  "velocity prox methods and APGD with matrixFree=\"true\" only and refuses the "
-                  "others (docs/mpi.md)"));
+                  "velocity prox methods and APGD and PQN with matrixFree=\"true\" only and "
+                  "refuses the others (docs/mpi.md)"));
     g.add<SolverExtras>();
     g.add<InclusionSolverSettings>();
     return g;

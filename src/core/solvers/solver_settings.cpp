@@ -7,8 +7,9 @@ namespace grain {
 void validate(const InclusionSolverSettings& s) {
   settings::checkBounds(s);
   GRAIN_REQUIRE(s.minIter <= s.maxIter, "minIter must be <= maxIter");
-  GRAIN_REQUIRE(!s.matrixFree || s.localMethod == LocalSolverMethod::Apgd,
-                "matrixFree is supported by method APGD only");
+  GRAIN_REQUIRE(!s.matrixFree || s.localMethod == LocalSolverMethod::Apgd ||
+                    s.localMethod == LocalSolverMethod::Pqn,
+                "matrixFree is supported by methods APGD and PQN only");
 }
 
 std::string_view toString(SolverMethod m) {
