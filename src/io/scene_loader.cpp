@@ -288,17 +288,12 @@ class SceneBuilder {
   void readSolver(const Element& e) {
     InclusionSolverSettings& s = out_.stepper.solver;
     const std::string method = e.enumeration("method");
-    solverMethodName_ = method;
-    s.localMethod = localMethodFromSceneName(method);
-    s.method = SolverMethod::SorContact;  // unused with a local method
-    if (!s.localMethod) {
-      settings::valueOf(method, s.method);
-    }
+    solverMethodName_ = method;  // as the scene spells it ("SOR"), for messages
     detail::readSettings(e, out_.solverExtras);
     if (out_.solverExtras.useGpu) {
       e.warn("useGPU=\"true\": grain has no GPU solver, the contact problem is solved on the CPU");
     }
-    detail::readSettings(e, s);
+    detail::readSettings(e, s);  // method sets s.method or s.localMethod
     if (s.localMethod && e.has("convergenceMethod") &&
         s.convergenceMethod != ConvergenceMethod::NaturalMap &&
         s.convergenceMethod != ConvergenceMethod::Koziara) {
@@ -306,10 +301,7 @@ class SceneBuilder {
              "\" does not apply to the local solver " + method +
              ": it stops on the NaturalMap error <= relTol");
     }
-    if (s.minIter > s.maxIter) {
-      e.failAt("minIter", "attribute 'minIter' must be <= maxIter (got " +
-                              std::to_string(s.minIter) + " > " + std::to_string(s.maxIter) + ")");
-    }
+    detail::checkRelations(e, s);
     if (s.matrixFree && s.localMethod != LocalSolverMethod::Apgd &&
         s.localMethod != LocalSolverMethod::Pqn) {
       e.failAt("matrixFree",
@@ -326,11 +318,11 @@ class SceneBuilder {
 
   void readRecorder(const Element& e) {
     RecorderSettings& r = out_.recorder;
-    detail::readSettings(e, r);  // everyXStep only with mode="everyXTimeStep"
+    detail::readSettings(e, r);  // everyXStep, statesPerSecond only with mode="everyXTimeStep"
     if (r.mode == RecorderMode::EveryXTimeStep && !e.has("everyXStep")) {
-      if (const auto sps = e.optionalReal("statesPerSecond")) {
+      if (r.statesPerSecond) {
         // 1/(sps dt) that is an integer up to rounding gives that integer.
-        const Real x = 1.0 / (*sps * out_.stepper.deltaT);
+        const Real x = 1.0 / (*r.statesPerSecond * out_.stepper.deltaT);
         const Real steps = std::floor(x * (1.0 + 1e-9));
         r.everyXStep = steps < 1.0 ? 1 : static_cast<std::uint64_t>(std::min(steps, 4e9));
         e.resolve("everyXStep", std::to_string(r.everyXStep));
@@ -344,10 +336,6 @@ class SceneBuilder {
     ContactForceOutputSettings c;
     detail::readSettings(e, c);
     detail::readSettings(e, c.compatible);
-    if (c.compatible.exponent < 1.0) {
-      e.failAt("exponent", "attribute 'exponent' must be >= 1 (got " +
-                               detail::formatReal(c.compatible.exponent) + ")");
-    }
     out_.contactForceOutput = c;
   }
 
@@ -389,29 +377,14 @@ class SceneBuilder {
   void readForceField(const Element& e) {
     if (e.spec().variantValue == "gravity") {
       GravityField g;
-      g.value = e.real("value");
-      g.direction = e.vector3("direction").normalized();
+      detail::readSettings(e, g);
+      g.direction.normalize();
       out_.system.externalForces.addGravity(g);
       return;
     }
     SphericalPulseField f;
-    f.seed = e.integer("seed");
-    f.boostTime = e.real("boostTime");
-    f.pauseTime = e.real("pauseTime");
-    f.amplitude = e.real("amplitude");
-    f.randomOn = e.boolean("randomOn");
-    f.minPoint = e.vector3("minPoint");
-    f.maxPoint = e.vector3("maxPoint");
-    f.startTime = e.real("startTime");
-    f.endTime = e.real("endTime");
-    if (!(f.minPoint.array() <= f.maxPoint.array()).all()) {
-      e.failAt("maxPoint", "attribute 'maxPoint' must be >= minPoint in every component (got " +
-                               e.string("maxPoint") + " < " + e.string("minPoint") + ")");
-    }
-    if (f.startTime > f.endTime) {
-      e.failAt("endTime", "attribute 'endTime' must be >= startTime (got " + e.string("endTime") +
-                              " < " + e.string("startTime") + ")");
-    }
+    detail::readSettings(e, f);
+    detail::checkRelations(e, f);
     atElement(e, [&] { out_.system.externalForces.addSphericalPulse(f); });
   }
 
@@ -519,10 +492,7 @@ class SceneBuilder {
                  "attribute 'aligned' must be true (only axis-aligned predefined "
                  "boxes are supported)");
       }
-      if (!(m.minPoint.array() < m.maxPoint.array()).all()) {
-        t.failAt("maxPoint", "attribute 'maxPoint' must be > minPoint in every component (got " +
-                                 t.string("maxPoint") + " and " + t.string("minPoint") + ")");
-      }
+      detail::checkRelations(t, m, "Topology");
     } else {
       // Only meaningful for predefined boxes: accepted, reported, not used.
       const LoadBalanceSettings defaults;
@@ -544,7 +514,6 @@ class SceneBuilder {
     }
     detail::readSettings(*e.child("InclusionSolverSettings"), m, "InclusionSolverSettings");
     out_.mpi = m;
-    out_.hasMpiSettings = true;
   }
 
   // ---- SceneObjects ---------------------------------------------------------------------------

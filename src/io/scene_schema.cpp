@@ -2,9 +2,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <type_traits>
 #include <vector>
 
 #include <grain/core/solvers/local_method_settings.hpp>
+#include <grain/core/timestepping/external_forces.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/scene_schema.hpp>
 
@@ -67,14 +69,12 @@ constexpr C kSceneSettingsChildren[] = {
     child("MPISettings"),
 };
 
-// The recorder's attributes are RecorderSettings::describe's, with statesPerSecond (no member:
-// the reader turns it into everyXStep); the variant `mode` decides whether they are read.
+// The recorder's attributes are RecorderSettings::describe's; the variant `mode` decides whether
+// they are read.
 std::span<const A> recorderAttributes(RecorderMode mode) {
   const auto make = [](RecorderMode m) {
     detail::GeneratedAttributes g;
     g.add<RecorderSettings>();
-    g.add(opt("statesPerSecond", T::Real, {}, B::Positive, "1/s",
-              "written states per simulated second: everyXStep = max(1, floor(1/(statesPerSecond deltaT)))"));
     switch (m) {
       case RecorderMode::EveryTimeStep:
         g.row("mode").doc = "everyTimeStep: write the initial state and every step's end state";
@@ -145,20 +145,9 @@ std::span<const A> timeStepperAttributes() {
 std::span<const A> inclusionSolverAttributes() {
   static const detail::GeneratedAttributes rows = [] {
     detail::GeneratedAttributes g;
-    // method: the velocity prox methods (kSolverMethodNames), then the local solvers
-    // (kLocalMethodNames); one attribute for InclusionSolverSettings::method and localMethod.
-    std::string methods = detail::enumValuesText<SolverMethod>();
-    for (const LocalMethodName& m : kLocalMethodNames) {
-      methods += "|" + std::string(m.sceneName);
-    }
-    g.add(reqEnum("method", g.keep(std::move(methods)), {},
-                  "contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, "
-                  "DelassusJOR, APGD, PQN, NSN, NSNProx: local solvers on the assembled Delassus "
-                  "problem (docs/solvers.md). grain-sim-mpi on more than one process runs the "
-                  "velocity prox methods and APGD and PQN with matrixFree=\"true\" only and "
-                  "refuses the others (docs/mpi.md)"));
-    g.add<SolverExtras>();
+    // method (InclusionSolverSettings::describe's first), then SolverExtras, then the rest.
     g.add<InclusionSolverSettings>();
+    g.add<SolverExtras>({}, 1);
     return g;
   }();
   return rows.rows();
@@ -321,28 +310,23 @@ constexpr A kGlobalMesh[] = {
 
 constexpr C kExternalForcesChildren[] = {child("ForceField", 0, kUnbounded)};
 constexpr SV kForceTypes = "gravity|spatialspherical-timerandom";
-constexpr A kGravity[] = {
-    reqEnum("type", kForceTypes, {}, "gravity: uniform acceleration of every simulated body"),
-    optEnum("applyTo", "all|All|ALL", "all", {}, "bodies the field acts on"),
-    req("value", T::Real, B::NonNegative, "m/s^2", "acceleration"),
-    req("direction", T::Vector3, B::NonZeroVector, {}, "direction in the inertial frame (normalised)"),
-};
-constexpr A kSphericalPulse[] = {
-    reqEnum("type", kForceTypes, {},
-            "spatialspherical-timerandom: radial pushes of force amplitude from a centre point"),
-    optEnum("applyTo", "all|All|ALL", "all", {}, "bodies the field acts on"),
-    req("seed", T::Integer, B::None, {}, "seed of the random centres"),
-    req("boostTime", T::Real, B::Positive, "s", "length of a push phase"),
-    req("pauseTime", T::Real, B::NonNegative, "s", "length of the pause after each push"),
-    req("amplitude", T::Real, B::NonNegative, "N", "force on each simulated body, along centre -> body"),
-    req("randomOn", T::Boolean, B::None, {},
-        "true: a new random centre in [minPoint, maxPoint] for every cycle after the first; false: "
-        "the centre is minPoint"),
-    req("minPoint", T::Vector3, B::None, "m", "corner of the box of centres (inertial frame)"),
-    req("maxPoint", T::Vector3, B::None, "m", "opposite corner (>= minPoint in every component)"),
-    req("startTime", T::Real, B::NonNegative, "s", "the field acts from startTime"),
-    req("endTime", T::Real, B::NonNegative, "s", "to endTime (>= startTime)"),
-};
+
+// The variant `type` and `applyTo` (only "all") are the element's; the other attributes are
+// GravityField::describe's and SphericalPulseField::describe's.
+template <class Field>
+std::span<const A> forceFieldAttributes() {
+  static const detail::GeneratedAttributes rows = [] {
+    detail::GeneratedAttributes g;
+    g.add(reqEnum("type", kForceTypes, {},
+                  std::is_same_v<Field, GravityField>
+                      ? "gravity: uniform acceleration of every simulated body"
+                      : "spatialspherical-timerandom: radial pushes of force amplitude from a centre point"));
+    g.add(optEnum("applyTo", "all|All|ALL", "all", {}, "bodies the field acts on"));
+    g.add<Field>();
+    return g;
+  }();
+  return rows.rows();
+}
 
 // ---- GlobalInitialCondition, GlobalSelectiveIds -----------------------------------------------
 
@@ -630,9 +614,9 @@ static const ElementSpec kElements[] = {
     E{.name = "ExternalForces", .parent = "SceneSettings", .children = kExternalForcesChildren,
       .doc = "force fields on simulated bodies, evaluated at the step midpoint"},
     E{.name = "ForceField", .parent = "ExternalForces", .variantAttribute = "type", .variantValue = "gravity",
-      .attributes = kGravity},
+      .attributes = forceFieldAttributes<GravityField>()},
     E{.name = "ForceField", .parent = "ExternalForces", .variantAttribute = "type",
-      .variantValue = "spatialspherical-timerandom", .attributes = kSphericalPulse,
+      .variantValue = "spatialspherical-timerandom", .attributes = forceFieldAttributes<SphericalPulseField>(),
       .doc = "with period T = boostTime + pauseTime and s = (t - startTime) mod T, the field is on "
              "for startTime <= t <= endTime and s <= boostTime; cycle c = floor((t - startTime)/T) "
              "uses the centre minPoint for c = 0 (or without randomOn), else minPoint + (maxPoint - "

@@ -216,6 +216,10 @@ class SimpleTypes {
         return need("unitIntervalReal");
       case Bound::OpenZeroTwo:
         return need("relaxationReal");
+      case Bound::AtLeastOne:
+        return need("atLeastOneReal");
+      case Bound::OpenUnitInterval:
+        return need("openUnitIntervalReal");
       default:
         return need("real");
     }
@@ -228,6 +232,8 @@ class SimpleTypes {
         {"nonNegativeReal", {"real"}},
         {"unitIntervalReal", {"real"}},
         {"relaxationReal", {"real"}},
+        {"atLeastOneReal", {"real"}},
+        {"openUnitIntervalReal", {"real"}},
         {"nonZeroReal", {"real"}},
         {"positiveUnsigned", {"unsigned"}},
         {"realList", {"real"}},
@@ -291,6 +297,13 @@ class SimpleTypes {
     if (n == "relaxationReal") {
       return restriction(n, "sf:real", facet("minExclusive", "0") + facet("maxExclusive", "2"),
                          "a number in (0, 2)");
+    }
+    if (n == "atLeastOneReal") {
+      return restriction(n, "sf:real", facet("minInclusive", "1"), "a number >= 1");
+    }
+    if (n == "openUnitIntervalReal") {
+      return restriction(n, "sf:real", facet("minExclusive", "0") + facet("maxExclusive", "1"),
+                         "a number in (0, 1)");
     }
     if (n == "nonZeroReal") {
       return restriction(n, "sf:real", facet("pattern", kNonZeroPattern), "a number != 0");

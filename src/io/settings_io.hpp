@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -27,10 +28,13 @@ namespace grain::io::detail {
 template <class T>
 constexpr bool kIsIntegerVector3 = std::is_same_v<T, std::array<std::uint32_t, 3>>;
 
-/// The attribute type of a member type.
+/// The attribute type of a member type (std::optional<T>: that of T, for attributes whose
+/// absence means "not given").
 template <class T>
 constexpr schema::AttrType attrTypeOf() {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (settings::detail::IsOptional<T>::value) {
+    return attrTypeOf<typename T::value_type>();
+  } else if constexpr (std::is_same_v<T, bool>) {
     return schema::AttrType::Boolean;
   } else if constexpr (std::is_enum_v<T>) {
     return schema::AttrType::Enumeration;
@@ -50,7 +54,9 @@ constexpr schema::AttrType attrTypeOf() {
 /// A member's value as scene text (defaults of the schema, the effective configuration).
 template <class T>
 std::string textOf(const T& v) {
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (settings::detail::IsOptional<T>::value) {
+    return v ? textOf(*v) : std::string();
+  } else if constexpr (std::is_same_v<T, bool>) {
     return v ? "true" : "false";
   } else if constexpr (std::is_enum_v<T>) {
     return std::string(settings::nameOf(v));
@@ -99,10 +105,12 @@ class GeneratedAttributes {
   }
 
   /// Adds the rows of the scene attributes S::describe lists for `element` ("": the struct's own
-  /// element), in the order of the description.
+  /// element), in the order of the description, after the rows added so far, or before row
+  /// `at` (to keep an element's attributes in the order of the scene format).
   template <class S>
-  GeneratedAttributes& add(std::string_view element = {}) {
+  GeneratedAttributes& add(std::string_view element = {}, std::size_t at = kAppend) {
     const S defaults{};
+    std::vector<schema::AttributeSpec> added;
     S::describe([&](const auto& f) {
       using T = typename std::remove_cvref_t<decltype(f)>::Value;
       if (f.use == settings::Use::Internal || f.element != element) {
@@ -120,7 +128,7 @@ class GeneratedAttributes {
           break;
         case settings::Use::Optional:
           row.use = schema::AttrUse::Optional;
-          row.defaultValue = keep(textOf(f.of(defaults)));
+          row.defaultValue = keep(textOf(f.value(defaults)));
           break;
         default:
           row.use = schema::AttrUse::Optional;
@@ -129,10 +137,14 @@ class GeneratedAttributes {
       if constexpr (std::is_enum_v<T>) {
         row.values = keep(enumValuesText<T>());
       }
-      rows_.push_back(row);
+      added.push_back(row);
     });
+    rows_.insert(rows_.begin() + static_cast<std::ptrdiff_t>(std::min(at, rows_.size())),
+                 added.begin(), added.end());
     return *this;
   }
+
+  static constexpr std::size_t kAppend = static_cast<std::size_t>(-1);
 
   /// The row named `name` (to adjust a generated row for one element, e.g. its doc).
   schema::AttributeSpec& row(std::string_view name) {
@@ -170,6 +182,31 @@ class GeneratedAttributes {
   std::vector<schema::AttributeSpec> rows_;
 };
 
+/// The value of attribute `name` of `e` as a T (std::optional<T>: the T); `v` is the member's
+/// value before (an enumeration keeps it if the name is unknown, which the rows exclude).
+template <class T>
+T readValue(const Element& e, std::string_view name, T v) {
+  if constexpr (settings::detail::IsOptional<T>::value) {
+    using U = typename T::value_type;
+    return readValue<U>(e, name, v.value_or(U{}));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return e.boolean(name);
+  } else if constexpr (std::is_enum_v<T>) {
+    if (!settings::valueOf(e.enumeration(name), v)) {
+      e.failAt(name, "attribute '" + std::string(name) + "' has an unknown value");
+    }
+    return v;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return e.real(name);
+  } else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>) {
+    return e.integer(name);  // scene integers are 32-bit
+  } else if constexpr (std::is_same_v<T, Vec3>) {
+    return e.vector3(name);
+  } else {
+    return e.integerVector3(name);
+  }
+}
+
 /// Reads into `s` the members S::describe lists for `element` ("": the element `e` itself):
 /// a Required one must be present, an Optional one absent takes the default of the row (the
 /// struct's default), a Derived one absent leaves the member as it is, and one that this
@@ -187,23 +224,31 @@ void readSettings(const Element& e, S& s, std::string_view element = {}) {
         (f.use == settings::Use::Derived && !e.has(f.name))) {
       return;
     }
-    T& v = f.of(s);
-    if constexpr (std::is_same_v<T, bool>) {
-      v = e.boolean(f.name);
-    } else if constexpr (std::is_enum_v<T>) {
-      if (!settings::valueOf(e.enumeration(f.name), v)) {
-        e.failAt(f.name, "attribute '" + std::string(f.name) + "' has an unknown value");
-      }
-    } else if constexpr (std::is_floating_point_v<T>) {
-      v = e.real(f.name);
-    } else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>) {
-      v = e.integer(f.name);  // scene integers are 32-bit
-    } else if constexpr (std::is_same_v<T, Vec3>) {
-      v = e.vector3(f.name);
-    } else {
-      v = e.integerVector3(f.name);
-    }
+    f.assign(s, readValue<T>(e, f.name, f.value(s)));
   });
+}
+
+/// Checks the relations S::relations lists for `element` ("": the element `e` itself), as the
+/// core does (settings::checkRelations), and reports the first that does not hold at its
+/// attribute: "attribute 'minIter' must be <= maxIter (got 200 > 100)", the values as the scene
+/// gives them (the default if absent); vectors "... in every component (got 0 0 0 < 0 0 1)".
+template <class S>
+void checkRelations(const Element& e, const S& s, std::string_view element = {}) {
+  if constexpr (settings::HasRelations<S>) {
+    S::relations([&](const auto& r) {
+      if (r.element != element || r.holds(s)) {
+        return;
+      }
+      using T = typename std::remove_cvref_t<decltype(r)>::Value;
+      const auto text = [&](std::string_view name, const T& v) {
+        return e.has(name) ? e.string(name) : textOf(v);
+      };
+      // "(got 200 > 100)"; vectors with the operator some component fails.
+      const std::string op = " " + std::string(settings::orderText(r.order, true)) + " ";
+      e.failAt(r.name, "attribute '" + r.requirement().insert(r.name.size(), "'") + " (got " +
+                           text(r.name, r.of(s)) + op + text(r.other, r.otherOf(s)) + ")");
+    });
+  }
 }
 
 }  // namespace grain::io::detail

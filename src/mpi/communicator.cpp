@@ -128,7 +128,7 @@ MpiReducer::~MpiReducer() {
 }
 
 void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partners,
-                          const std::vector<std::vector<char>>& send,
+                          std::span<const std::span<const char>> send,
                           std::vector<std::vector<char>>& recv, TrafficCounters& traffic) {
   GRAIN_REQUIRE(send.size() == partners.size(), "exchangeWithPartners: one message per partner");
   const CommTimer timer(&traffic);

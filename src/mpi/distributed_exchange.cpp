@@ -410,7 +410,8 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
 
   sendWriters(kTagBodies, neighbours_);
 
-  std::unordered_map<BodyId, int> updatedRemote;
+  std::vector<BodyId>& refreshed = refreshedScratch_;  // remote copies updated by their owners
+  refreshed.clear();
   for (std::size_t k = 0; k < in_.size(); ++k) {
     ByteReader& r = in_[k];
     getEntries(r, homeEntries_);
@@ -421,7 +422,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
           const auto notify = r.get<NotifyRecord>();
           receiveFull(system, notify.id, notify.body, BodyOwnership::Remote);
           ownerOfRemote_[notify.id] = notify.owner;
-          updatedRemote[notify.id] = notify.owner;
+          refreshed.push_back(notify.id);
           break;
         }
         case BodyRecordKind::Update: {
@@ -433,7 +434,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
           }
           applyState(bodies, *i, update.state);
           ownerOfRemote_[update.id] = update.owner;
-          updatedRemote[update.id] = update.owner;
+          refreshed.push_back(update.id);
           break;
         }
         case BodyRecordKind::Remove: {
@@ -468,9 +469,10 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
   // Every remote copy this process keeps must have been refreshed by its owner (or have been
   // local here until this exchange).
   std::sort(turnRemote.begin(), turnRemote.end());
+  std::sort(refreshed.begin(), refreshed.end());
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (bodies.ownerships()[i] == BodyOwnership::Remote && bodies.isSimulated(i) &&
-        !updatedRemote.contains(bodies.ids()[i]) &&
+        !std::binary_search(refreshed.begin(), refreshed.end(), bodies.ids()[i]) &&
         !std::binary_search(turnRemote.begin(), turnRemote.end(), bodies.ids()[i])) {
       throw Error("process " + std::to_string(rank_) + ": remote copy of body " +
                   formatBodyId(bodies.ids()[i]) + " was not updated by its owner");
@@ -490,7 +492,8 @@ void DistributedExchange::selectContacts(const BodyStorage& bodies, ContactStora
   // A simulated body is held by exactly the processes its box overlaps, its owner among them.
   std::vector<std::vector<int>>& held = heldBy_;
   held.resize(bodies.size());
-  std::vector<char> known(bodies.size(), 0);
+  std::vector<char>& known = knownScratch_;
+  known.assign(bodies.size(), 0);
   auto holders = [&](std::uint32_t i) -> const std::vector<int>& {
     if (known[i] == 0) {
       known[i] = 1;
@@ -509,7 +512,8 @@ void DistributedExchange::selectContacts(const BodyStorage& bodies, ContactStora
     return bodies.ownerships()[i] == BodyOwnership::Local ? rank_
                                                           : ownerOfRemote_.at(bodies.ids()[i]);
   };
-  std::vector<char> keep(contacts.size(), 0);
+  std::vector<char>& keep = keepScratch_;
+  keep.assign(contacts.size(), 0);
   for (std::size_t c = 0; c < contacts.size(); ++c) {
     const std::uint32_t a = contacts.bodyA()[c];
     const std::uint32_t b = contacts.bodyB()[c];
@@ -550,7 +554,8 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
                                      std::vector<detail::PercussionCacheEntry>& warmStart) {
   multiplicity.assign(bodies.size(), 1);
   // Remote bodies with contacts here, reported to their owners.
-  std::vector<char> inContact(bodies.size(), 0);
+  std::vector<char>& inContact = knownScratch_;
+  inContact.assign(bodies.size(), 0);
   for (std::size_t c = 0; c < contacts.size(); ++c) {
     inContact[contacts.bodyA()[c]] = 1;
     inContact[contacts.bodyB()[c]] = 1;
@@ -588,19 +593,24 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
 
   // Owner: the processes holding each split local body (itself included, increasing rank order),
   // sent to every other holder with the body's id.
-  std::unordered_map<BodyId, std::vector<int>> holders;
+  std::vector<std::pair<BodyId, int>>& reports = reportScratch_;  // (body, process with contacts)
+  reports.clear();
   for (std::size_t k = 0; k < in_.size(); ++k) {
     ByteReader& r = in_[k];
     getEntries(r, homeEntries_);
     while (!r.done()) {
-      holders[r.get<ContactReport>().id].push_back(neighbours_[k]);
+      reports.emplace_back(r.get<ContactReport>().id, neighbours_[k]);
     }
   }
+  std::sort(reports.begin(), reports.end());
   split_.clear();
-  for (auto& [id, ranks] : holders) {
-    ranks.push_back(rank_);
-    std::sort(ranks.begin(), ranks.end());
-    split_.push_back({id, true, std::move(ranks)});
+  for (std::size_t at = 0; at < reports.size();) {
+    const BodyId id = reports[at].first;
+    SplitBody& body = split_.emplace_back(SplitBody{id, true, {rank_}});
+    for (; at < reports.size() && reports[at].first == id; ++at) {
+      body.holders.push_back(reports[at].second);
+    }
+    std::sort(body.holders.begin(), body.holders.end());
   }
   freshWriters(neighbours_.size());
   // Warm start, last leg: the owner sends the entries of its bodies to every process holding a
@@ -653,17 +663,39 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
     }
   }
   homeEntries_.clear();
-  // The solver merges the cache with its sorted contact keys, so the cache must be sorted. Most
-  // entries are this process's own, still in the order of its last (sorted) cache; only those
-  // that arrived from other processes are not: sort those and merge, rather than sort them all.
-  // (A lambda, not the function's address, so the sort and the merge inline the comparison.)
+  // The solver merges the cache with its sorted contact keys, so the cache must be sorted. It is
+  // made of ordered runs: this process's own entries, most of them, in the order of its last
+  // (sorted) cache, then each sender's, which it sent in the same order. The short runs after the
+  // first are merged pairwise among themselves (O(m log runs) for their m entries), then once with
+  // the first, instead of a sort. (A lambda, not the function's address, so that the merges inline
+  // the comparison.)
   const auto less = [](const detail::PercussionCacheEntry& a,
                        const detail::PercussionCacheEntry& b) {
     return detail::cacheEntryLess(a, b);
   };
-  const auto sortedEnd = std::is_sorted_until(warmStart.begin(), warmStart.end(), less);
-  std::sort(sortedEnd, warmStart.end(), less);
-  std::inplace_merge(warmStart.begin(), sortedEnd, warmStart.end(), less);
+  const auto first = warmStart.begin();
+  const auto at = [&](std::size_t offset) { return first + static_cast<std::ptrdiff_t>(offset); };
+  std::vector<std::size_t>& runs = runScratch_;  // the start of every ordered run after the first
+  runs.clear();
+  for (auto run = std::is_sorted_until(first, warmStart.end(), less); run != warmStart.end();
+       run = std::is_sorted_until(run, warmStart.end(), less)) {
+    runs.push_back(static_cast<std::size_t>(run - first));
+  }
+  if (!runs.empty()) {
+    const std::size_t tail = runs.front();
+    while (runs.size() > 1) {
+      std::size_t kept = 0;
+      for (std::size_t r = 0; r < runs.size(); r += 2) {
+        if (r + 1 < runs.size()) {
+          const std::size_t end = r + 2 < runs.size() ? runs[r + 2] : warmStart.size();
+          std::inplace_merge(at(runs[r]), at(runs[r + 1]), at(end), less);
+        }
+        runs[kept++] = runs[r];
+      }
+      runs.resize(kept);
+    }
+    std::inplace_merge(first, at(tail), warmStart.end(), less);
+  }
   std::sort(split_.begin(), split_.end(),
             [](const SplitBody& a, const SplitBody& b) { return a.id < b.id; });
   splitPartners_.clear();
@@ -790,8 +822,25 @@ void DistributedExchange::finishCombine(std::span<Vec3> velocity, std::span<Vec3
     const std::uint32_t slot = splitSlot_[k];
     Vec3 v = Vec3::Zero();
     Vec3 w = Vec3::Zero();
+    const std::uint32_t begin = combineBegin_[k];
     const std::uint32_t end = combineBegin_[k + 1];
-    for (std::uint32_t h = combineBegin_[k]; h < end; ++h) {
+    if (end - begin == 2) {
+      // Two holders, most split bodies: (0 + x) + y equals (0 + y) + x to the bit, so this
+      // process's copy may come first whatever the ranks' order.
+      const CopySource& other = copies[begin].partner == kSelf ? copies[begin + 1] : copies[begin];
+      const SplitVelocity copy =
+          SplitVelocity::load(averageRecv_[other.partner].data() + other.offset);
+      v = (v + velocity[slot]) + copy.velocity;
+      w = (w + omega[slot]) + copy.omega;
+      if (mean) {
+        v *= 0.5;
+        w *= 0.5;
+      }
+      velocity[slot] = v;
+      omega[slot] = w;
+      continue;
+    }
+    for (std::uint32_t h = begin; h < end; ++h) {
       if (copies[h].partner == kSelf) {
         v += velocity[slot];
         w += omega[slot];
@@ -803,7 +852,7 @@ void DistributedExchange::finishCombine(std::span<Vec3> velocity, std::span<Vec3
       }
     }
     if (mean) {
-      const Real inv = 1.0 / static_cast<Real>(end - combineBegin_[k]);
+      const Real inv = 1.0 / static_cast<Real>(end - begin);
       v *= inv;
       w *= inv;
     }
@@ -821,9 +870,10 @@ std::vector<ByteWriter>& DistributedExchange::freshWriters(std::size_t count) {
 }
 
 void DistributedExchange::sendWriters(int tag, const std::vector<int>& partners) {
+  // Sent from the writers' own storage, which stays with them for the next message.
   send_.resize(partners.size());
   for (std::size_t k = 0; k < partners.size(); ++k) {
-    send_[k].swap(out_[k].bytes());  // out_ keeps the old buffer's storage for the next message
+    send_[k] = out_[k].message();
   }
   exchangeWithPartners(comm_, tag, partners, send_, recv_, traffic_);
   in_.clear();

@@ -170,6 +170,7 @@ std::shared_ptr<KdTreeTopology> KdTreeTopology::build(MPI_Comm comm, const Weigh
               !points.positions[i].allFinite();
   }
   throwIfAny(comm, invalid, "every point needs a finite position, id and weight >= 0");
+  settings::checkBounds(settings, "kd-tree topology: ");
   if (settings.frame == KdTreeFrame::Predefined) {
     GRAIN_REQUIRE((settings.boxMax - settings.boxMin).minCoeff() > 0,
                   "kd-tree topology: the predefined box must have a positive extent");

@@ -169,6 +169,7 @@ BuiltTopology buildTopology(MPI_Comm comm, const LoadBalanceSettings& settings,
                             const std::vector<BalancedBody>& bodies, const Vec3& gravity,
                             const std::vector<StaticHalfspace>& halfspaces, Real maxBodyExtent,
                             std::shared_ptr<const Topology> previous) {
+  validate(settings);  // the same settings on every process: all throw or none
   std::vector<BalancedBody> kept;
   if (settings.outlierFilter) {
     std::vector<Vec3> centres;

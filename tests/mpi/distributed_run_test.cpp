@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -433,7 +434,8 @@ int main(int argc, char** argv) {
     } else {
       partners.push_back(0);
     }
-    const std::vector<std::vector<char>> send(partners.size(), std::vector<char>(8, 'x'));
+    const std::vector<char> bytes(8, 'x');
+    const std::vector<std::span<const char>> send(partners.size(), bytes);
     std::vector<std::vector<char>> recv;
     mpi::TrafficCounters traffic;
     mpi::exchangeWithPartners(MPI_COMM_WORLD, 77, partners, send, recv, traffic);

@@ -49,6 +49,9 @@ struct RecorderSettings {
   /// Steps between written states (>= 1); 1 for EveryTimeStep. From everyXStep, or from
   /// statesPerSecond as max(1, floor(1/(statesPerSecond deltaT))).
   std::uint64_t everyXStep = 1;
+  /// Written states per simulated second (1/s), if the scene gives them; the reader turns them
+  /// into everyXStep when everyXStep is not given.
+  std::optional<Real> statesPerSecond;
 
   /// Whether the state after step number `step` (counted from 1) is written. The initial
   /// state (step 0) is written whenever the mode is not NoOutput.
@@ -57,9 +60,8 @@ struct RecorderSettings {
   }
 
   /// The description of the members (grain/core/common/settings.hpp): the attributes of
-  /// <RecorderSettings>, whose variant `mode` decides whether everyXStep is read (the scene
-  /// schema documents mode per variant; statesPerSecond, which has no member, is a row of
-  /// its own there).
+  /// <RecorderSettings>, whose variant `mode` decides whether everyXStep and statesPerSecond are
+  /// read (the scene schema documents mode per variant).
   template <class V>
   static constexpr void describe(V&& v) {
     using S = RecorderSettings;
@@ -71,6 +73,12 @@ struct RecorderSettings {
           .withBound(Bound::AtLeastOne)
           .withDoc("steps between written states; takes precedence over statesPerSecond; one "
                    "of the two is required"));
+    v(field<&S::statesPerSecond>("statesPerSecond")
+          .derived()
+          .withBound(Bound::Positive)
+          .withUnit("1/s")
+          .withDoc("written states per simulated second: everyXStep = max(1, floor(1/"
+                   "(statesPerSecond deltaT)))"));
   }
 };
 
@@ -188,9 +196,8 @@ struct SceneDescription {
   std::vector<std::string> ignored;
   /// Non-fatal problems, each "file:line: path: message" (e.g. useGPU="true").
   std::vector<std::string> warnings;
-  /// The scene has an <MPISettings> element (read by the distributed front end).
-  bool hasMpiSettings = false;
-  /// The MPISettings, if the scene has them (grain_mpi's settings type, declared in the core).
+  /// The MPISettings, if the scene has an <MPISettings> element (grain_mpi's settings type,
+  /// declared in the core).
   std::optional<LoadBalanceSettings> mpi;
   /// GlobalSelectiveIds, if given.
   std::optional<SelectiveIds> selectiveIds;

@@ -57,7 +57,7 @@ class MpiReducer final : public Reducer {
 /// partner (possibly empty), with tag `tag`: non-blocking sends, probed receives, then a wait for
 /// the sends. The partner sets of two processes must be symmetric.
 void exchangeWithPartners(MPI_Comm comm, int tag, const std::vector<int>& partners,
-                          const std::vector<std::vector<char>>& send,
+                          std::span<const std::span<const char>> send,
                           std::vector<std::vector<char>>& recv, TrafficCounters& traffic);
 
 /// Exchange with a fixed set of partners of messages whose lengths both sides know in advance

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -222,6 +223,13 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   TrafficCounters traffic_;
   std::vector<int> scratchRanks_;
   std::vector<std::vector<int>> heldBy_;  ///< selectContacts: processes holding each body
+  // Per-step scratch kept for its storage: selectContacts' and planSplits' flags per body,
+  // selectContacts' flags per contact, exchangeBodies' refreshed copies, planSplits' reports.
+  std::vector<char> knownScratch_;
+  std::vector<char> keepScratch_;
+  std::vector<BodyId> refreshedScratch_;
+  std::vector<std::pair<BodyId, int>> reportScratch_;
+  std::vector<std::size_t> runScratch_;  ///< planSplits: the ordered runs of the warm-start entries
   /// Warm-start entries whose home body this process owns, from exchangeBodies() or setTopology()
   /// until planSplits() hands them on.
   std::vector<RoutedEntry> homeEntries_;
@@ -230,7 +238,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   std::unordered_map<BodyId, std::uint32_t> tags_;  ///< owned bodies' non-zero tags
   // Message buffers, reused by every exchange (no allocation per sweep in steady state).
   std::vector<ByteWriter> out_;
-  std::vector<std::vector<char>> send_;
+  std::vector<std::span<const char>> send_;
   std::vector<std::vector<char>> recv_;
   std::vector<ByteReader> in_;
 };

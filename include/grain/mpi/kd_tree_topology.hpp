@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <grain/core/bodies/body_id.hpp>
+#include <grain/core/common/settings.hpp>
 #include <grain/core/math/types.hpp>
 #include <grain/mpi/topology.hpp>
 
@@ -52,6 +53,19 @@ struct KdTreeSettings {
   Vec3 boxMax = Vec3::Zero();
   /// Zoltan IMBALANCE_TOL: largest allowed ratio of a domain's weight to the mean weight.
   Real imbalanceTolerance = 1.05;
+
+  /// The description of the members (grain/core/common/settings.hpp): no scene attributes (the
+  /// load balancer derives them from LoadBalanceSettings), the ranges build() checks.
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = KdTreeSettings;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::frame>("frame").internal());
+    v(field<&S::boxMin>("boxMin").internal().withUnit("m"));
+    v(field<&S::boxMax>("boxMax").internal().withUnit("m"));
+    v(field<&S::imbalanceTolerance>("imbalanceTolerance").internal().withBound(Bound::AtLeastOne));
+  }
 };
 
 /// Kd-tree decomposition (thesis §10.3) built with Zoltan's recursive coordinate bisection

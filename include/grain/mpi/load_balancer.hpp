@@ -93,7 +93,7 @@ struct BuiltTopology {
 /// among them can leave a slab thinner than that; then the build is repeated from the centres
 /// alone, and if that is too thin as well the `previous` decomposition is kept when its cells are
 /// thick enough. Otherwise a body larger than the smallest cell throws grain::Error on every
-/// process, naming both sizes.
+/// process, naming both sizes, as do settings out of range (validate(LoadBalanceSettings)).
 BuiltTopology buildTopology(MPI_Comm comm, const LoadBalanceSettings& settings,
                             const std::vector<BalancedBody>& bodies, const Vec3& gravity,
                             const std::vector<StaticHalfspace>& halfspaces, Real maxBodyExtent,

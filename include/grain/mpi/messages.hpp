@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -68,6 +70,10 @@ inline std::uint32_t checkedCount(std::size_t size) {
   }
   return static_cast<std::uint32_t>(size);
 }
+/// Out of line, so that the reads that call it stay small enough to inline.
+[[noreturn, gnu::noinline, gnu::cold]] inline void throwMessageEnds(std::size_t size) {
+  throw Error("message ends after " + std::to_string(size) + " bytes in the middle of a field");
+}
 [[noreturn]] inline void throwUntravelledAlternative(std::size_t index, std::size_t count) {
   throw Error("alternative " + std::to_string(index) + " of a variant with " +
               std::to_string(count) + " alternatives has no wire description and cannot travel");
@@ -116,17 +122,55 @@ class ByteWriter {
       putRaw(&value, sizeof(T));
     }
   }
-  std::vector<char>& bytes() { return bytes_; }
-  const std::vector<char>& bytes() const { return bytes_; }
-  void clear() { bytes_.clear(); }
-
- private:
-  void putRaw(const void* data, std::size_t size) {
-    const auto* bytes = static_cast<const char*>(data);
-    bytes_.insert(bytes_.end(), bytes, bytes + size);
+  /// The bytes written so far. The vector may be changed, swapped or moved from; the next put()
+  /// appends to whatever it then holds.
+  std::vector<char>& bytes() {
+    trim();
+    lent_ = true;
+    return bytes_;
+  }
+  const std::vector<char>& bytes() const {
+    trim();
+    return bytes_;
+  }
+  /// The bytes written so far, without handing out the storage (valid until the next put or
+  /// clear).
+  std::span<const char> message() const {
+    return lent_ ? std::span<const char>(bytes_) : std::span<const char>(bytes_.data(), used_);
+  }
+  /// Empties the message and keeps the storage.
+  void clear() {
+    used_ = 0;
+    lent_ = false;
   }
 
-  std::vector<char> bytes_;
+ private:
+  // Fields are copied into storage grown geometrically ahead of them (bytes_.size() is the
+  // capacity in use, used_ the message): a field costs a compare and a fixed-size copy, not a
+  // vector insertion.
+  [[gnu::always_inline]] void putRaw(const void* data, std::size_t size) {
+    if (lent_) {  // the vector may have changed while it was out
+      used_ = bytes_.size();
+      lent_ = false;
+    }
+    if (bytes_.size() - used_ < size) [[unlikely]] {
+      grow(size);
+    }
+    std::memcpy(bytes_.data() + used_, data, size);
+    used_ += size;
+  }
+  void trim() const {
+    if (!lent_) {
+      bytes_.resize(used_);
+    }
+  }
+  [[gnu::noinline]] void grow(std::size_t size) {
+    bytes_.resize(std::max({2 * bytes_.size(), used_ + size, std::size_t{256}}));
+  }
+
+  mutable std::vector<char> bytes_;
+  std::size_t used_ = 0;
+  bool lent_ = false;  ///< bytes() handed out the vector: its size is the message again
 };
 
 /// Reads fields back in the order they were written; throws grain::Error past the end.
@@ -199,9 +243,8 @@ class ByteReader {
   }
 
   void getRaw(void* data, std::size_t size) {
-    if (offset_ + size > size_) {
-      throw Error("message ends after " + std::to_string(size_) +
-                  " bytes in the middle of a field");
+    if (size > size_ - offset_) [[unlikely]] {
+      wire::throwMessageEnds(size_);
     }
     std::memcpy(data, data_ + offset_, size);
     offset_ += size;

@@ -69,10 +69,7 @@ void radixSort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp
 }  // namespace
 
 CollisionDetector::CollisionDetector(const CollisionSettings& settings) : settings_(settings) {
-  GRAIN_REQUIRE(std::isfinite(settings_.cellSizeFactor) && settings_.cellSizeFactor > 0.0,
-                "collision: cellSizeFactor must be > 0");
-  GRAIN_REQUIRE(std::isfinite(settings_.largeBodyRatio) && settings_.largeBodyRatio >= 1.0,
-                "collision: largeBodyRatio must be >= 1");
+  settings::checkBounds(settings_, "collision: ");
 }
 
 void CollisionDetector::detect(const BodyStorage& bodies, const ShapeStore& shapes,

@@ -225,10 +225,7 @@ CompatibleForceStats CompatibleForceSolver::solve(const BodyStorage& bodies,
   const std::size_t n = contacts.size();
   GRAIN_REQUIRE(solverNormal.size() == n && stiffness.size() == n,
                 "compatible forces: one solver value and one stiffness per contact needed");
-  GRAIN_REQUIRE(std::isfinite(settings.exponent) && settings.exponent >= 1.0,
-                "compatible forces: exponent must be >= 1");
-  GRAIN_REQUIRE(settings.tolerance > 0.0 && settings.shift > 0.0,
-                "compatible forces: tolerance and shift must be > 0");
+  settings::checkBounds(settings, "compatible forces: ");
 
   // Coordinates: 6 per simulated body in a contact, in body index order.
   bodyDof_.assign(bodies.size(), -1);

@@ -18,36 +18,7 @@
 namespace grain {
 
 void validate(const LocalSolverSettings& s) {
-  GRAIN_REQUIRE(std::isfinite(s.tolerance) && s.tolerance >= 0.0, "tolerance must be >= 0");
-  GRAIN_REQUIRE(s.maxIter >= 1, "maxIter must be >= 1");
-  GRAIN_REQUIRE(s.errorCheckPeriod >= 1, "errorCheckPeriod must be >= 1");
-  GRAIN_REQUIRE(s.alphaSor > 0.0 && s.alphaSor < 2.0, "alphaSor must be in (0, 2)");
-  GRAIN_REQUIRE(s.alphaJor > 0.0 && s.alphaJor < 2.0, "alphaJor must be in (0, 2)");
-  GRAIN_REQUIRE(s.powerIterations >= 1, "powerIterations must be >= 1");
-  GRAIN_REQUIRE(s.pqnMaxIter >= 1, "pqnMaxIter must be >= 1");
-  GRAIN_REQUIRE(std::isfinite(s.pqnDelta) && s.pqnDelta >= 0.0, "pqnDelta must be >= 0");
-  GRAIN_REQUIRE(std::isfinite(s.pqnOmegaFactor) && s.pqnOmegaFactor > 0.0,
-                "pqnOmegaFactor must be > 0");
-  GRAIN_REQUIRE(s.pqnGmresEpsilon > 0.0 && s.pqnGmresEpsilon < 1.0,
-                "pqnGmresEpsilon must be in (0, 1)");
-  GRAIN_REQUIRE(s.pqnGmresMaxIter >= 1, "pqnGmresMaxIter must be >= 1");
-  GRAIN_REQUIRE(std::isfinite(s.pqnWarmStartTolerance) && s.pqnWarmStartTolerance >= 0.0,
-                "pqnWarmStartTolerance must be >= 0");
-  GRAIN_REQUIRE(s.ipmMaxIter >= 1, "ipmMaxIter must be >= 1");
-  GRAIN_REQUIRE(s.ipmStepFraction > 0.0 && s.ipmStepFraction < 1.0,
-                "ipmStepFraction must be in (0, 1)");
-  GRAIN_REQUIRE(std::isfinite(s.ipmRegularization) && s.ipmRegularization >= 0.0,
-                "ipmRegularization must be >= 0");
-  GRAIN_REQUIRE(s.nsnMaxIter >= 1, "nsnMaxIter must be >= 1");
-  GRAIN_REQUIRE(s.nsnLineSearchMemory >= 1, "nsnLineSearchMemory must be >= 1");
-  GRAIN_REQUIRE(s.proxMaxIter >= 1, "proxMaxIter must be >= 1");
-  GRAIN_REQUIRE(s.proxInnerMaxIter >= 1, "proxInnerMaxIter must be >= 1");
-  GRAIN_REQUIRE(std::isfinite(s.proxSigma) && s.proxSigma > 0.0, "proxSigma must be > 0");
-  GRAIN_REQUIRE(std::isfinite(s.proxNu) && s.proxNu >= 0.0, "proxNu must be >= 0");
-  GRAIN_REQUIRE(std::isfinite(s.proxSigmaMin) && s.proxSigmaMin >= 0.0,
-                "proxSigmaMin must be >= 0");
-  GRAIN_REQUIRE(s.proxInnerFactor > 0.0 && s.proxInnerFactor < 1.0,
-                "proxInnerFactor must be in (0, 1)");
+  settings::checkBounds(s);
 }
 
 std::string_view toString(LocalSolverMethod m) {

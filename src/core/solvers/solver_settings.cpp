@@ -5,8 +5,7 @@
 namespace grain {
 
 void validate(const InclusionSolverSettings& s) {
-  settings::checkBounds(s);
-  GRAIN_REQUIRE(s.minIter <= s.maxIter, "minIter must be <= maxIter");
+  settings::check(s);
   GRAIN_REQUIRE(!s.matrixFree || s.localMethod == LocalSolverMethod::Apgd ||
                     s.localMethod == LocalSolverMethod::Pqn,
                 "matrixFree is supported by methods APGD and PQN only");

@@ -45,9 +45,7 @@ Vec3 SphericalPulseField::centre(Real t) const {
 }
 
 void ExternalForces::addGravity(const GravityField& g) {
-  GRAIN_REQUIRE(std::isfinite(g.value) && g.value >= 0.0, "gravity value must be >= 0");
-  GRAIN_REQUIRE(g.direction.allFinite() && g.direction.norm() > 0.0,
-                "gravity direction must be non-zero");
+  settings::check(g, "gravity ");
   gravity_.push_back(g);
 }
 
@@ -60,14 +58,9 @@ Vec3 ExternalForces::gravityAcceleration() const {
 }
 
 void ExternalForces::addSphericalPulse(const SphericalPulseField& f) {
-  GRAIN_REQUIRE(std::isfinite(f.boostTime) && f.boostTime > 0.0, "boostTime must be > 0");
-  GRAIN_REQUIRE(std::isfinite(f.pauseTime) && f.pauseTime >= 0.0, "pauseTime must be >= 0");
-  GRAIN_REQUIRE(std::isfinite(f.startTime) && std::isfinite(f.endTime) && f.startTime <= f.endTime,
-                "startTime must be <= endTime");
-  GRAIN_REQUIRE(std::isfinite(f.amplitude) && f.amplitude >= 0.0, "amplitude must be >= 0");
-  GRAIN_REQUIRE(f.minPoint.allFinite() && f.maxPoint.allFinite() &&
-                    (f.minPoint.array() <= f.maxPoint.array()).all(),
-                "minPoint must be <= maxPoint in every component");
+  GRAIN_REQUIRE(f.minPoint.allFinite() && f.maxPoint.allFinite(),
+                "minPoint and maxPoint must be finite");
+  settings::check(f);
   pulses_.push_back(f);
 }
 

@@ -9,9 +9,13 @@
 
 #include <gtest/gtest.h>
 
+#include <grain/core/collision/collision_detector.hpp>
 #include <grain/core/common/error.hpp>
+#include <grain/core/contact/compatible_forces.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
+#include <grain/core/solvers/local_solver.hpp>
 #include <grain/core/solvers/solver_settings.hpp>
+#include <grain/core/timestepping/external_forces.hpp>
 #include <grain/core/timestepping/load_balance_settings.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/scene.hpp>
@@ -74,7 +78,7 @@ void expectRows(const ElementSpec& e, std::string_view element = {}, std::string
         break;
       case settings::Use::Optional:
         EXPECT_EQ(row->use, AttrUse::Optional) << f.name;
-        EXPECT_TRUE(sameDefault(*row, f.of(defaults)))
+        EXPECT_TRUE(sameDefault(*row, f.value(defaults)))
             << e.name << "@" << f.name << " default '" << row->defaultValue << "'";
         break;
       default:
@@ -110,6 +114,62 @@ TEST(SettingsDescription, SchemaRowsComeFromTheDescriptions) {
                                   "GlobalOutlierFilter");
   expectRows<LoadBalanceSettings>(spec("InclusionSolverSettings", "MPISettings"),
                                   "InclusionSolverSettings");
+  for (std::size_t variant = 0; variant < 3; ++variant) {  // everyTimeStep, everyX..., noOutput
+    expectRows<io::RecorderSettings>(spec("RecorderSettings", "SceneSettings", variant));
+  }
+  expectRows<io::ContactForceOutputSettings>(spec("ContactForceOutput", "SceneSettings"));
+  expectRows<CompatibleForceSettings>(spec("ContactForceOutput", "SceneSettings"));
+  expectRows<GravityField>(spec("ForceField", "ExternalForces", 0));
+  expectRows<SphericalPulseField>(spec("ForceField", "ExternalForces", 1));
+}
+
+TEST(SettingsDescription, RowsAreInTheOrderOfTheSceneFormat) {
+  // method (InclusionSolverSettings::describe's first field), the extras, then the rest.
+  const auto rows = spec("InclusionSolverSettings", "TimeStepperSettings").attributes;
+  ASSERT_GE(rows.size(), 5u);
+  EXPECT_EQ(rows[0].name, "method");
+  EXPECT_EQ(rows[1].name, "useGPU");
+  EXPECT_EQ(rows[4].name, "alphaJORProx");
+  const auto pulse = spec("ForceField", "ExternalForces", 1).attributes;
+  ASSERT_GE(pulse.size(), 3u);
+  EXPECT_EQ(pulse[0].name, "type");
+  EXPECT_EQ(pulse[1].name, "applyTo");
+  EXPECT_EQ(pulse[2].name, "seed");
+  // statesPerSecond: a described member without default (absent: everyXStep decides).
+  const AttributeSpec* sps =
+      io::schema::findAttribute(spec("RecorderSettings", "SceneSettings", 1), "statesPerSecond");
+  ASSERT_NE(sps, nullptr);
+  EXPECT_EQ(sps->unit, "1/s");
+  EXPECT_EQ(sps->bound, settings::Bound::Positive);
+  EXPECT_TRUE(sps->defaultValue.empty());
+  const AttributeSpec* exponent =
+      io::schema::findAttribute(spec("ContactForceOutput", "SceneSettings"), "exponent");
+  ASSERT_NE(exponent, nullptr);
+  EXPECT_EQ(exponent->bound, settings::Bound::AtLeastOne);
+}
+
+TEST(SettingsDescription, MethodIsOneAttributeOfTwoMembers) {
+  InclusionSolverSettings s;
+  SolverChoice c{};
+  ASSERT_TRUE(settings::valueOf("APGD", c));
+  setSolverChoice(s, c);
+  EXPECT_EQ(s.localMethod, LocalSolverMethod::Apgd);
+  EXPECT_EQ(s.method, SolverMethod::SorContact);
+  EXPECT_EQ(settings::nameOf(solverChoice(s)), "APGD");
+  ASSERT_TRUE(settings::valueOf("SOR", c));  // an alias of SORContact
+  setSolverChoice(s, c);
+  EXPECT_FALSE(s.localMethod.has_value());
+  EXPECT_EQ(s.method, SolverMethod::SorContact);
+  EXPECT_EQ(settings::nameOf(solverChoice(s)), "SORContact");
+  ASSERT_TRUE(settings::valueOf("JOR", c));
+  setSolverChoice(s, c);
+  EXPECT_EQ(s.method, SolverMethod::Jor);
+  EXPECT_FALSE(settings::valueOf("Ipm", c));  // not a method of the stepper
+  const AttributeSpec* method =
+      io::schema::findAttribute(spec("InclusionSolverSettings", "TimeStepperSettings"), "method");
+  ASSERT_NE(method, nullptr);
+  EXPECT_EQ(method->use, AttrUse::Required);
+  EXPECT_NE(method->doc.find("DelassusSOR"), std::string_view::npos);
 }
 
 TEST(SettingsDescription, EnumerationValuesAreTheDescribedNames) {
@@ -175,6 +235,80 @@ TEST(SettingsDescription, CoreChecksTheDescribedBounds) {
   EXPECT_EQ(errorOf([&] { settings::checkBounds(b); }), "");
   b.policyCheckEveryXTimeStep = 0;
   EXPECT_EQ(errorOf([&] { settings::checkBounds(b); }), "policyCheckEveryXTimeStep must be >= 1");
+}
+
+TEST(SettingsDescription, CoreChecksEveryDescribedStruct) {
+  // The load balancer's settings: scene bounds, wider ones where programs need them.
+  LoadBalanceSettings b;
+  b.massPointCount = 0;  // the centres only: no scene value, but a program's
+  b.minCellSize = 0.0;   // no minimum
+  EXPECT_EQ(errorOf([&] { validate(b); }), "");
+  b.minCellSize = -1.0;
+  EXPECT_EQ(errorOf([&] { validate(b); }), "minCellSize must be >= 0");
+  b = {};
+  b.massPointDeltaT = 0.0;
+  EXPECT_EQ(errorOf([&] { validate(b); }), "deltaT must be > 0");
+  b = {};
+  b.gridDimension = {2, 0, 1};
+  EXPECT_EQ(errorOf([&] { validate(b); }), "dimension must be >= 1 in every component");
+  b = {};
+  b.buildMode = LoadBalanceSettings::BuildMode::Predefined;
+  b.minPoint = Vec3(0, 0, 0);
+  b.maxPoint = Vec3(1, 0, 1);
+  EXPECT_EQ(errorOf([&] { validate(b); }), "maxPoint must be > minPoint in every component");
+  b.maxPoint = Vec3(1, 1, 1);
+  EXPECT_EQ(errorOf([&] { validate(b); }), "");
+  b.buildMode = LoadBalanceSettings::BuildMode::Aabb;  // the box only matters when predefined
+  b.maxPoint = Vec3::Zero();
+  EXPECT_EQ(errorOf([&] { validate(b); }), "");
+
+  InclusionSolverSettings s;
+  s.minIter = 10;
+  s.maxIter = 5;
+  EXPECT_EQ(errorOf([&] { validate(s); }), "minIter must be <= maxIter");
+
+  CollisionSettings c;
+  c.cellSizeFactor = 0.0;
+  EXPECT_EQ(errorOf([&] { CollisionDetector d(c); }), "collision: cellSizeFactor must be > 0");
+  c = {};
+  c.largeBodyRatio = 0.5;
+  EXPECT_EQ(errorOf([&] { CollisionDetector d(c); }), "collision: largeBodyRatio must be >= 1");
+
+  LocalSolverSettings l;
+  EXPECT_EQ(errorOf([&] { validate(l); }), "");
+  l.pqnGmresEpsilon = 1.0;
+  EXPECT_EQ(errorOf([&] { validate(l); }), "pqnGmresEpsilon must be in (0, 1)");
+  l = {};
+  l.alphaJor = std::numeric_limits<Real>::quiet_NaN();
+  EXPECT_EQ(errorOf([&] { validate(l); }), "alphaJor must be in (0, 2)");
+  l = {};
+  l.nsnLineSearchMemory = 0;
+  EXPECT_EQ(errorOf([&] { validate(l); }), "nsnLineSearchMemory must be >= 1");
+
+  CompatibleForceSettings f;
+  EXPECT_EQ(errorOf([&] { settings::checkBounds(f); }), "");
+  f.exponent = 0.5;
+  EXPECT_EQ(errorOf([&] { settings::checkBounds(f); }), "exponent must be >= 1");
+
+  ExternalForces forces;
+  GravityField g;
+  g.direction = Vec3::Zero();
+  EXPECT_EQ(errorOf([&] { forces.addGravity(g); }), "gravity direction must be a non-zero vector");
+  g = {};
+  g.value = -1.0;
+  EXPECT_EQ(errorOf([&] { forces.addGravity(g); }), "gravity value must be >= 0");
+  SphericalPulseField p;
+  p.startTime = 2.0;
+  p.endTime = 1.0;
+  EXPECT_EQ(errorOf([&] { forces.addSphericalPulse(p); }), "endTime must be >= startTime");
+  p = {};
+  p.maxPoint = Vec3(1, -1, 1);
+  EXPECT_EQ(errorOf([&] { forces.addSphericalPulse(p); }),
+            "maxPoint must be >= minPoint in every component");
+  p = {};
+  p.boostTime = 0.0;
+  EXPECT_EQ(errorOf([&] { forces.addSphericalPulse(p); }), "boostTime must be > 0");
+  EXPECT_TRUE(forces.gravityFields().empty());
 }
 
 }  // namespace

@@ -335,5 +335,34 @@ TEST(Records, MismatchesFailTheRoundTrip) {
   EXPECT_THROW(hugeList.get<std::vector<RoutedEntry>>(), Error);
 }
 
+TEST(Records, AWriterKeepsItsStorageAndLendsItsBytes) {
+  // A long message, then a short one after clear(): only the short one's bytes are the message.
+  ByteWriter w;
+  for (std::uint32_t k = 0; k < 100; ++k) {
+    w.put(k);
+  }
+  EXPECT_EQ(w.message().size(), 400u);
+  w.clear();
+  w.put(std::uint32_t{7});
+  w.put(Vec3(1.0, 2.0, 3.0));
+  ASSERT_EQ(w.message().size(), 28u);
+  EXPECT_EQ(w.bytes().size(), 28u);
+  ByteReader r(w.message().data(), w.message().size());
+  EXPECT_EQ(r.get<std::uint32_t>(), 7u);
+  EXPECT_EQ(r.get<Vec3>(), Vec3(1.0, 2.0, 3.0));
+  EXPECT_TRUE(r.done());
+  // The vector taken out (moved from): the writer goes on with what it then holds.
+  const std::vector<char> taken = std::move(w.bytes());
+  EXPECT_EQ(taken.size(), 28u);
+  w.put(std::uint8_t{5});
+  ASSERT_EQ(w.message().size(), 1u);
+  EXPECT_EQ(w.message()[0], 5);
+  // Bytes appended to the lent vector belong to the message.
+  w.bytes().push_back(9);
+  w.put(std::uint8_t{6});
+  const std::vector<char> expected{5, 9, 6};
+  EXPECT_EQ(w.bytes(), expected);
+}
+
 }  // namespace
 }  // namespace grain::mpi

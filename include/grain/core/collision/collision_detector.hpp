@@ -10,6 +10,7 @@
 #include <grain/core/collision/cell_list.hpp>
 #include <grain/core/collision/mesh_bvh.hpp>
 #include <grain/core/collision/narrow_phase.hpp>
+#include <grain/core/common/settings.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/geometry/aabb.hpp>
 #include <grain/core/geometry/shapes.hpp>
@@ -112,6 +113,18 @@ struct CollisionSettings {
   /// Bodies with a bounding radius above largeBodyRatio x the mean bounding radius of the
   /// simulated bodies are handled outside the grid.
   Real largeBodyRatio = 2.0;
+
+  /// The description of the members (grain/core/common/settings.hpp): no scene attributes, the
+  /// ranges CollisionDetector checks ("collision: cellSizeFactor must be > 0").
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = CollisionSettings;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::broadPhase>("broadPhase").internal());
+    v(field<&S::cellSizeFactor>("cellSizeFactor").internal().withBound(Bound::Positive));
+    v(field<&S::largeBodyRatio>("largeBodyRatio").internal().withBound(Bound::AtLeastOne));
+  }
 };
 
 /// Counters of one detection pass.

@@ -27,15 +27,14 @@ struct CompatibleForceSettings {
   Real shift = 1e-8;
 
   /// The description of the members (grain/core/common/settings.hpp): the compatible-force
-  /// attributes of <ContactForceOutput>. The scene reader also requires exponent >= 1 (the
-  /// bound says > 0, as the scene schema does).
+  /// attributes of <ContactForceOutput>, and the ranges CompatibleForceSolver::solve checks.
   template <class V>
   static constexpr void describe(V&& v) {
     using S = CompatibleForceSettings;
     using settings::Bound;
     using settings::field;
     v(field<&S::exponent>("exponent")
-          .withBound(Bound::Positive)
+          .withBound(Bound::AtLeastOne)
           .withDoc("exponent e >= 1 of the elastic law f = k c^e of the compatible forces (1 "
                    "linear, 1.5 Hertz)"));
     v(field<&S::tolerance>("tolerance")
@@ -45,7 +44,7 @@ struct CompatibleForceSettings {
     v(field<&S::maxIterations>("maxIterations")
           .withBound(Bound::AtLeastOne)
           .withDoc("compatible forces: Newton iterations per phase"));
-    v(field<&S::shift>("shift").internal().withBound(Bound::NonNegative));
+    v(field<&S::shift>("shift").internal().withBound(Bound::Positive));
   }
 };
 

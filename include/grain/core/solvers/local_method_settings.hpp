@@ -14,22 +14,9 @@
 /// InclusionSolverSettings.
 namespace grain {
 
-struct LocalMethodName {
-  LocalSolverMethod method;
-  std::string_view sceneName;  ///< value of the scene attribute InclusionSolverSettings/@method
-};
-
-/// The one table of scene names of the local solvers (the scene reader, the schema and the
-/// settings printout use it). Every LocalSolverMethod but those of kLocalMethodsNotInStepper has
-/// exactly one entry.
-inline constexpr std::array<LocalMethodName, 6> kLocalMethodNames{{
-    {LocalSolverMethod::SorProx, "DelassusSOR"},
-    {LocalSolverMethod::JorProx, "DelassusJOR"},
-    {LocalSolverMethod::Apgd, "APGD"},
-    {LocalSolverMethod::Pqn, "PQN"},
-    {LocalSolverMethod::Nsn, "NSN"},
-    {LocalSolverMethod::NsnProx, "NSNProx"},
-}};
+// LocalMethodName and kLocalMethodNames, the one table of scene names of the local solvers, are
+// declared beside InclusionSolverSettings (solver_settings.hpp), whose `method` attribute they
+// name.
 
 /// Local solvers the stepper does not offer: the interior point method solves the convex
 /// relaxation (no De Saxce term), whose sliding contacts dilate (u_N = mu |u_T| > 0), so it is not

@@ -154,9 +154,47 @@ struct LocalSolverSettings {
   Real ipmRegularization = 1e-10;     ///< delta relative to the mean diagonal entry, >= 0
   std::uint32_t ipmPolishSteps = 5;   ///< Newton polishing steps after the IPM (0: none)
   std::uint32_t ipmApgdSteps = 2000;  ///< then APGD steps on the relaxation (0: none)
+
+  /// The description of the members (grain/core/common/settings.hpp): no scene attributes (the
+  /// stepper derives the settings from InclusionSolverSettings, localSolverSettings()), the
+  /// ranges validate() checks. Members without a range are not listed.
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = LocalSolverSettings;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::tolerance>("tolerance").internal().withBound(Bound::NonNegative));
+    v(field<&S::maxIter>("maxIter").internal().withBound(Bound::AtLeastOne));
+    v(field<&S::errorCheckPeriod>("errorCheckPeriod").internal().withBound(Bound::AtLeastOne));
+    v(field<&S::alphaSor>("alphaSor").internal().withBound(Bound::OpenZeroTwo));
+    v(field<&S::alphaJor>("alphaJor").internal().withBound(Bound::OpenZeroTwo));
+    v(field<&S::powerIterations>("powerIterations").internal().withBound(Bound::AtLeastOne));
+    v(field<&S::pqnMaxIter>("pqnMaxIter").internal().withBound(Bound::AtLeastOne));
+    v(field<&S::pqnDelta>("pqnDelta").internal().withBound(Bound::NonNegative));
+    v(field<&S::pqnOmegaFactor>("pqnOmegaFactor").internal().withBound(Bound::Positive));
+    v(field<&S::pqnGmresEpsilon>("pqnGmresEpsilon").internal().withBound(Bound::OpenUnitInterval));
+    v(field<&S::pqnGmresMaxIter>("pqnGmresMaxIter").internal().withBound(Bound::AtLeastOne));
+    v(field<&S::pqnWarmStartTolerance>("pqnWarmStartTolerance")
+          .internal()
+          .withBound(Bound::NonNegative));
+    v(field<&S::nsnMaxIter>("nsnMaxIter").internal().withBound(Bound::AtLeastOne));
+    v(field<&S::nsnLineSearchMemory>("nsnLineSearchMemory")
+          .internal()
+          .withBound(Bound::AtLeastOne));
+    v(field<&S::proxMaxIter>("proxMaxIter").internal().withBound(Bound::AtLeastOne));
+    v(field<&S::proxInnerMaxIter>("proxInnerMaxIter").internal().withBound(Bound::AtLeastOne));
+    v(field<&S::proxSigma>("proxSigma").internal().withBound(Bound::Positive));
+    v(field<&S::proxNu>("proxNu").internal().withBound(Bound::NonNegative));
+    v(field<&S::proxSigmaMin>("proxSigmaMin").internal().withBound(Bound::NonNegative));
+    v(field<&S::proxInnerFactor>("proxInnerFactor").internal().withBound(Bound::OpenUnitInterval));
+    v(field<&S::ipmMaxIter>("ipmMaxIter").internal().withBound(Bound::AtLeastOne));
+    v(field<&S::ipmStepFraction>("ipmStepFraction").internal().withBound(Bound::OpenUnitInterval));
+    v(field<&S::ipmRegularization>("ipmRegularization").internal().withBound(Bound::NonNegative));
+  }
 };
 
-/// Throws grain::Error naming the field if a value is out of range.
+/// Throws grain::Error naming the field if a value is out of range (the bounds of
+/// LocalSolverSettings::describe, settings::checkBounds).
 void validate(const LocalSolverSettings& s);
 
 /// Outcome of a local solve.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -89,6 +91,57 @@ constexpr std::span<const settings::EnumName<ConvergenceMethod>> enumNames(Conve
 /// time stepper's settings can select one (InclusionSolverSettings::localMethod).
 enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn, Ipm, Nsn, NsnProx };
 
+struct LocalMethodName {
+  LocalSolverMethod method;
+  std::string_view sceneName;  ///< value of the scene attribute InclusionSolverSettings/@method
+};
+
+/// The one table of scene names of the local solvers (the scene reader, the schema and the
+/// settings printout use it, through kSolverChoiceNames). Every LocalSolverMethod but those of
+/// kLocalMethodsNotInStepper (local_method_settings.hpp) has exactly one entry.
+inline constexpr std::array<LocalMethodName, 6> kLocalMethodNames{{
+    {LocalSolverMethod::SorProx, "DelassusSOR"},
+    {LocalSolverMethod::JorProx, "DelassusJOR"},
+    {LocalSolverMethod::Apgd, "APGD"},
+    {LocalSolverMethod::Pqn, "PQN"},
+    {LocalSolverMethod::Nsn, "NSN"},
+    {LocalSolverMethod::NsnProx, "NSNProx"},
+}};
+
+/// The scene's InclusionSolverSettings/@method: one attribute for two members, a velocity prox
+/// method (InclusionSolverSettings::method) or a local solver (::localMethod). A value is the
+/// code of either (choiceOf); its names are those of kSolverMethodNames, then kLocalMethodNames.
+enum class SolverChoice : std::uint8_t {};
+constexpr SolverChoice choiceOf(SolverMethod m) {
+  return static_cast<SolverChoice>(m);
+}
+constexpr SolverChoice choiceOf(LocalSolverMethod m) {
+  return static_cast<SolverChoice>(0x80u | static_cast<unsigned>(m));
+}
+inline constexpr auto kSolverChoiceNames = [] {
+  std::array<settings::EnumName<SolverChoice>,
+             std::size(kSolverMethodNames) + kLocalMethodNames.size()>
+      names{};
+  std::size_t i = 0;
+  for (const settings::EnumName<SolverMethod>& n : kSolverMethodNames) {
+    names[i++] = {choiceOf(n.value), n.name, n.alias};
+  }
+  for (const LocalMethodName& m : kLocalMethodNames) {
+    names[i++] = {choiceOf(m.method), m.sceneName};
+  }
+  return names;
+}();
+constexpr std::span<const settings::EnumName<SolverChoice>> enumNames(SolverChoice) {
+  return kSolverChoiceNames;
+}
+
+struct InclusionSolverSettings;
+/// The method `s` selects (its local method if set).
+inline SolverChoice solverChoice(const InclusionSolverSettings& s);
+/// Selects the method: a local solver sets localMethod (and method to SorContact, unused), a
+/// velocity prox method sets method and clears localMethod.
+inline void setSolverChoice(InclusionSolverSettings& s, const SolverChoice& c);
+
 struct InclusionSolverSettings {
   SolverMethod method = SolverMethod::SorContact;
   /// If set, every step assembles the local problem and solves it with this local solver
@@ -140,13 +193,19 @@ struct InclusionSolverSettings {
 
   /// The description of the members (grain/core/common/settings.hpp): scene attributes of
   /// <InclusionSolverSettings> (threadCount: of <TimeStepperSettings>), ranges, units, docs.
-  /// `method`/`localMethod` are one attribute of two members, read by the scene reader itself
-  /// from kSolverMethodNames and kLocalMethodNames.
+  /// `method` is one attribute of two members, method and localMethod (SolverChoice).
   template <class V>
   static constexpr void describe(V&& v) {
     using S = InclusionSolverSettings;
     using settings::Bound;
     using settings::field;
+    v(field("method", &solverChoice, &setSolverChoice)
+          .required()
+          .withDoc("contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, "
+                   "DelassusJOR, APGD, PQN, NSN, NSNProx: local solvers on the assembled "
+                   "Delassus problem (docs/solvers.md). grain-sim-mpi on more than one process "
+                   "runs the velocity prox methods and APGD and PQN with matrixFree=\"true\" "
+                   "only and refuses the others (docs/mpi.md)"));
     v(field<&S::alphaJorProx>("alphaJORProx")
           .required()
           .withBound(Bound::OpenZeroTwo)
@@ -215,11 +274,34 @@ struct InclusionSolverSettings {
           .withBound(Bound::AtLeastOne));
     v(field<&S::pqnMaxIter>("pqnMaxIter").internal().withBound(Bound::AtLeastOne));
   }
+
+  /// The checks between members (settings::Relation).
+  template <class V>
+  static constexpr void relations(V&& v) {
+    using S = InclusionSolverSettings;
+    v(settings::relation<&S::minIter, &S::maxIter>("minIter", settings::Order::LessEqual,
+                                                   "maxIter"));
+  }
 };
 
-/// Throws grain::Error naming the field if a value is out of range: the bounds of
-/// InclusionSolverSettings::describe (settings::checkBounds), minIter <= maxIter, and matrixFree
-/// only with the local methods APGD and PQN.
+inline SolverChoice solverChoice(const InclusionSolverSettings& s) {
+  return s.localMethod ? choiceOf(*s.localMethod) : choiceOf(s.method);
+}
+
+inline void setSolverChoice(InclusionSolverSettings& s, const SolverChoice& c) {
+  const auto code = static_cast<unsigned>(c);
+  s.localMethod = std::nullopt;
+  s.method = SolverMethod::SorContact;
+  if ((code & 0x80u) != 0) {
+    s.localMethod = static_cast<LocalSolverMethod>(code & 0x7fu);
+  } else {
+    s.method = static_cast<SolverMethod>(code);
+  }
+}
+
+/// Throws grain::Error naming the field if a value is out of range: the bounds and relations of
+/// InclusionSolverSettings::describe and ::relations (settings::check: minIter <= maxIter), and
+/// matrixFree only with the local methods APGD and PQN.
 void validate(const InclusionSolverSettings& s);
 
 /// The gap (m) the drift correction acts on, alpha * 2 driftGap / dt: g_N + slop for an overlap

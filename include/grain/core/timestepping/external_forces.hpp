@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <grain/core/bodies/body_storage.hpp>
+#include <grain/core/common/settings.hpp>
 
 namespace grain {
 
@@ -14,6 +15,24 @@ struct GravityField {
   Real value = 9.81;
   Vec3 direction = -Vec3::UnitZ();
   Vec3 acceleration() const { return value * direction.normalized(); }
+
+  /// The description of the members (grain/core/common/settings.hpp): the attributes of
+  /// <ForceField type="gravity">, and the ranges addGravity checks ("gravity value ...").
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = GravityField;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::value>("value")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withUnit("m/s^2")
+          .withDoc("acceleration"));
+    v(field<&S::direction>("direction")
+          .required()
+          .withBound(Bound::NonZeroVector)
+          .withDoc("direction in the inertial frame (normalised)"));
+  }
 };
 
 /// Radial push field ("spatialspherical-timerandom" in scene files): while it is on, every
@@ -46,6 +65,64 @@ struct SphericalPulseField {
   bool active(Real t) const;
   /// Centre point (m, I) at time t (s).
   Vec3 centre(Real t) const;
+
+  /// The description of the members (grain/core/common/settings.hpp): the attributes of
+  /// <ForceField type="spatialspherical-timerandom">, in the order of the scene format, and the
+  /// ranges addSphericalPulse checks.
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = SphericalPulseField;
+    using settings::Bound;
+    using settings::field;
+    v(field<&S::seed>("seed").required().withDoc("seed of the random centres"));
+    v(field<&S::boostTime>("boostTime")
+          .required()
+          .withBound(Bound::Positive)
+          .withUnit("s")
+          .withDoc("length of a push phase"));
+    v(field<&S::pauseTime>("pauseTime")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withUnit("s")
+          .withDoc("length of the pause after each push"));
+    v(field<&S::amplitude>("amplitude")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withUnit("N")
+          .withDoc("force on each simulated body, along centre -> body"));
+    v(field<&S::randomOn>("randomOn")
+          .required()
+          .withDoc(
+              "true: a new random centre in [minPoint, maxPoint] for every cycle after the first; "
+              "false: the centre is minPoint"));
+    v(field<&S::minPoint>("minPoint")
+          .required()
+          .withUnit("m")
+          .withDoc("corner of the box of centres (inertial frame)"));
+    v(field<&S::maxPoint>("maxPoint")
+          .required()
+          .withUnit("m")
+          .withDoc("opposite corner (>= minPoint in every component)"));
+    v(field<&S::startTime>("startTime")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withUnit("s")
+          .withDoc("the field acts from startTime"));
+    v(field<&S::endTime>("endTime")
+          .required()
+          .withBound(Bound::NonNegative)
+          .withUnit("s")
+          .withDoc("to endTime (>= startTime)"));
+  }
+
+  /// The checks between members (settings::Relation).
+  template <class V>
+  static constexpr void relations(V&& v) {
+    using S = SphericalPulseField;
+    using settings::Order;
+    v(settings::relation<&S::maxPoint, &S::minPoint>("maxPoint", Order::GreaterEqual, "minPoint"));
+    v(settings::relation<&S::endTime, &S::startTime>("endTime", Order::GreaterEqual, "startTime"));
+  }
 };
 
 /// External forces acting on simulated bodies. Evaluated at the step midpoint t^M (positions

@@ -97,6 +97,7 @@ struct LoadBalanceSettings {
           .required()
           .in(kTopo)
           .withBound(Bound::Positive)
+          .withProgramBound(Bound::NonNegative)  // 0: no minimum (grain-sim-mpi's first kd-tree)
           .withUnit("m"));
     v(field<&S::gridDimension>("dimension")
           .required()
@@ -123,6 +124,7 @@ struct LoadBalanceSettings {
     v(field<&S::massPointCount>("nPoints")
           .in("MassPointPrediction")
           .withBound(Bound::AtLeastOne)
+          .withProgramBound(Bound::NonNegative)  // 0: the centres (grain-sim-mpi's first build)
           .withDoc("predicted points per body"));
     v(field<&S::massPointDeltaT>("deltaT")
           .in("MassPointPrediction")
@@ -156,7 +158,24 @@ struct LoadBalanceSettings {
           .in("InclusionSolverSettings")
           .withDoc("accepted for GRSF files; grain sizes its split-body buffers itself"));
   }
+
+  /// The checks between members (settings::Relation): the predefined box is not empty.
+  template <class V>
+  static constexpr void relations(V&& v) {
+    using S = LoadBalanceSettings;
+    v(settings::relation<&S::maxPoint, &S::minPoint>("maxPoint", settings::Order::Greater,
+                                                     "minPoint")
+          .in("Topology")
+          .when([](const S& s) { return s.buildMode == BuildMode::Predefined; }));
+  }
 };
+
+/// Throws grain::Error naming the member if a value is out of range: the bounds of
+/// LoadBalanceSettings::describe (for programs, massPointCount and minCellSize may be 0) and its
+/// relations.
+inline void validate(const LoadBalanceSettings& s) {
+  settings::check(s);
+}
 
 /// The names of the enumerations in scene files (and in messages).
 inline constexpr settings::EnumName<LoadBalanceSettings::Mode> kLoadBalanceModeNames[] = {
