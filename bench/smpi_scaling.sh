@@ -6,7 +6,7 @@
 #
 #   bench/smpi_scaling.sh --bodies-per-rank N --ranks 'LIST' [--platform FILE] [--thesis]
 #                         [--strong] [--network-only] [--steps S] [--keep] [--write-scene R FILE]
-#                         [--method SOR|APGD] [--tolerance TOL] [--max-iter K] [--cold]
+#                         [--method SOR|APGD|PQN] [--tolerance TOL] [--max-iter K] [--cold]
 #   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
 # Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
@@ -28,9 +28,10 @@
 #   ranks R  s/step T  exchange X  collectives Y     (maxima over the processes, s per step)
 # The compute term is counted, per process and without this machine's shared caches, by
 # bench/work_per_process.sh.
-# --method APGD: the scene's solver is matrix-free APGD (method="APGD" matrixFree="true"), which
-# stops on the natural-map error <= TOL (--tolerance, default 1e-6; at most --max-iter K
-# iterations, default 5000). --tolerance with the default --method SOR: the SOR sweeps stop on the
+# --method APGD or PQN: the scene's solver is matrix-free APGD or PQN (method="APGD" or "PQN",
+# matrixFree="true"), which stops on the natural-map error <= TOL (--tolerance, default 1e-6; at
+# most --max-iter K iterations, default 5000; PQN: at most 1000 Newton steps, then at most K
+# sweeps of its fallback, the velocity SOR, whose sweeps count among its iterations). --tolerance with the default --method SOR: the SOR sweeps stop on the
 # same test (convergenceMethod="NaturalMap", relTol = TOL, minIter 1, maxIter K) instead of
 # making 30 sweeps. With either, each rank count prints a second line, the means over steps 2-S:
 #   solver M ranks R  iterations I  messages N  bytes B  reductions C  natural-map E  max-iter-steps F
@@ -109,8 +110,8 @@ fi
 [ "$steps" -ge 2 ] || { echo "smpi_scaling: --steps must be at least 2" >&2; exit 2; }
 case "$method" in
   SOR) ;;
-  APGD) tolerance="${tolerance:-1e-6}" ;;
-  *) echo "smpi_scaling: --method must be SOR or APGD (got $method)" >&2; exit 2 ;;
+  APGD | PQN) tolerance="${tolerance:-1e-6}" ;;
+  *) echo "smpi_scaling: --method must be SOR, APGD or PQN (got $method)" >&2; exit 2 ;;
 esac
 # The scene's solver: 30 SOR sweeps, or a natural-map stop at the tolerance.
 solverName="$method, 30 sweeps per step"
@@ -119,8 +120,8 @@ solver='method="SORContact" convergenceMethod="InVelocity" minIter="30" maxIter=
 if [ -n "$tolerance" ]; then
   solverName="$method, natural-map error <= $tolerance (at most $maxIter iterations)$([ "$warm" = true ] || echo ", no warm start")"
   solver="convergenceMethod=\"NaturalMap\" minIter=\"1\" maxIter=\"$maxIter\" absTol=\"0\" relTol=\"$tolerance\""
-  if [ "$method" = APGD ]; then
-    solver="method=\"APGD\" matrixFree=\"true\" $solver"
+  if [ "$method" != SOR ]; then
+    solver="method=\"$method\" matrixFree=\"true\" $solver"
   else
     solver="method=\"SORContact\" $solver"
   fi

@@ -542,18 +542,18 @@ Setup loadScene(const app::SimOptions& opt) {
     }
   }
   s.ordinals = io::SimulatedOrdinals(s.scene.groups);
-  // Of the local (Delassus) solvers only matrix-free APGD runs distributed.
+  // Of the local (Delassus) solvers only matrix-free APGD and PQN run distributed.
   const InclusionSolverSettings& solver = s.scene.stepper.solver;
-  if (gSize > 1 && solver.localMethod &&
-      !(solver.localMethod == LocalSolverMethod::Apgd && solver.matrixFree)) {
+  const bool matrixFreeCapable =
+      solver.localMethod == LocalSolverMethod::Apgd || solver.localMethod == LocalSolverMethod::Pqn;
+  if (gSize > 1 && solver.localMethod && !(matrixFreeCapable && solver.matrixFree)) {
     const std::string method(sceneName(*solver.localMethod));
     throw io::SceneError(
         opt.scene.string(), lineOf(s.scene.text, "<InclusionSolverSettings"),
         "SceneSettings/TimeStepperSettings/InclusionSolverSettings",
-        "method=\"" + method + "\"" +
-            (solver.localMethod == LocalSolverMethod::Apgd ? " without matrixFree=\"true\"" : "") +
-            " is serial: with more than one process use method=\"APGD\" matrixFree=\"true\" or a "
-            "velocity prox method (method=\"SORContact\" etc.)");
+        "method=\"" + method + "\"" + (matrixFreeCapable ? " without matrixFree=\"true\"" : "") +
+            " is serial: with more than one process use method=\"APGD\" or \"PQN\" with "
+            "matrixFree=\"true\", or a velocity prox method (method=\"SORContact\" etc.)");
   }
   return s;
 }

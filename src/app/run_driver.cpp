@@ -20,6 +20,7 @@ LoopResult runSteps(RunHooks& hooks, std::uint64_t firstStep, std::uint64_t last
     ++result.step;
     result.time = stats.time;
     result.allConverged = result.allConverged && stats.converged;
+    result.fallbackSteps += stats.fallbacks > 0 ? 1 : 0;
     hooks.record(stats, result.step);
     if (!stats.finite) {
       result.nonFinite = true;
@@ -46,6 +47,9 @@ std::string summaryLine(const LoopResult& result, int stopSignal) {
            std::to_string(result.step);
   }
   return "finished " + std::to_string(result.step) + " steps" +
+         (result.fallbackSteps > 0 ? ", " + std::to_string(result.fallbackSteps) +
+                                         " of them with PQN fallen back to SOR prox"
+                                   : "") +
          (result.allConverged ? "" : " (some steps reached maxIter without converging)");
 }
 

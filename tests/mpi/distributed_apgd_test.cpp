@@ -29,92 +29,14 @@
 #include <grain/mpi/kd_tree_topology.hpp>
 #include <grain/mpi/topology.hpp>
 
+#include "distributed_pile.hpp"
+
 namespace {
 
 using namespace grain;
+using namespace grain::mpi_test;
 
-int gPassed = 0;
-int gFailed = 0;
-int gRank = 0;
-int gSize = 1;
-
-void check(bool ok, const std::string& what) {
-  if (gRank != 0) {
-    return;
-  }
-  if (ok) {
-    ++gPassed;
-  } else {
-    ++gFailed;
-    std::printf("FAILED: %s\n", what.c_str());
-  }
-}
-
-void addSphere(DynamicsSystem& s, BodyId id, Real r, const Vec3& position) {
-  BodyDef d;
-  d.id = id;
-  d.shape = s.shapes.add(Sphere{r});
-  d.mass = 1000.0 * 4.0 / 3.0 * M_PI * r * r * r;
-  d.inertiaBody = Vec3::Constant(0.4 * d.mass * r * r);
-  d.position = position;
-  s.addBody(d);
-}
-
-void addWall(DynamicsSystem& s, BodyId id, const Vec3& normal, const Vec3& position) {
-  BodyDef d;
-  d.id = id;
-  d.motion = BodyMotion::Static;
-  d.shape = s.shapes.add(Halfspace{normal});
-  d.position = position;
-  s.addBody(d);
-}
-
-/// A box (floor and four walls) with a loose column of 4 x 4 x 6 spheres (r = 1 cm) dropped into
-/// it, mu = 0.3.
-DynamicsSystem pile() {
-  DynamicsSystem s;
-  s.externalForces.addGravity(GravityField{});
-  const Real r = 0.01, w = 0.1;
-  addWall(s, makeBodyId(0, 0), Vec3(0, 0, 1), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 1), Vec3(1, 0, 0), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 2), Vec3(-1, 0, 0), Vec3(w, 0, 0));
-  addWall(s, makeBodyId(0, 3), Vec3(0, 1, 0), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 4), Vec3(0, -1, 0), Vec3(0, w, 0));
-  std::uint32_t n = 0;
-  for (int z = 0; z < 6; ++z) {
-    for (int y = 0; y < 4; ++y) {
-      for (int x = 0; x < 4; ++x) {
-        const Real jitter = 0.002 * std::sin(1.7 * n + 0.3 * z);
-        addSphere(s, makeBodyId(1, n), r,
-                  Vec3(0.0125 + 0.025 * x + jitter, 0.0125 + 0.025 * y - jitter,
-                       0.011 + 0.022 * z + 0.3 * jitter));
-        ++n;
-      }
-    }
-  }
-  ContactParameter p;
-  p.mu = 0.3;
-  s.contactParameters.setStandard(p);
-  return s;
-}
-
-constexpr Real kDt = 1e-3;
 constexpr Real kTolerance = 1e-8;  ///< natural-map tolerance of the APGD runs
-
-/// The pile after 150 serial SOR steps: settled into a dense contact network.
-DynamicsSystem settledPile() {
-  DynamicsSystem s = pile();
-  StepperSettings st;
-  st.deltaT = kDt;
-  st.solver.relTol = 1e-10;
-  st.solver.absTol = 1e-12;
-  st.solver.maxIter = 5000;
-  MoreauStepper stepper(st);
-  for (int k = 0; k < 150; ++k) {
-    stepper.step(s);
-  }
-  return s;
-}
 
 StepperSettings apgdSettings() {
   StepperSettings st;
@@ -126,49 +48,6 @@ StepperSettings apgdSettings() {
   st.solver.maxIter = 100000;
   st.solver.usePercussionCache = true;
   return st;
-}
-
-/// A grid over the simulated bodies, or a kd-tree (Zoltan RCB) over their centres, each process
-/// contributing the bodies of every size-th ordinal.
-std::shared_ptr<const mpi::Topology> decomposition(const BodyStorage& bodies, bool kdTree) {
-  Vec3 lo = Vec3::Constant(1e300), hi = Vec3::Constant(-1e300);
-  mpi::WeightedPoints points;
-  std::size_t ordinal = 0;
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    if (bodies.isSimulated(i)) {
-      lo = lo.cwiseMin(bodies.positions()[i]);
-      hi = hi.cwiseMax(bodies.positions()[i]);
-      if (static_cast<int>(ordinal++ % static_cast<std::size_t>(gSize)) == gRank) {
-        points.add(bodies.positions()[i], 1.0, bodies.ids()[i], 0);
-      }
-    }
-  }
-  if (kdTree) {
-    return mpi::KdTreeTopology::build(MPI_COMM_WORLD, points, mpi::KdTreeSettings{});
-  }
-  lo -= Vec3::Constant(0.01);
-  hi += Vec3::Constant(0.01);
-  return std::make_shared<mpi::GridTopology>(
-      lo, hi, mpi::GridTopology::dimensionsForExtent(gSize, hi - lo));
-}
-
-/// A grid over the current box of all processes' bodies with its dimensions turned by `turn`
-/// (a rebuild then moves most bodies to another process).
-std::shared_ptr<const mpi::Topology> turnedGrid(const BodyStorage& bodies, int turn) {
-  Vec3 lo = Vec3::Constant(1e300), hi = Vec3::Constant(-1e300);
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    if (bodies.isSimulated(i)) {
-      lo = lo.cwiseMin(bodies.positions()[i]);
-      hi = hi.cwiseMax(bodies.positions()[i]);
-    }
-  }
-  MPI_Allreduce(MPI_IN_PLACE, lo.data(), 3, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, hi.data(), 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  lo -= Vec3::Constant(0.01);
-  hi += Vec3::Constant(0.01);
-  std::array<int, 3> dims = mpi::GridTopology::dimensionsForExtent(gSize, hi - lo);
-  std::rotate(dims.begin(), dims.begin() + turn % 3, dims.end());
-  return std::make_shared<mpi::GridTopology>(lo, hi, dims);
 }
 
 /// One contact's row of a product, keyed by its bodies.
@@ -312,43 +191,6 @@ void checkProduct(bool kdTree) {
         "product: W x equals the serial product to round-off (" + name + ")");
   check(gSize == 1 || (split > 0 && unsummedError > 1e-3 * scale),
         "product: without the body sum the split bodies' rows differ (" + name + ")");
-}
-
-struct BodyRecord {
-  BodyId id;
-  Vec3 position;
-  Vec3 velocity;
-};
-
-/// The local simulated bodies of every process, on process 0 (keyed by id; `duplicates` counts
-/// ids seen more than once).
-std::map<BodyId, BodyRecord> gatherBodies(const BodyStorage& bodies, int& duplicates) {
-  std::vector<BodyRecord> mine;
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {
-      mine.push_back({bodies.ids()[i], bodies.positions()[i], bodies.velocities()[i]});
-    }
-  }
-  const int bytes = static_cast<int>(mine.size() * sizeof(BodyRecord));
-  std::vector<int> counts(static_cast<std::size_t>(gSize)),
-      offsets(static_cast<std::size_t>(gSize));
-  MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int total = 0;
-  for (int r = 0; r < gSize; ++r) {
-    offsets[static_cast<std::size_t>(r)] = total;
-    total += counts[static_cast<std::size_t>(r)];
-  }
-  std::vector<BodyRecord> all(gRank == 0 ? static_cast<std::size_t>(total) / sizeof(BodyRecord)
-                                         : 0);
-  MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, 0,
-              MPI_COMM_WORLD);
-  std::map<BodyId, BodyRecord> out;
-  duplicates = 0;
-  for (const BodyRecord& b : all) {
-    duplicates += out.contains(b.id) ? 1 : 0;
-    out[b.id] = b;
-  }
-  return out;
 }
 
 /// `rebuildEvery` > 0: the decomposition is rebuilt (a turned grid) every that many steps, the

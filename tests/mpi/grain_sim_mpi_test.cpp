@@ -414,36 +414,42 @@ std::string pileSolvedBy(double endTime, const std::string& method) {
   return replaced(text, R"(usePercussionCache="false")", R"(usePercussionCache="true")");
 }
 
-// Matrix-free APGD, the local solver that runs distributed (every process solves its contacts'
-// share of the serial iteration, docs/solvers.md): the falling pile on 1-3 processes gives the
-// serial states, bit for bit on 1 process and on more within the bound of the tolerance (1e-8:
-// tests/mpi/distributed_apgd_test.cpp derives about 1e-6 m/s per step from it).
-TEST_F(GrainSimMpi, MatrixFreeApgdGivesTheSerialStates) {
-  const fs::path dir = makeTempDir("mpi_apgd");
-  writeText(dir / "apgd.xml", pileSolvedBy(0.05, R"(method="APGD" matrixFree="true")"));
+/// `method` (the scene's attributes) on 1-3 processes against grain-sim on the falling pile of
+/// pileSolvedBy() until `endTime` (s; a state every 10 steps, `states` in all, at least
+/// `minContacts` contacts in the last step): bit for bit on 1 process and on more within the bound
+/// of the tolerance (1e-8: tests/mpi/distributed_apgd_test.cpp derives about 1e-6 m/s per step
+/// from it). `tag` names the folders and the printed line. `closing`: a text that the closing
+/// line of every run must hold ("" for none).
+void checkGivesTheSerialStates(const std::string& tag, const std::string& method, double endTime,
+                               std::size_t states, int minContacts,
+                               const std::string& closing = "") {
+  const fs::path dir = makeTempDir("mpi_" + tag);
+  writeText(dir / "scene.xml", pileSolvedBy(endTime, method));
   const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "apgd.xml").string() + " -g " +
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "scene.xml").string() + " -g " +
                  (dir / "serial").string());
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
-  const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 6);
+  EXPECT_NE(serial.output.find(closing), std::string::npos) << serial.output;
+  const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, states);
   // The pile lands within the run: the solver has contacts to solve.
   const std::vector<std::string> contacts = contactsPerStep(record(dir / "serial") / "SimData.dat");
   ASSERT_FALSE(contacts.empty());
-  EXPECT_GT(std::stoi(contacts.back()), 50);
+  EXPECT_GT(std::stoi(contacts.back()), minContacts);
   for (int np = 1; np <= 3; ++np) {
     SCOPED_TRACE(std::to_string(np) + " processes");
-    const fs::path out = dir / ("apgd" + std::to_string(np));
+    const fs::path out = dir / (tag + std::to_string(np));
     const CommandResult r =
-        runCommand(mpirun(np) + " -s " + (dir / "apgd.xml").string() + " -g " + out.string());
+        runCommand(mpirun(np) + " -s " + (dir / "scene.xml").string() + " -g " + out.string());
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    const Difference d = compare(reference, checkStates(record(out) / "SimState.sim", 64, 6));
+    EXPECT_NE(r.output.find(closing), std::string::npos) << r.output;
+    const Difference d = compare(reference, checkStates(record(out) / "SimState.sim", 64, states));
     EXPECT_TRUE(d.sameIds);
     if (np == 1) {
       EXPECT_EQ(d.position, 0.0);
       EXPECT_EQ(d.velocity, 0.0);
     } else {
-      std::printf("matrix-free APGD, %d processes: max |dr| %.3g m, max |dv| %.3g m/s\n", np,
-                  d.position, d.velocity);
+      std::printf("matrix-free %s, %d processes: max |dr| %.3g m, max |dv| %.3g m/s\n", tag.c_str(),
+                  np, d.position, d.velocity);
       EXPECT_LT(d.position, 1e-6);
       EXPECT_LT(d.velocity, 5e-5);
     }
@@ -452,12 +458,28 @@ TEST_F(GrainSimMpi, MatrixFreeApgdGivesTheSerialStates) {
   }
 }
 
-// The local solvers that do not run distributed (PQN, NSN, the Delassus prox methods, APGD on the
-// assembled matrix) are refused on more than one process before anything is written, naming the
-// method and what runs instead; on one process they run.
+// Matrix-free APGD, a local solver that runs distributed (every process solves its contacts'
+// share of the serial iteration, docs/solvers.md).
+TEST_F(GrainSimMpi, MatrixFreeApgdGivesTheSerialStates) {
+  checkGivesTheSerialStates("APGD", R"(method="APGD" matrixFree="true")", 0.05, 6, 50);
+}
+
+// Matrix-free PQN likewise (its Newton steps are the serial ones; a step whose Newton steps fail
+// falls back to the velocity SOR with mass splitting on every process): 30 steps, of which 7
+// fall back (1000 Newton steps each, which is what takes the time), the closing line counting
+// them on every process count.
+TEST_F(GrainSimMpi, MatrixFreePqnGivesTheSerialStates) {
+  checkGivesTheSerialStates("PQN", R"(method="PQN" matrixFree="true")", 0.03, 4, 25,
+                            "finished 30 steps, 7 of them with PQN fallen back to SOR prox");
+}
+
+// The local solvers that do not run distributed (NSN, the Delassus prox methods, APGD and PQN on
+// the assembled matrix) are refused on more than one process before anything is written, naming
+// the method and what runs instead; on one process they run.
 TEST_F(GrainSimMpi, SerialLocalSolversAreRefusedBeforeWriting) {
   const fs::path dir = makeTempDir("mpi_serial_solvers");
-  for (const char* method : {R"(method="PQN")", R"(method="APGD")", R"(method="DelassusSOR")"}) {
+  for (const char* method :
+       {R"(method="PQN")", R"(method="APGD")", R"(method="DelassusSOR")", R"(method="NSN")"}) {
     SCOPED_TRACE(method);
     writeText(dir / "scene.xml", pileSolvedBy(0.002, method));
     const fs::path out = dir / "out";
@@ -466,8 +488,8 @@ TEST_F(GrainSimMpi, SerialLocalSolversAreRefusedBeforeWriting) {
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find("scene.xml:"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(std::string(method) + " "), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find(R"(is serial: with more than one process use method="APGD" )"
-                            R"(matrixFree="true")"),
+    EXPECT_NE(r.output.find(R"(is serial: with more than one process use method="APGD" or )"
+                            R"("PQN" with matrixFree="true")"),
               std::string::npos)
         << r.output;
     EXPECT_FALSE(fs::exists(out / "SimFiles"));

@@ -93,6 +93,15 @@ TEST(MatrixFreeApgdInStepper, SlidesAndSticksOnIncline) {
   EXPECT_NEAR(slideOnIncline(LocalSolverMethod::Apgd, theta, 0.5, 0.3, true), 0.0, 1e-7);
 }
 
+// PQN on the matrix-free Delassus operator: the same closed forms.
+TEST(MatrixFreePqnInStepper, SlidesAndSticksOnIncline) {
+  const Real theta = 0.3;
+  const Real a = kG * (std::sin(theta) - 0.1 * std::cos(theta));
+  EXPECT_NEAR(slideOnIncline(LocalSolverMethod::Pqn, theta, 0.1, 0.3, true), a * 0.3,
+              1e-6 * a * 0.3);
+  EXPECT_NEAR(slideOnIncline(LocalSolverMethod::Pqn, theta, 0.5, 0.3, true), 0.0, 1e-7);
+}
+
 /// Nine spheres dropped in a 3 x 3 grid onto a floor, with sphere-sphere contacts from the start.
 DynamicsSystem spherePile() {
   DynamicsSystem sys = makeSystem(0.4, 0.0);
@@ -206,6 +215,93 @@ TEST(MatrixFreeApgdInStepper, EqualsAssembledApgdOnAPile) {
     EXPECT_LE((a.bodies.positions()[i] - b.bodies.positions()[i]).norm(), 1e-8);
     EXPECT_LE((a.bodies.velocities()[i] - b.bodies.velocities()[i]).norm(), 1e-6);
   }
+}
+
+/// Matrix-free PQN and the assembled PQN stepping spherePile() side by side from the same state
+/// (`forced`: the matrix-free one with one Newton step per solve and so a fallback in every step
+/// with contacts); checks step by step and at the end. With the fallback the two runs solve each
+/// step to the tolerance by different iterations (not the same Newton steps), so they are compared
+/// over 25 steps only: near step 29 a sphere grazes another, and solutions 1e-9 apart then differ
+/// by a contact (any two methods do, e.g. DelassusSOR and PQN at relTol 1e-8, 3e-5 m apart after
+/// step 29 against 1e-10 m before).
+void checkMatrixFreePqnAgainstAssembled(bool forced) {
+  const int steps = forced ? 25 : 40;
+  const Real tol = 1e-8;
+  StepperSettings assembled = localSettings(LocalSolverMethod::Pqn, 2e-3);
+  assembled.solver.relTol = tol;
+  assembled.solver.maxIter = 20000;
+  assembled.solver.driftCorrectionGap = true;
+  StepperSettings matrixFree = assembled;
+  matrixFree.solver.matrixFree = true;
+  if (forced) {
+    matrixFree.solver.pqnMaxIter = 1;
+  }
+
+  DynamicsSystem a = spherePile();
+  DynamicsSystem b = spherePile();
+  MoreauStepper sa(assembled);
+  MoreauStepper sb(matrixFree);
+  std::size_t withContacts = 0;
+  std::size_t fallbacks = 0;
+  std::size_t assembledFallbacks = 0;
+  for (int k = 0; k < steps; ++k) {
+    const StepStats ta = sa.step(a);
+    const StepStats tb = sb.step(b);
+    ASSERT_EQ(ta.contacts, tb.contacts) << "step " << k;
+    EXPECT_TRUE(ta.converged) << "step " << k;
+    EXPECT_TRUE(tb.converged) << "step " << k;
+    EXPECT_LE(tb.naturalMapError, tol) << "step " << k;
+    Real scale = 0.0;
+    for (const Vec3& p : sa.percussions()) {
+      scale = std::max(scale, p.norm());
+    }
+    for (std::size_t c = 0; c < ta.contacts; ++c) {
+      EXPECT_LE((sa.percussions()[c] - sb.percussions()[c]).norm(), 1e-5 * scale)
+          << "step " << k << " contact " << c;
+    }
+    const bool solved = ta.contacts > 0 && ta.iterations > 0;
+    withContacts += ta.contacts > 9 ? 1 : 0;
+    fallbacks += tb.fallbacks;
+    assembledFallbacks += ta.fallbacks;
+    if (forced && tb.iterations > 0) {
+      // One Newton step, then the SOR sweeps.
+      EXPECT_EQ(tb.fallbacks, 1u) << "step " << k;
+      EXPECT_GT(tb.iterations, 1u) << "step " << k;
+    }
+    if (!forced && solved) {
+      // The same Newton steps (no fallback on either side): the same counts, up to the few steps
+      // by which rounding moves the stop (of 10-100).
+      EXPECT_EQ(ta.fallbacks, 0u) << "step " << k;
+      EXPECT_EQ(tb.fallbacks, 0u) << "step " << k;
+      EXPECT_NEAR(static_cast<Real>(ta.iterations), static_cast<Real>(tb.iterations),
+                  0.05 * ta.iterations + 2.0)
+          << "step " << k;
+    }
+  }
+  EXPECT_GT(withContacts, static_cast<std::size_t>(steps / 2));
+  EXPECT_EQ(assembledFallbacks, 0u);
+  if (forced) {
+    EXPECT_GT(fallbacks, static_cast<std::size_t>(steps / 2));
+  } else {
+    EXPECT_EQ(fallbacks, 0u);
+  }
+  for (std::size_t i = 0; i < a.bodies.size(); ++i) {
+    EXPECT_LE((a.bodies.positions()[i] - b.bodies.positions()[i]).norm(), 1e-8);
+    EXPECT_LE((a.bodies.velocities()[i] - b.bodies.velocities()[i]).norm(), 1e-6);
+  }
+}
+
+// On a pile, step by step from the same state, matrix-free PQN takes the assembled PQN's Newton
+// steps (no fallback) and gives its percussions to the tolerance; the trajectories stay together.
+TEST(MatrixFreePqnInStepper, EqualsAssembledPqnOnAPile) {
+  checkMatrixFreePqnAgainstAssembled(false);
+}
+
+// Forced to fall back in every step (pqnMaxIter 1): the velocity SOR prox from PQN's iterate
+// finishes every step to the tolerance, counted in StepStats::fallbacks, and the run still
+// follows the assembled PQN (which needs no fallback).
+TEST(MatrixFreePqnInStepper, FallbackToVelocitySorKeepsTheTolerance) {
+  checkMatrixFreePqnAgainstAssembled(true);
 }
 
 }  // namespace

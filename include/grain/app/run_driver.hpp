@@ -32,6 +32,9 @@ struct LoopResult {
   bool stopped = false;      ///< by a signal
   bool nonFinite = false;    ///< a step produced NaN/Inf velocities
   bool allConverged = true;  ///< every step's contact solve converged
+  /// Steps whose PQN fell back to SOR prox (StepStats::fallbacks), of this run (not before a
+  /// restart).
+  std::uint64_t fallbackSteps = 0;
 };
 
 /// Number of steps from `time` to `endTime` (s) with time step dt: round((endTime - time) / dt),
@@ -46,7 +49,7 @@ LoopResult runSteps(RunHooks& hooks, std::uint64_t firstStep, std::uint64_t last
                     double startTime, ProgressReporter* progress);
 
 /// The closing line of a run ("finished N steps", "stopped by signal ..."), for
-/// ProgressReporter::finish().
+/// ProgressReporter::finish(); a finished run with PQN fallbacks says how many steps fell back.
 std::string summaryLine(const LoopResult& result, int stopSignal);
 
 }  // namespace grain::app

@@ -8,20 +8,12 @@
 #include <grain/core/solvers/local_solver.hpp>
 #include <grain/core/solvers/prox.hpp>
 
+#include "delassus_ops.hpp"
 #include "local_solver_detail.hpp"
 
 /// The APGD iteration of local_solver.hpp, written once for any Delassus operator (private to
-/// grain_core): the assembled block-row matrix (LocalContext) and the matrix-free operator
-/// (MatrixFreeProblem) run the same code. `Ops` provides
-///   std::size_t contacts() const;            n
-///   const VecX& q() const;                   q (3n)
-///   Real mu(std::size_t i) const;            mu_i
-///   Mat3 diagonalBlock(std::size_t i) const; W_ii
-///   void multiply(const VecX& x, VecX& y);   y = W x
-///   Real sum(Real local);                    the sum of `local` over the processes
-///   Real error(const VecX& r, const VecX& u); the selected measure (global)
-/// Called once per product, dot product or measure: the per-contact loops here have no indirect
-/// call.
+/// grain_core): the assembled block-row matrix (AssembledOps) and the matrix-free operator
+/// (MatrixFreeProblem) run the same code through an `Ops` type (delassus_ops.hpp).
 namespace grain::detail {
 
 /// Largest eigenvalue of D^-1/2 W D^-1/2 by power iteration (s3 = D^-1/2 per component), from
@@ -132,18 +124,5 @@ void apgdIterate(Ops& ops, const LocalSolverSettings& s, VecX x, LocalSolverResu
   result.error = best.error;
   result.converged = best.error <= s.tolerance;
 }
-
-/// The Ops of the assembled problem: serial sums, the block-row matrix of LocalContext.
-struct AssembledApgdOps {
-  const LocalContext& ctx;
-
-  std::size_t contacts() const { return ctx.n; }
-  const VecX& q() const { return ctx.problem.q; }
-  Real mu(std::size_t i) const { return ctx.problem.mu[static_cast<Eigen::Index>(i)]; }
-  Mat3 diagonalBlock(std::size_t i) const { return ctx.w.diagonalBlock(i); }
-  void multiply(const VecX& x, VecX& y) const { ctx.w.multiply(x, y); }
-  static Real sum(Real local) { return local; }
-  Real error(const VecX& r, const VecX& u) const { return ctx.error(r, u); }
-};
 
 }  // namespace grain::detail

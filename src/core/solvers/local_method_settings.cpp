@@ -40,6 +40,7 @@ LocalSolverSettings localSolverSettings(const InclusionSolverSettings& s) {
   l.alphaJor = s.alphaJorProx;
   l.rStrategy = s.rStrategy;
   l.subMethod = s.subMethodUcf;
+  l.pqnMaxIter = s.pqnMaxIter;
   return l;
 }
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include <cmath>
+#include <utility>
 #include <vector>
 
-#include <Eigen/LU>
 #include <Eigen/SparseLU>
 
 #include <grain/core/solvers/local_pqn.hpp>
 
+#include "delassus_ops.hpp"
+#include "local_pqn_iteration.hpp"
 #include "local_solver_detail.hpp"
 
 namespace grain {
@@ -83,100 +85,9 @@ namespace detail {
 
 namespace {
 
-/// The operator A = X W + Y + delta I of one Newton step and its block-Jacobi preconditioner.
-struct NewtonOperator {
-  const LocalContext* ctx;
-  std::vector<Mat3> x;
-  std::vector<Mat3> y;
-  std::vector<Mat3> preconditioner;  // (X_ii W_ii + Y_ii + delta I)^-1
-  Real delta = 0;
-  VecX scratch;
-
-  void apply(const VecX& v, VecX& out) {
-    ctx->w.multiply(v, scratch);
-    out.resize(v.size());
-    for (std::size_t i = 0; i < ctx->n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      out.segment<3>(k) =
-          x[i] * scratch.segment<3>(k) + y[i] * v.segment<3>(k) + delta * v.segment<3>(k);
-    }
-  }
-  void precondition(const VecX& v, VecX& out) const {
-    out.resize(v.size());
-    for (std::size_t i = 0; i < ctx->n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      out.segment<3>(k) = preconditioner[i] * v.segment<3>(k);
-    }
-  }
-};
-
-/// Right-preconditioned GMRES from x = 0: at most maxIter iterations, stops when the residual
-/// |b - A x| <= tol. Returns x.
-VecX gmres(NewtonOperator& op, const VecX& b, Real tol, std::uint32_t maxIter) {
-  const Eigen::Index m = b.size();
-  const auto kMax = static_cast<Eigen::Index>(maxIter);
-  VecX x = VecX::Zero(m);
-  const Real beta = b.norm();
-  if (!(beta > tol)) {
-    return x;
-  }
-  Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic> v(m, kMax + 1);
-  Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic> z(m, kMax);
-  Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic> h =
-      Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic>::Zero(kMax + 1, kMax);
-  VecX cs = VecX::Zero(kMax);
-  VecX sn = VecX::Zero(kMax);
-  VecX g = VecX::Zero(kMax + 1);
-  g[0] = beta;
-  v.col(0) = b / beta;
-  VecX zk;
-  VecX w;
-  Eigen::Index k = 0;
-  for (; k < kMax; ++k) {
-    op.precondition(v.col(k), zk);
-    z.col(k) = zk;
-    op.apply(zk, w);
-    for (Eigen::Index j = 0; j <= k; ++j) {  // modified Gram-Schmidt
-      h(j, k) = w.dot(v.col(j));
-      w -= h(j, k) * v.col(j);
-    }
-    h(k + 1, k) = w.norm();
-    if (h(k + 1, k) > 0.0) {
-      v.col(k + 1) = w / h(k + 1, k);
-    }
-    for (Eigen::Index j = 0; j < k; ++j) {  // apply the previous rotations
-      const Real t = cs[j] * h(j, k) + sn[j] * h(j + 1, k);
-      h(j + 1, k) = -sn[j] * h(j, k) + cs[j] * h(j + 1, k);
-      h(j, k) = t;
-    }
-    const Real rho = std::hypot(h(k, k), h(k + 1, k));
-    if (rho == 0.0) {
-      break;
-    }
-    cs[k] = h(k, k) / rho;
-    sn[k] = h(k + 1, k) / rho;
-    h(k, k) = rho;
-    h(k + 1, k) = 0.0;
-    g[k + 1] = -sn[k] * g[k];
-    g[k] = cs[k] * g[k];
-    if (std::abs(g[k + 1]) <= tol) {
-      ++k;
-      break;
-    }
-  }
-  if (k == 0) {
-    return x;
-  }
-  // Solve the k x k upper triangular system H y = g.
-  const VecX yk = h.topLeftCorner(k, k).triangularView<Eigen::Upper>().solve(g.head(k));
-  x = z.leftCols(k) * yk;
-  return x;
-}
-
 /// Exact solve of A dR = C with A = X W + Y + delta I assembled (3x3 blocks) and factorised by
 /// sparse LU; falls back to GMRES if the factorisation fails.
-VecX directSolve(NewtonOperator& op, const VecX& c) {
-  const LocalContext& ctx = *op.ctx;
+VecX directSolve(const LocalContext& ctx, PqnNewtonOperator<AssembledOps>& op, const VecX& c) {
   std::vector<Eigen::Triplet<Real>> t;
   t.reserve(9 * (ctx.w.blockCount() + ctx.n));
   const auto& start = ctx.w.rowStart();
@@ -203,11 +114,11 @@ VecX directSolve(NewtonOperator& op, const VecX& c) {
   Eigen::SparseLU<SparseMat> lu;
   lu.compute(a);
   if (lu.info() != Eigen::Success) {
-    return gmres(op, c, 1e-12 * c.norm(), 200);
+    return pqnGmres(op, c, 1e-12 * c.norm(), 200);
   }
   VecX x = lu.solve(c);
   if (!x.allFinite()) {
-    return gmres(op, c, 1e-12 * c.norm(), 200);
+    return pqnGmres(op, c, 1e-12 * c.norm(), 200);
   }
   return x;
 }
@@ -215,93 +126,11 @@ VecX directSolve(NewtonOperator& op, const VecX& c) {
 }  // namespace
 
 void runPqn(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
-  const LocalSolverSettings& s = ctx.settings;
-  const Real* mu = ctx.problem.mu.data();
-  const Real omega = std::max(s.pqnOmegaFactor * s.tolerance, Real(1e-300));
-
-  // delta relative to the mean diagonal entry of W.
-  Real diagSum = 0.0;
-  for (std::size_t i = 0; i < ctx.n; ++i) {
-    diagSum += ctx.w.diagonalBlock(i).trace();
-  }
-  const Real meanDiag = diagSum / static_cast<Real>(3 * ctx.n);
-
-  NewtonOperator op;
-  op.ctx = &ctx;
-  op.x.resize(ctx.n);
-  op.y.resize(ctx.n);
-  op.preconditioner.resize(ctx.n);
-  const Real delta0 = s.pqnDelta * meanDiag;
-  Real cNorm0 = 0.0;
-
-  const auto m = static_cast<Eigen::Index>(3 * ctx.n);
-  VecX u;
-  VecX c(m);
-  VecX trial(m);
-  VecX uTrial(m);
-  BestIterate best;
-  ctx.velocity(r, u);
-  Real e = ctx.error(r, u);
-  for (std::uint32_t it = 0;; ++it) {
-    if (!std::isfinite(e)) {
-      result.finite = false;
-      break;
-    }
-    best.offer(r, u, e);
-    if (e <= s.tolerance || it == s.pqnMaxIter) {
-      break;
-    }
-    for (std::size_t i = 0; i < ctx.n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      const PqnLinearisation lin = pqnLinearise(r.segment<3>(k), u.segment<3>(k), mu[i], omega);
-      c.segment<3>(k) = lin.c;
-      op.x[i] = lin.x;
-      op.y[i] = lin.y;
-    }
-    const Real cNorm = c.norm();
-    if (it == 0) {
-      cNorm0 = cNorm;
-    }
-    op.delta = delta0;
-    if (s.pqnDeltaContinuation && cNorm0 > 0.0) {
-      op.delta = delta0 * std::min(Real(1), cNorm / cNorm0);
-    }
-    for (std::size_t i = 0; i < ctx.n; ++i) {
-      const Mat3 aii = op.x[i] * ctx.w.diagonalBlock(i) + op.y[i] + op.delta * Mat3::Identity();
-      const Eigen::FullPivLU<Mat3> lu(aii);
-      op.preconditioner[i] = lu.isInvertible() ? Mat3(lu.inverse()) : Mat3::Identity();
-    }
-    VecX dr;
-    if (s.pqnDirectSolve) {
-      dr = directSolve(op, c);
-    } else {
-      dr = gmres(op, c, s.pqnGmresEpsilon * cNorm, s.pqnGmresMaxIter);
-    }
-    // Projected step R - tau dR, tau = 1, 1/2, ... while the error does not decrease
-    // (pqnBacktracking; Koziara's Algorithm 1 always takes tau = 1).
-    Real tau = 1.0;
-    const std::uint32_t halvings = s.pqnBacktracking ? 10 : 0;
-    for (std::uint32_t h = 0;; ++h) {
-      for (std::size_t i = 0; i < ctx.n; ++i) {
-        const auto k = static_cast<Eigen::Index>(3 * i);
-        trial.segment<3>(k) = prox::projectCone(r.segment<3>(k) - tau * dr.segment<3>(k), mu[i]);
-      }
-      ctx.velocity(trial, uTrial);
-      const Real eTrial = ctx.error(trial, uTrial);
-      if (eTrial < e || h >= halvings || !std::isfinite(eTrial)) {
-        r.swap(trial);
-        u.swap(uTrial);
-        e = eTrial;
-        break;
-      }
-      tau *= 0.5;
-    }
-    result.iterations = it + 1;
-  }
-  result.r = best.r;
-  result.u = best.u;
-  result.error = best.error;
-  result.converged = best.error <= s.tolerance;
+  AssembledOps ops{ctx};
+  pqnIterate(ops, ctx.settings, std::move(r), result,
+             [&ctx](PqnNewtonOperator<AssembledOps>& op, const VecX& c) {
+               return directSolve(ctx, op, c);
+             });
 }
 
 }  // namespace detail

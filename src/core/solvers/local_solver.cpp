@@ -175,7 +175,7 @@ void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
     for (std::size_t i = 0; i < ctx.n; ++i) {
       s3.segment<3>(static_cast<Eigen::Index>(3 * i)) = metric[i].cwiseSqrt();
     }
-    AssembledApgdOps ops{ctx};
+    AssembledOps ops{ctx};
     alpha = std::min(alpha, 1.0 / (1.05 * apgdLargestEigenvalue(ops, s3, s.powerIterations)));
   }
   for (Vec3& m : metric) {
@@ -204,7 +204,7 @@ void runJor(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
 }  // namespace
 
 void runApgd(const LocalContext& ctx, VecX x, LocalSolverResult& result) {
-  AssembledApgdOps ops{ctx};
+  AssembledOps ops{ctx};
   apgdIterate(ops, ctx.settings, std::move(x), result);
 }
 

@@ -11,6 +11,7 @@
 #include <grain/core/timestepping/exchange.hpp>
 
 #include "local_apgd.hpp"
+#include "local_pqn_iteration.hpp"
 
 namespace grain {
 
@@ -100,17 +101,17 @@ Real MatrixFreeProblem::error(LocalErrorMeasure m, const VecX& r, const VecX& u,
 
 namespace {
 
-/// The Ops of apgdIterate (local_apgd.hpp) on the matrix-free problem.
-struct MatrixFreeApgdOps {
+/// The Ops (delassus_ops.hpp) of the matrix-free problem.
+struct MatrixFreeOps {
   MatrixFreeProblem& problem;
   LocalErrorMeasure measure;
   Reducer* reducer;
+  SplitBodyExchange* split;
 
   std::size_t contacts() const { return problem.contactCount(); }
   const VecX& q() const { return problem.q(); }
   Real mu(std::size_t i) const { return problem.mu()[static_cast<Eigen::Index>(i)]; }
   Mat3 diagonalBlock(std::size_t i) const { return problem.diagonalBlock(i); }
-  SplitBodyExchange* split;
 
   void multiply(const VecX& x, VecX& y) const {
     if (split == nullptr) {
@@ -125,17 +126,16 @@ struct MatrixFreeApgdOps {
   Real error(const VecX& r, const VecX& u) const { return problem.error(measure, r, u, reducer); }
 };
 
-}  // namespace
-
-void solveApgd(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
-               const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer,
-               SplitBodyExchange* split) {
-  const auto start = std::chrono::steady_clock::now();
-  validate(settings);
+/// The start of solveApgd() and solvePqn(): fills `x` with the initial iterate (0, or the guess
+/// projected onto the cones) and returns true if the problem is solved without iterating (then
+/// `result` holds r = x = 0, u = q, error 0, converged), as solve() does: no guess and every
+/// q_N >= 0 on every process, or no contact in a serial solve.
+bool startMatrixFree(const MatrixFreeProblem& problem, const LocalSolverSettings& settings,
+                     const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer,
+                     VecX& x) {
   const std::size_t n = problem.contactCount();
   const auto m = static_cast<Eigen::Index>(3 * n);
-  result.resetKeepingStorage();
-  VecX x = VecX::Zero(m);
+  x = VecX::Zero(m);
   if (initialGuess != nullptr) {
     GRAIN_REQUIRE(initialGuess->size() == m, "initial guess must have 3n = " + std::to_string(m) +
                                                  " entries, got " +
@@ -161,9 +161,51 @@ void solveApgd(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
     result.u = problem.q();
     result.error = 0.0;
     result.converged = true;
-  } else {
-    MatrixFreeApgdOps ops{problem, settings.errorMeasure, reducer, split};
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void solveApgd(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
+               const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer,
+               SplitBodyExchange* split) {
+  const auto start = std::chrono::steady_clock::now();
+  validate(settings);
+  result.resetKeepingStorage();
+  VecX x;
+  if (!startMatrixFree(problem, settings, initialGuess, result, reducer, x)) {
+    MatrixFreeOps ops{problem, settings.errorMeasure, reducer, split};
     detail::apgdIterate(ops, settings, std::move(x), result);
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void checkMatrixFreePqn(const LocalSolverSettings& settings) {
+  GRAIN_REQUIRE(!settings.pqnDirectSolve,
+                "pqnDirectSolve needs the assembled Delassus matrix: matrix-free PQN solves the "
+                "Newton systems by GMRES only");
+  GRAIN_REQUIRE(!(settings.pqnWarmStartTolerance > settings.tolerance),
+                "pqnWarmStartTolerance (SOR on the assembled matrix before the first Newton "
+                "step) is not available with matrix-free PQN");
+}
+
+void solvePqn(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
+              const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer,
+              SplitBodyExchange* split) {
+  const auto start = std::chrono::steady_clock::now();
+  validate(settings);
+  checkMatrixFreePqn(settings);
+  result.resetKeepingStorage();
+  VecX x;
+  if (!startMatrixFree(problem, settings, initialGuess, result, reducer, x)) {
+    MatrixFreeOps ops{problem, settings.errorMeasure, reducer, split};
+    detail::pqnIterate(ops, settings, std::move(x), result,
+                       [](detail::PqnNewtonOperator<MatrixFreeOps>&, const VecX& c) -> VecX {
+                         // Refused by checkMatrixFreePqn().
+                         return VecX::Zero(c.size());
+                       });
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }

@@ -6,8 +6,9 @@ namespace grain {
 
 void validate(const InclusionSolverSettings& s) {
   settings::check(s);
-  GRAIN_REQUIRE(!s.matrixFree || s.localMethod == LocalSolverMethod::Apgd,
-                "matrixFree is supported by method APGD only");
+  GRAIN_REQUIRE(!s.matrixFree || s.localMethod == LocalSolverMethod::Apgd ||
+                    s.localMethod == LocalSolverMethod::Pqn,
+                "matrixFree is supported by methods APGD and PQN only");
 }
 
 std::string_view toString(SolverMethod m) {

@@ -70,26 +70,125 @@ void validate(const StepperSettings& s) {
   validate(s.solver);
 }
 
+namespace {
+
+/// The velocity SOR prox that matrix-free PQN falls back to (MoreauStepper): SorContact with the
+/// scene's prox settings, warm-started, stopping on the PQN's measure. On the natural map its
+/// tolerance is relTol / sqrt(3): distributed, each group of coupled processes stops on the error
+/// of its own contacts, and residuals below relTol / sqrt(3) of max(|q_g|, |r_g|, |u_g|) in every
+/// group g add up to at most relTol max(|q|, |r|, |u|) over the whole problem.
+InclusionSolverSettings pqnFallbackSettings(const InclusionSolverSettings& s) {
+  InclusionSolverSettings f = s;
+  f.method = SolverMethod::SorContact;
+  f.localMethod.reset();
+  f.matrixFree = false;
+  f.usePercussionCache = true;  // its warm start is PQN's best iterate
+  if (localErrorMeasure(s.convergenceMethod) == LocalErrorMeasure::Koziara) {
+    f.convergenceMethod = ConvergenceMethod::Koziara;
+  } else {
+    f.convergenceMethod = ConvergenceMethod::NaturalMap;
+    f.relTol = s.relTol / std::sqrt(3.0);
+  }
+  return f;
+}
+
+}  // namespace
+
 MoreauStepper::MoreauStepper(const StepperSettings& settings)
     : settings_(settings), solver_(settings.solver) {
   validate(settings_);
   contacts_.reserve(settings_.solver.reserveContacts);
+  if (settings_.solver.matrixFree && settings_.solver.localMethod == LocalSolverMethod::Pqn) {
+    pqnFallback_.emplace(pqnFallbackSettings(settings_.solver));
+  }
+}
+
+bool MoreauStepper::fallBackToSor(BodyStorage& bodies, const ContactProblem& problem,
+                                  const StepExchanges& exchanges, const LocalSolverSettings& local,
+                                  const VecX* guess, SplitBodyExchange* split) {
+  LocalSolverResult& result = localResult_;
+  const ContactStorage& contacts = problem.contacts;
+  const std::size_t nc = contacts.size();
+  const bool distributed = exchanges.split != nullptr;
+  Reducer* reducer = distributed ? exchanges.reducer : nullptr;
+  localFallbacks_ = 1;
+  // Warm start: PQN's best iterate, or the step's own warm start if PQN gave nothing finite.
+  const bool pqnFinite = result.finite && result.r.allFinite();
+  fallbackStart_.resize(nc);
+  for (std::size_t c = 0; c < nc; ++c) {
+    const auto k = static_cast<Eigen::Index>(3 * c);
+    fallbackStart_[c] = pqnFinite          ? Vec3(result.r.segment<3>(k))
+                        : guess != nullptr ? Vec3(guess->segment<3>(k))
+                                           : Vec3::Zero();
+  }
+  if (!settings_.solver.usePercussionCache) {
+    detail::makePercussionCacheKeys(bodies, contacts, localCacheKeys_, localCacheOrdinal_);
+  }
+  std::vector<detail::PercussionCacheEntry> cache;
+  detail::makePercussionCache(bodies, contacts, localCacheKeys_, localCacheOrdinal_, fallbackStart_,
+                              cache);
+  pqnFallback_->setPercussionCache(std::move(cache));
+  savedVelocity_ = bodies.velocities();
+  savedOmega_ = bodies.omegasBody();
+  // Every process falls back together (PQN's convergence is global); the velocity SOR with mass
+  // splitting leaves u^E in the bodies, every copy of a split body with the same velocity.
+  const SolverStats sor = pqnFallback_->solve(bodies, problem, exchanges.split);
+  VecX& r = fallbackR_;
+  r.resize(static_cast<Eigen::Index>(3 * nc));
+  const std::vector<Vec3>& p = pqnFallback_->percussions();
+  for (std::size_t c = 0; c < nc; ++c) {
+    r.segment<3>(static_cast<Eigen::Index>(3 * c)) = p[c];
+  }
+  // Its accuracy on the whole problem, as PQN measures it: u = W r + q on the matrix-free
+  // operator (the split bodies' slots told again: the fallback numbered its own bodies).
+  if (distributed) {
+    exchanges.split->beginSolve(bodies, matrixFree_.bodyStorageIndex());
+  }
+  VecX& u = fallbackU_;
+  if (split == nullptr) {
+    matrixFree_.delassus().multiply(r, u);
+  } else {
+    matrixFree_.delassus().multiply(r, u, [split](std::span<Vec3> linear, std::span<Vec3> angular) {
+      split->sum(linear, angular);
+    });
+  }
+  u += matrixFree_.q();
+  const Real e = matrixFree_.error(local.errorMeasure, r, u, reducer);
+  result.fallbackIterations = sor.iterations;
+  result.iterations += sor.iterations;
+  bool applied = true;
+  if (e < result.error || !std::isfinite(result.error)) {
+    result.r.swap(r);
+    result.u.swap(u);
+    result.error = e;
+    result.finite = std::isfinite(e);
+  } else {
+    // PQN's best iterate is the better one (the same decision on every process): back to the
+    // free velocities; the caller applies PQN's percussions.
+    bodies.velocities() = savedVelocity_;
+    bodies.omegasBody() = savedOmega_;
+    applied = false;
+  }
+  result.converged = result.error <= local.tolerance;
+  return applied;
 }
 
 SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem& problem,
                                       const StepExchanges& exchanges) {
   checkRollingResistanceSupported(settings_.solver, problem.parameters);
   const InclusionSolverSettings& s = settings_.solver;
-  // Matrix-free APGD runs distributed: every process takes part in every solve, contacts or not.
+  // Matrix-free APGD and PQN run distributed: every process takes part in every solve, contacts
+  // or not.
   const bool distributed = s.matrixFree && exchanges.split != nullptr;
   if (!distributed) {
     for (const std::uint32_t m : problem.multiplicity) {
       GRAIN_REQUIRE(
           m <= 1,
           "the assembled local contact solvers are serial: they cannot solve split bodies "
-          "(only matrix-free APGD runs distributed)");
+          "(only matrix-free APGD and PQN run distributed)");
     }
   }
+  localFallbacks_ = 0;
   GRAIN_REQUIRE(!distributed || exchanges.reducer != nullptr,
                 "a distributed matrix-free solve needs the reducer over all processes");
   const ContactStorage& contacts = problem.contacts;
@@ -115,20 +214,35 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
   // sharing them (null when this process shares none).
   Reducer* reducer = distributed ? exchanges.reducer : nullptr;
   SplitBodyExchange* split = nullptr;
+  // True once the bodies hold u^E (the PQN fallback leaves them so).
+  bool applied = false;
   if (s.matrixFree) {
-    // APGD on the matrix-free Delassus operator: nothing is assembled.
+    // APGD or PQN on the matrix-free Delassus operator: nothing is assembled.
     matrixFree_.build(bodies, problem, s);
     // Told on every step, so that all processes stay in step.
     if (distributed && exchanges.split->beginSolve(bodies, matrixFree_.bodyStorageIndex())) {
       split = exchanges.split;
     }
-    solveApgd(matrixFree_, localSolverSettings(s), guess, localResult_, reducer, split);
+    const LocalSolverSettings settings = localSolverSettings(s);
+    if (s.localMethod == LocalSolverMethod::Pqn) {
+      solvePqn(matrixFree_, settings, guess, localResult_, reducer, split);
+      if (!localResult_.converged) {
+        applied = fallBackToSor(bodies, problem, exchanges, settings, guess, split);
+      }
+    } else {
+      solveApgd(matrixFree_, settings, guess, localResult_, reducer, split);
+    }
   } else {
     local = assembleLocalProblem(bodies, problem, s);
     solve(local, localSolverSettings(s), guess, localResult_);
+    if (s.localMethod == LocalSolverMethod::Pqn && localResult_.fallbackIterations > 0) {
+      localFallbacks_ = 1;
+    }
   }
   const LocalSolverResult& result = localResult_;
-  if (split != nullptr) {
+  if (applied) {
+    // The fallback's velocity SOR has updated every body (and every copy of a split body).
+  } else if (split != nullptr) {
     // Every copy of a split body gets the impulses of all its contacts, wherever solved.
     matrixFree_.applyPercussions(bodies, result.r, split);
   } else {
@@ -271,6 +385,7 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
                                       ? solveLocal(bodies, problem, exchanges)
                                       : solver_.solve(bodies, problem, exchanges.split);
   stats.iterations = solverStats.iterations;
+  stats.fallbacks = settings_.solver.localMethod ? localFallbacks_ : 0;
   stats.converged = solverStats.converged;
   stats.finite = solverStats.finite;
   stats.naturalMapError = solverStats.naturalMapError;

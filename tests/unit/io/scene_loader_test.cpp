@@ -698,8 +698,8 @@ const BadCase kBadCases[] = {
    "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties: missing required element 'Material'"},
   {"SimulatedWithoutMass", "<Mass distribute=\"homogen\" density=\"2500\"/>", "", 22,
    "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties: missing required element 'Mass' (simulated bodies need a mass)"},
-  {"MatrixFreeWithoutApgd", "method=\"SORContact\"", "method=\"PQN\" matrixFree=\"true\"", 6,
-   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: matrixFree=\"true\" is supported by method APGD only (got method \"PQN\")"},
+  {"MatrixFreeWithoutApgdOrPqn", "method=\"SORContact\"", "method=\"NSN\" matrixFree=\"true\"", 6,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: matrixFree=\"true\" is supported by methods APGD and PQN only (got method \"NSN\")"},
   // Attributes described by their settings structs: the messages the hand-written rows and
   // checks gave.
   {"ZeroStatesPerSecond", " statesPerSecond=\"100\"", " statesPerSecond=\"0\"", 4,
@@ -865,6 +865,15 @@ TEST(SceneSolver, MatrixFreeApgd) {
                                                        "method=\"APGD\" matrixFree=\"true\""));
   const SceneDescription d = loadScene(dir / "scene.xml");
   EXPECT_EQ(d.stepper.solver.localMethod, LocalSolverMethod::Apgd);
+  EXPECT_TRUE(d.stepper.solver.matrixFree);
+}
+
+TEST(SceneSolver, MatrixFreePqn) {
+  TempDir dir;
+  test::writeText(dir / "scene.xml", test::replaceOnce(kBase, "method=\"SORContact\"",
+                                                       "method=\"PQN\" matrixFree=\"true\""));
+  const SceneDescription d = loadScene(dir / "scene.xml");
+  EXPECT_EQ(d.stepper.solver.localMethod, LocalSolverMethod::Pqn);
   EXPECT_TRUE(d.stepper.solver.matrixFree);
 }
 

@@ -147,13 +147,18 @@ TEST(MatrixFreeApgd, SeparatingContactsGiveZeroWithoutIterating) {
   EXPECT_TRUE(res.u == mf.q());
 }
 
-TEST(MatrixFreeApgd, OnlyWithMethodApgd) {
+TEST(MatrixFreeApgd, OnlyWithMethodsApgdAndPqn) {
   InclusionSolverSettings s;
   s.matrixFree = true;
   EXPECT_THROW(validate(s), Error);
-  s.localMethod = LocalSolverMethod::Pqn;
-  EXPECT_THROW(validate(s), Error);
+  for (LocalSolverMethod m : {LocalSolverMethod::SorProx, LocalSolverMethod::JorProx,
+                              LocalSolverMethod::Nsn, LocalSolverMethod::NsnProx}) {
+    s.localMethod = m;
+    EXPECT_THROW(validate(s), Error) << toString(m);
+  }
   s.localMethod = LocalSolverMethod::Apgd;
+  EXPECT_NO_THROW(validate(s));
+  s.localMethod = LocalSolverMethod::Pqn;
   EXPECT_NO_THROW(validate(s));
 }
 

@@ -106,6 +106,7 @@ class TwoSideExchange final : public SplitBodyExchange, public Reducer {
     return all;
   }
   void sum(std::span<Real> values) override {
+    ++reductions;
     combine(values, [](Real a, Real b) { return a + b; });
   }
   void max(std::span<Real> values) override {
@@ -114,8 +115,9 @@ class TwoSideExchange final : public SplitBodyExchange, public Reducer {
 
   int averagings = 0;
   int sums = 0;
-  int started = 0;  // startAverage() calls not yet finished
-  int starts = 0;   // startAverage() calls in all
+  int reductions = 0;  // sum(std::span<Real>) calls
+  int started = 0;     // startAverage() calls not yet finished
+  int starts = 0;      // startAverage() calls in all
   bool unchangedSinceStart = true;
 
  private:
@@ -301,11 +303,20 @@ LocalSolverSettings apgdSettings() {
   return s;
 }
 
+LocalSolverSettings pqnSettings() {
+  LocalSolverSettings s;
+  s.method = LocalSolverMethod::Pqn;
+  s.tolerance = 1e-12;
+  return s;
+}
+
 /// What the two sides of a matrix-free solve give back.
 struct MatrixFreeSides {
   std::array<VecX, 2> product;   ///< W x on the side's rows, with the split body's impulses summed
   std::array<VecX, 2> unsummed;  ///< the same without the sum
   std::array<LocalSolverResult, 2> apgd;
+  std::array<LocalSolverResult, 2> pqn;
+  std::array<int, 2> pqnSums{};  ///< reductions and body sums of the PQN solve
   std::array<Real, 2> naturalMap{};
   std::array<std::vector<Vec3>, 2> velocity;
   std::array<std::vector<Vec3>, 2> omega;
@@ -334,6 +345,9 @@ MatrixFreeSides solveMatrixFreeSides() {
         sideRows(x, side), out.product[side],
         [&](std::span<Vec3> linear, std::span<Vec3> angular) { ex.sum(linear, angular); });
     mf.delassus().multiply(sideRows(x, side), out.unsummed[side]);
+    const int before = ex.sums + ex.reductions;
+    solvePqn(mf, pqnSettings(), nullptr, out.pqn[side], &ex, &ex);
+    out.pqnSums[side] = ex.sums + ex.reductions - before;
     solveApgd(mf, apgdSettings(), nullptr, out.apgd[side], &ex, &ex);
     out.naturalMap[side] =
         mf.error(LocalErrorMeasure::NaturalMap, out.apgd[side].r, out.apgd[side].u, &ex);
@@ -403,6 +417,36 @@ TEST(MassSplitting, MatrixFreeApgdOnTwoSidesIsTheSerialApgd) {
   EXPECT_LT((sides.omega[1][2] - whole.bodies.omegasBody()[2]).norm(), tol);
   EXPECT_LT((sides.velocity[0][3] - whole.bodies.velocities()[3]).norm(), tol);
   EXPECT_LT((sides.omega[0][3] - whole.bodies.omegasBody()[3]).norm(), tol);
+}
+
+// Matrix-free PQN on the two sides, every norm and GMRES inner product summed over both: the
+// serial Newton steps (the same count, the serial percussions to round-off), with both sides
+// making the same number of collective calls.
+TEST(MassSplitting, MatrixFreePqnOnTwoSidesIsTheSerialPqn) {
+  SolverScene whole = pile({0, 1, 2, 3});
+  const ContactProblem problem{whole.contacts,      whole.graph,          whole.parameters,
+                               whole.velocityStart, whole.omegaBodyStart, whole.dt};
+  MatrixFreeProblem mf;
+  mf.build(whole.bodies, problem, InclusionSolverSettings{});
+  LocalSolverResult serial;
+  solvePqn(mf, pqnSettings(), nullptr, serial);
+  ASSERT_TRUE(serial.converged);
+  ASSERT_GT(serial.iterations, 1u);
+
+  const MatrixFreeSides sides = solveMatrixFreeSides();
+  const Real scale = serial.r.lpNorm<Eigen::Infinity>();
+  EXPECT_EQ(sides.pqnSums[0], sides.pqnSums[1]);
+  for (int side = 0; side < 2; ++side) {
+    SCOPED_TRACE("side " + std::to_string(side));
+    const LocalSolverResult& r = sides.pqn[side];
+    ASSERT_TRUE(r.converged);
+    EXPECT_EQ(r.iterations, serial.iterations);
+    EXPECT_LT((r.r - sideRows(serial.r, side)).lpNorm<Eigen::Infinity>(), 1e-9 * scale);
+    EXPECT_LE(r.error, pqnSettings().tolerance);
+    // Without the global sums each side would stop on its own rows' error, not the serial one.
+    EXPECT_NEAR(r.error, serial.error, 1e-3 * serial.error + 1e-15);
+    EXPECT_GT(sides.pqnSums[side], 4 * static_cast<int>(serial.iterations));
+  }
 }
 
 }  // namespace

@@ -91,4 +91,24 @@ void solveApgd(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
                const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer = nullptr,
                SplitBodyExchange* split = nullptr);
 
+/// Koziara's PQN on the matrix-free problem: the iteration, linearisation, block-Jacobi
+/// preconditioner (from W_ii), GMRES, backtracking, delta continuation, error measures and
+/// settings of LocalSolverMethod::Pqn (local_pqn.hpp; the same code runs on the assembled
+/// matrix), with every product through problem.delassus() and every norm, dot product (GMRES
+/// included) and error sum through `reducer` (null: serial). Starts as solveApgd() does and
+/// returns the best iterate of at most settings.pqnMaxIter Newton steps, WITHOUT the SOR
+/// fallback of solve(): when result.converged is false the caller runs it (MoreauStepper falls
+/// back to the velocity SOR prox, ContactSolver). Distributed: as solveApgd(); every process
+/// makes the same reducer calls in the same order, with or without contacts (one global sum per
+/// GMRES inner product). Throws grain::Error (checkMatrixFreePqn()) for the options that need
+/// the assembled matrix. settings.method is not read.
+void solvePqn(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
+              const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer = nullptr,
+              SplitBodyExchange* split = nullptr);
+
+/// Throws grain::Error unless PQN can run matrix-free with these settings: pqnDirectSolve (sparse
+/// LU of the Newton matrix) and pqnWarmStartTolerance > tolerance (SOR on the assembled matrix
+/// first) need the assembled Delassus matrix.
+void checkMatrixFreePqn(const LocalSolverSettings& settings);
+
 }  // namespace grain

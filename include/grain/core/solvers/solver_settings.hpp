@@ -147,9 +147,10 @@ struct InclusionSolverSettings {
   /// If set, every step assembles the local problem and solves it with this local solver
   /// instead of the velocity prox solver (`method` is then unused; see MoreauStepper).
   std::optional<LocalSolverMethod> localMethod;
-  /// With localMethod Apgd: the step's problem is not assembled; APGD runs on the matrix-free
-  /// Delassus operator (MatrixFreeProblem, solveApgd) with the same settings and measures.
-  /// Only valid with localMethod Apgd (validate()).
+  /// With localMethod Apgd or Pqn: the step's problem is not assembled; the method runs on the
+  /// matrix-free Delassus operator (MatrixFreeProblem, solveApgd, solvePqn) with the same settings
+  /// and measures (PQN falls back to the velocity SOR prox, see MoreauStepper). Only valid with
+  /// localMethod Apgd or Pqn (validate()).
   bool matrixFree = false;
   Real alphaSorProx = 1.2;  ///< relaxation in (0, 2) for the SOR methods
   Real alphaJorProx = 0.5;  ///< relaxation in (0, 2) for JOR
@@ -186,6 +187,9 @@ struct InclusionSolverSettings {
   /// that large runs on the calling thread alone (a barrier costs about as much as a few dozen
   /// contact updates). The results do not depend on it.
   std::uint32_t minContactsPerThread = 256;
+  /// Local method PQN: Newton steps before the fallback to SOR prox (LocalSolverSettings::
+  /// pqnMaxIter; not a scene attribute).
+  std::uint32_t pqnMaxIter = 1000;
 
   /// The description of the members (grain/core/common/settings.hpp): scene attributes of
   /// <InclusionSolverSettings> (threadCount: of <TimeStepperSettings>), ranges, units, docs.
@@ -200,8 +204,8 @@ struct InclusionSolverSettings {
           .withDoc("contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, "
                    "DelassusJOR, APGD, PQN, NSN, NSNProx: local solvers on the assembled "
                    "Delassus problem (docs/solvers.md). grain-sim-mpi on more than one process "
-                   "runs the velocity prox methods and APGD with matrixFree=\"true\" only and "
-                   "refuses the others (docs/mpi.md)"));
+                   "runs the velocity prox methods and APGD and PQN with matrixFree=\"true\" "
+                   "only and refuses the others (docs/mpi.md)"));
     v(field<&S::alphaJorProx>("alphaJORProx")
           .required()
           .withBound(Bound::OpenZeroTwo)
@@ -239,9 +243,10 @@ struct InclusionSolverSettings {
     v(field<&S::usePercussionCache>("usePercussionCache")
           .withDoc("warm start from the previous step"));
     v(field<&S::matrixFree>("matrixFree")
-          .withDoc("APGD only: iterate on the matrix-free Delassus operator instead of the "
-                   "assembled matrix (docs/solvers.md); the form of APGD that runs distributed in "
-                   "grain-sim-mpi"));
+          .withDoc("APGD and PQN only: iterate on the matrix-free Delassus operator instead of "
+                   "the assembled matrix (docs/solvers.md); the form of these methods that runs "
+                   "distributed in grain-sim-mpi (PQN falls back to SORContact sweeps when its "
+                   "Newton steps fail)"));
     v(field<&S::reserveContacts>("reserveContacts").withDoc("contacts to reserve memory for"));
     v(field<&S::isFiniteCheck>("isFiniteCheck")
           .withDoc("check velocities for NaN/inf after each solve"));
@@ -267,6 +272,7 @@ struct InclusionSolverSettings {
     v(field<&S::minContactsPerThread>("minContactsPerThread")
           .internal()
           .withBound(Bound::AtLeastOne));
+    v(field<&S::pqnMaxIter>("pqnMaxIter").internal().withBound(Bound::AtLeastOne));
   }
 
   /// The checks between members (settings::Relation).
@@ -295,7 +301,7 @@ inline void setSolverChoice(InclusionSolverSettings& s, const SolverChoice& c) {
 
 /// Throws grain::Error naming the field if a value is out of range: the bounds and relations of
 /// InclusionSolverSettings::describe and ::relations (settings::check: minIter <= maxIter), and
-/// matrixFree only with the local method APGD.
+/// matrixFree only with the local methods APGD and PQN.
 void validate(const InclusionSolverSettings& s);
 
 /// The gap (m) the drift correction acts on, alpha * 2 driftGap / dt: g_N + slop for an overlap

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include <grain/core/collision/collision_detector.hpp>
 #include <grain/core/contact/contact_colouring.hpp>
@@ -63,14 +64,27 @@ void validate(const StepperSettings& s);
 /// from the previous step's percussions if usePercussionCache (the same cache as ContactSolver's,
 /// projected onto the new contact frames; contacts without an entry start at 0), and the
 /// percussions are applied to the bodies (applyContactPercussions). With settings.solver.matrixFree
-/// (APGD only) the problem is not assembled: MatrixFreeProblem holds the step's contact rows and
-/// solveApgd() iterates on the DelassusOperator. Only this local solver runs distributed (with
-/// StepExchanges): every process solves its share of the contacts together with all the others
-/// (products with split bodies' impulses summed by exchanges.split, every sum over
-/// exchanges.reducer, on every step whether it has contacts or not), so the result is the serial
-/// APGD's; the percussions are then applied with the split bodies' impulses summed the same way.
-/// The assembled local solvers are serial: they throw grain::Error if a body is split over
+/// (APGD or PQN) the problem is not assembled: MatrixFreeProblem holds the step's contact rows and
+/// solveApgd() or solvePqn() iterates on the DelassusOperator. Only these local solvers run
+/// distributed (with StepExchanges): every process solves its share of the contacts together
+/// with all the others (products with split bodies' impulses summed by exchanges.split, every sum
+/// over exchanges.reducer, on every step whether it has contacts or not), so the result is the
+/// serial one's; the percussions are then applied with the split bodies' impulses summed the same
+/// way. The assembled local solvers are serial: they throw grain::Error if a body is split over
 /// processes.
+///
+/// Matrix-free PQN fallback (Koziara's Algorithm 1, step 3): when PQN does not reach relTol in
+/// pqnMaxIter Newton steps (a global decision, so every process falls back together), the step
+/// is solved by the velocity SOR prox ContactSolver (SorContact with the scene's alphaSORProx,
+/// rStrategy, subMethodUCF and maxIter sweeps; distributed with mass splitting), warm-started
+/// from PQN's best iterate and stopping on PQN's measure (natural map: relTol / sqrt(3), see
+/// moreau_stepper.cpp). Its percussions are then measured on the whole problem as PQN measures
+/// its iterates (u = W r + q on the matrix-free operator, global sums), and the better of the two
+/// (PQN's best iterate or the fallback's) is the step's result, as in the assembled solve(). The
+/// step's `converged` means, as for every local solver, that this result's measure is <= relTol
+/// over the whole problem, whichever solver produced it; `iterations` adds the fallback's sweeps
+/// to the Newton steps, and StepStats::fallbacks is 1 for a step that fell back (also for the
+/// assembled PQN, whose solve() falls back to the Delassus SOR).
 ///
 /// Distributed runs pass StepExchanges: after the first half step exchanges.bodies moves bodies
 /// between processes (the storage is then put back in id order), after collision detection it
@@ -133,6 +147,14 @@ class MoreauStepper {
  private:
   SolverStats solveLocal(BodyStorage& bodies, const ContactProblem& problem,
                          const StepExchanges& exchanges);
+  /// The fallback of matrix-free PQN (see above) after solvePqn() left localResult_ unconverged;
+  /// `guess` is the step's warm start (null without), `split` the exchange of the PQN products
+  /// (null if this process shares no split body). Updates localResult_; returns true if the
+  /// fallback's result was kept (the bodies then hold u^E), false if PQN's was (the bodies hold
+  /// the free velocities again).
+  bool fallBackToSor(BodyStorage& bodies, const ContactProblem& problem,
+                     const StepExchanges& exchanges, const LocalSolverSettings& local,
+                     const VecX* guess, SplitBodyExchange* split);
 
   StepperSettings settings_;
   CollisionDetector collision_;
@@ -153,9 +175,17 @@ class MoreauStepper {
   std::vector<Vec3> localPercussions_;
   std::vector<detail::PercussionCacheKey> localCacheKeys_;
   std::vector<std::uint32_t> localCacheOrdinal_;
-  VecX localGuess_;                ///< warm start, 3 per contact (kept to reuse its storage)
-  LocalSolverResult localResult_;  ///< solved into, keeping the storage of r and u
-  MatrixFreeProblem matrixFree_;   ///< settings_.solver.matrixFree: the step's rows and operator
+  VecX localGuess_;                   ///< warm start, 3 per contact (kept to reuse its storage)
+  LocalSolverResult localResult_;     ///< solved into, keeping the storage of r and u
+  MatrixFreeProblem matrixFree_;      ///< settings_.solver.matrixFree: the step's rows and operator
+  std::uint32_t localFallbacks_ = 0;  ///< the last solve fell back from PQN to SOR (0 or 1)
+  // Matrix-free PQN: its fallback solver and the scratch of fallBackToSor().
+  std::optional<ContactSolver> pqnFallback_;
+  std::vector<Vec3> fallbackStart_;  ///< per contact: the fallback's warm start (N s)
+  std::vector<Vec3> savedVelocity_;  ///< the free velocities, restored if PQN's result is kept
+  std::vector<Vec3> savedOmega_;
+  VecX fallbackR_;
+  VecX fallbackU_;
 };
 
 /// Combines the statistics of one step over the processes of `reducer` in one reduction

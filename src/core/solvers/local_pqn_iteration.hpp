@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <Eigen/LU>
+
+#include <grain/core/solvers/local_pqn.hpp>
+#include <grain/core/solvers/local_problem.hpp>
+#include <grain/core/solvers/local_solver.hpp>
+#include <grain/core/solvers/prox.hpp>
+
+#include "delassus_ops.hpp"
+#include "local_solver_detail.hpp"
+
+/// Koziara's projected quasi-Newton iteration (formulas in local_pqn.hpp), written once for any
+/// Delassus operator (private to grain_core): the assembled block-row matrix (AssembledOps) and
+/// the matrix-free operator (MatrixFreeProblem) run the same code through an `Ops` type
+/// (delassus_ops.hpp). Every norm and dot product of the Newton step and of GMRES is a global
+/// sum (Ops::sum), every product with W an Ops::multiply, so that all processes of a distributed
+/// solve take the same decisions in the same order; the per-contact work (linearisation,
+/// block-Jacobi preconditioner from W_ii, projection) is local.
+namespace grain::detail {
+
+/// The operator A = X W + Y + delta I of one Newton step and its block-Jacobi preconditioner.
+template <class Ops>
+struct PqnNewtonOperator {
+  Ops& ops;
+  std::vector<Mat3> x;
+  std::vector<Mat3> y;
+  std::vector<Mat3> preconditioner;  // (X_ii W_ii + Y_ii + delta I)^-1
+  Real delta = 0;
+  VecX scratch;
+
+  void apply(const VecX& v, VecX& out) {
+    ops.multiply(v, scratch);
+    out.resize(v.size());
+    const std::size_t n = ops.contacts();
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      out.segment<3>(k) =
+          x[i] * scratch.segment<3>(k) + y[i] * v.segment<3>(k) + delta * v.segment<3>(k);
+    }
+  }
+  void precondition(const VecX& v, VecX& out) const {
+    out.resize(v.size());
+    const std::size_t n = ops.contacts();
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      out.segment<3>(k) = preconditioner[i] * v.segment<3>(k);
+    }
+  }
+  /// |v|, summed over the processes.
+  Real norm(const VecX& v) const { return std::sqrt(ops.sum(v.squaredNorm())); }
+};
+
+/// Right-preconditioned GMRES from x = 0: at most maxIter iterations, stops when the residual
+/// |b - A x| <= tol (global). Returns x. Modified Gram-Schmidt: one global sum per inner
+/// product, k + 2 in iteration k.
+template <class Ops>
+VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real tol, std::uint32_t maxIter) {
+  const Eigen::Index m = b.size();
+  const auto kMax = static_cast<Eigen::Index>(maxIter);
+  VecX x = VecX::Zero(m);
+  const Real beta = op.norm(b);
+  if (!(beta > tol)) {
+    return x;
+  }
+  Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic> v(m, kMax + 1);
+  Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic> z(m, kMax);
+  Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic> h =
+      Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic>::Zero(kMax + 1, kMax);
+  VecX cs = VecX::Zero(kMax);
+  VecX sn = VecX::Zero(kMax);
+  VecX g = VecX::Zero(kMax + 1);
+  g[0] = beta;
+  v.col(0) = b / beta;
+  VecX zk;
+  VecX w;
+  Eigen::Index k = 0;
+  for (; k < kMax; ++k) {
+    op.precondition(v.col(k), zk);
+    z.col(k) = zk;
+    op.apply(zk, w);
+    for (Eigen::Index j = 0; j <= k; ++j) {  // modified Gram-Schmidt
+      h(j, k) = op.ops.sum(w.dot(v.col(j)));
+      w -= h(j, k) * v.col(j);
+    }
+    h(k + 1, k) = op.norm(w);
+    if (h(k + 1, k) > 0.0) {
+      v.col(k + 1) = w / h(k + 1, k);
+    }
+    for (Eigen::Index j = 0; j < k; ++j) {  // apply the previous rotations
+      const Real t = cs[j] * h(j, k) + sn[j] * h(j + 1, k);
+      h(j + 1, k) = -sn[j] * h(j, k) + cs[j] * h(j + 1, k);
+      h(j, k) = t;
+    }
+    const Real rho = std::hypot(h(k, k), h(k + 1, k));
+    if (rho == 0.0) {
+      break;
+    }
+    cs[k] = h(k, k) / rho;
+    sn[k] = h(k + 1, k) / rho;
+    h(k, k) = rho;
+    h(k + 1, k) = 0.0;
+    g[k + 1] = -sn[k] * g[k];
+    g[k] = cs[k] * g[k];
+    if (std::abs(g[k + 1]) <= tol) {
+      ++k;
+      break;
+    }
+  }
+  if (k == 0) {
+    return x;
+  }
+  // Solve the k x k upper triangular system H y = g (the same on every process).
+  const VecX yk = h.topLeftCorner(k, k).triangularView<Eigen::Upper>().solve(g.head(k));
+  x = z.leftCols(k) * yk;
+  return x;
+}
+
+/// The PQN iteration from r (local_pqn.hpp) for at most settings.pqnMaxIter Newton steps,
+/// without the fallback (the caller runs it); fills `result` (r, u, error, iterations,
+/// converged, finite) with the best iterate. `directSolve(op, c)` returns the Newton step of
+/// settings.pqnDirectSolve (only called then; it needs the assembled matrix).
+template <class Ops, class DirectSolve>
+void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResult& result,
+                const DirectSolve& directSolve) {
+  const std::size_t n = ops.contacts();
+  const Real omega = std::max(s.pqnOmegaFactor * s.tolerance, Real(1e-300));
+
+  // delta relative to the mean diagonal entry of W (over all processes' contacts).
+  Real diagSum = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    diagSum += ops.diagonalBlock(i).trace();
+  }
+  diagSum = ops.sum(diagSum);
+  const Real meanDiag = diagSum / ops.sum(static_cast<Real>(3 * n));
+
+  PqnNewtonOperator<Ops> op{ops, {}, {}, {}, 0.0, {}};
+  op.x.resize(n);
+  op.y.resize(n);
+  op.preconditioner.resize(n);
+  const Real delta0 = s.pqnDelta * meanDiag;
+  Real cNorm0 = 0.0;
+
+  const auto m = static_cast<Eigen::Index>(3 * n);
+  VecX u;
+  VecX c(m);
+  VecX trial(m);
+  VecX uTrial(m);
+  BestIterate best;
+  ops.multiply(r, u);
+  u += ops.q();
+  Real e = ops.error(r, u);
+  for (std::uint32_t it = 0;; ++it) {
+    if (!std::isfinite(e)) {
+      result.finite = false;
+      break;
+    }
+    best.offer(r, u, e);
+    if (e <= s.tolerance || it == s.pqnMaxIter) {
+      break;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      const PqnLinearisation lin = pqnLinearise(r.segment<3>(k), u.segment<3>(k), ops.mu(i), omega);
+      c.segment<3>(k) = lin.c;
+      op.x[i] = lin.x;
+      op.y[i] = lin.y;
+    }
+    const Real cNorm = op.norm(c);
+    if (it == 0) {
+      cNorm0 = cNorm;
+    }
+    op.delta = delta0;
+    if (s.pqnDeltaContinuation && cNorm0 > 0.0) {
+      op.delta = delta0 * std::min(Real(1), cNorm / cNorm0);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const Mat3 aii = op.x[i] * ops.diagonalBlock(i) + op.y[i] + op.delta * Mat3::Identity();
+      const Eigen::FullPivLU<Mat3> lu(aii);
+      op.preconditioner[i] = lu.isInvertible() ? Mat3(lu.inverse()) : Mat3::Identity();
+    }
+    VecX dr;
+    if (s.pqnDirectSolve) {
+      dr = directSolve(op, c);
+    } else {
+      dr = pqnGmres(op, c, s.pqnGmresEpsilon * cNorm, s.pqnGmresMaxIter);
+    }
+    // Projected step R - tau dR, tau = 1, 1/2, ... while the error does not decrease
+    // (pqnBacktracking; Koziara's Algorithm 1 always takes tau = 1).
+    Real tau = 1.0;
+    const std::uint32_t halvings = s.pqnBacktracking ? 10 : 0;
+    for (std::uint32_t h = 0;; ++h) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto k = static_cast<Eigen::Index>(3 * i);
+        trial.segment<3>(k) =
+            prox::projectCone(r.segment<3>(k) - tau * dr.segment<3>(k), ops.mu(i));
+      }
+      ops.multiply(trial, uTrial);
+      uTrial += ops.q();
+      const Real eTrial = ops.error(trial, uTrial);
+      if (eTrial < e || h >= halvings || !std::isfinite(eTrial)) {
+        r.swap(trial);
+        u.swap(uTrial);
+        e = eTrial;
+        break;
+      }
+      tau *= 0.5;
+    }
+    result.iterations = it + 1;
+  }
+  result.r = best.r;
+  result.u = best.u;
+  result.error = best.error;
+  result.converged = best.error <= s.tolerance;
+}
+
+}  // namespace grain::detail
