@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -576,18 +577,92 @@ void openProcessLog(const app::SimOptions& opt, std::ofstream& processLog) {
   }
 }
 
+/// --print-scene: the scene with the overrides applied, on standard output (collective).
+int printScene(const app::SimOptions& opt) {
+  const bool ok = checkedOnAll([&] {
+    std::vector<io::SceneOverride> overrides;
+    for (const std::string& arg : opt.overrides) {
+      overrides.push_back(io::parseSceneOverride(arg));
+    }
+    say(io::applySceneOverrides(io::readSceneText(opt.scene), opt.scene.string(), overrides));
+  });
+  return ok ? kExitOk : kExitBadInput;
+}
+
+/// Every process built a share of the simulated bodies (see loadScene); a state to start from
+/// (restart, GlobalInitialCondition) is read by all processes together, each a 1/P slice of it,
+/// and each body's record (and, on a restart, its warm-start entries) is sent to the process that
+/// built it. Returns where a restart continues (default: the scene's start). Throws on bad input.
+io::ResumePoint readStartState(const app::SimOptions& opt, Setup& setup, MoreauStepper& stepper,
+                               app::CollectiveReadBytes& readBytes) {
+  io::SceneDescription& scene = setup.scene;
+  DynamicsSystem& system = scene.system;
+  const auto builderOf = [&](BodyId id) { return setup.builderOf(id); };
+  io::ResumePoint resume;
+  if (!opt.restart.empty()) {
+    resume = app::loadResumeStateTogether(MPI_COMM_WORLD, opt.restart, system, stepper,
+                                          setup.simulatedInScene, builderOf, readBytes);
+  } else if (scene.initialCondition && !scene.initialCondition->statesRead) {
+    app::readInitialStateTogether(MPI_COMM_WORLD, scene.file, *scene.initialCondition,
+                                  system.bodies, builderOf, readBytes);
+  }
+  system.bodies.sortById();
+  return resume;
+}
+
+/// The restart line: where the run continues and the most any process read of the record's files
+/// (each reads about 1/P of the state; collective).
+void sayRestart(const io::ResumePoint& resume, const app::CollectiveReadBytes& readBytes) {
+  std::array<unsigned long long, 2> most{readBytes.sim, readBytes.cache};
+  MPI_Allreduce(MPI_IN_PLACE, most.data(), 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  say("restart    from state " + std::to_string(resume.stateIndex) +
+      " at t = " + std::to_string(resume.time) + " s (step " + std::to_string(resume.step) +
+      "); each process read at most " + std::to_string(most[0]) + " bytes of SimState.sim (" +
+      std::to_string(resume.simHeader.bytesPerState()) + " per state) and " +
+      std::to_string(most[1]) + " of the warm-start data\n");
+  for (const auto& m : resume.messages) {
+    say("warning    " + m + "\n");
+  }
+}
+
+/// A step failed on this process while the others wait in a collective call: stops them all with
+/// this message, naming a body of this process whose state is not finite if there is one (the
+/// usual cause).
+[[noreturn]] void abortStep(const std::exception& e, const io::SceneDescription& scene,
+                            const BodyStorage& bodies, std::uint64_t step) {
+  std::string body;
+  if (const std::size_t bad = findNonFiniteBody(bodies); bad < bodies.size()) {
+    body = "\n" + nonFiniteText(scene, bodies, bad, step);
+  }
+  std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s%s\n", static_cast<int>(gRank), e.what(),
+               body.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+  std::abort();  // MPI_Abort does not return
+}
+
+/// The run stopped on non-finite velocities (every process agrees: the flag is reduced); the
+/// lowest process with such a body names it (collective).
+void sayNonFinite(const io::SceneDescription& scene, const BodyStorage& bodies,
+                  const app::LoopResult& result) {
+  const std::size_t bad = findNonFiniteBody(bodies);
+  int speaker = bad < bodies.size() ? gRank : gSize;
+  MPI_Allreduce(MPI_IN_PLACE, &speaker, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  say("\ngrain-sim-mpi: non-finite velocities at t = " + std::to_string(result.time) + " s (step " +
+      std::to_string(result.step) + "); stopped\n");
+  std::fflush(stdout);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (gRank == speaker) {
+    std::fprintf(stderr, "%s\n", nonFiniteText(scene, bodies, bad, result.step).c_str());
+    std::fflush(stderr);
+  }
+}
+
 int run(const app::SimOptions& opt) {
   // 1. Input, on every process (all reach the same verdict).
   std::optional<Setup> setup;
   if (opt.printScene) {
-    const bool ok = checkedOnAll([&] {
-      std::vector<io::SceneOverride> overrides;
-      for (const std::string& arg : opt.overrides) {
-        overrides.push_back(io::parseSceneOverride(arg));
-      }
-      say(io::applySceneOverrides(io::readSceneText(opt.scene), opt.scene.string(), overrides));
-    });
-    return ok ? kExitOk : kExitBadInput;
+    return printScene(opt);
   }
   if (!checkedOnAll([&] {
         setup.emplace(loadScene(opt));
@@ -612,23 +687,9 @@ int run(const app::SimOptions& opt) {
   io::ResumePoint resume;
   std::shared_ptr<const mpi::Topology> topology;
   std::string topologyText;
-  // Every process built a share of the simulated bodies (see loadScene); a state to start from
-  // (restart, GlobalInitialCondition) is read by all processes together, each a 1/P slice of it,
-  // and each body's record is sent to the process that built it. The first decomposition then
-  // gives each body its owner, and one exchange moves it there.
+  // The first decomposition gives each body its owner, and one exchange moves it there.
   app::CollectiveReadBytes readBytes;
-  const auto builderOf = [&](BodyId id) { return setup->builderOf(id); };
-  if (!checkedOnAll([&] {
-        if (!opt.restart.empty()) {
-          // Each process gets the warm-start entries of the bodies it built.
-          resume = app::loadResumeStateTogether(MPI_COMM_WORLD, opt.restart, system, stepper,
-                                                setup->simulatedInScene, builderOf, readBytes);
-        } else if (scene.initialCondition && !scene.initialCondition->statesRead) {
-          app::readInitialStateTogether(MPI_COMM_WORLD, scene.file, *scene.initialCondition,
-                                        system.bodies, builderOf, readBytes);
-        }
-        system.bodies.sortById();
-      })) {
+  if (!checkedOnAll([&] { resume = readStartState(opt, *setup, stepper, readBytes); })) {
     return kExitBadInput;
   }
   if (!checkedOnAll(
@@ -687,17 +748,7 @@ int run(const app::SimOptions& opt) {
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
   if (!opt.restart.empty()) {
-    // The most any process read of the record's files (each reads about 1/P of the state).
-    std::array<unsigned long long, 2> most{readBytes.sim, readBytes.cache};
-    MPI_Allreduce(MPI_IN_PLACE, most.data(), 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    say("restart    from state " + std::to_string(resume.stateIndex) +
-        " at t = " + std::to_string(resume.time) + " s (step " + std::to_string(resume.step) +
-        "); each process read at most " + std::to_string(most[0]) + " bytes of SimState.sim (" +
-        std::to_string(resume.simHeader.bytesPerState()) + " per state) and " +
-        std::to_string(most[1]) + " of the warm-start data\n");
-    for (const auto& m : resume.messages) {
-      say("warning    " + m + "\n");
-    }
+    sayRestart(resume, readBytes);
   }
   say(record.contactForcesNote() + dump->note() + "output     " + record.folder().string() + "\n");
 
@@ -718,31 +769,11 @@ int run(const app::SimOptions& opt) {
     result =
         app::runSteps(hooks, firstStep, lastStep, system.time, progress ? &*progress : nullptr);
   } catch (const std::exception& e) {
-    // The other processes wait in a collective call: stop them all with this message, naming
-    // a body of this process whose state is not finite if there is one (the usual cause).
-    std::string body;
-    if (const std::size_t bad = findNonFiniteBody(system.bodies); bad < system.bodies.size()) {
-      body = "\n" + nonFiniteText(scene, system.bodies, bad, stepper.stepCount() + 1);
-    }
-    std::fprintf(stderr, "\ngrain-sim-mpi: process %d: %s%s\n", static_cast<int>(gRank), e.what(),
-                 body.c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+    abortStep(e, scene, system.bodies, stepper.stepCount() + 1);
   }
   record.close();
   if (result.nonFinite) {
-    // Every process agrees (the flag is reduced); the lowest process with such a body names it.
-    const std::size_t bad = findNonFiniteBody(system.bodies);
-    int speaker = bad < system.bodies.size() ? gRank : gSize;
-    MPI_Allreduce(MPI_IN_PLACE, &speaker, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    say("\ngrain-sim-mpi: non-finite velocities at t = " + std::to_string(result.time) +
-        " s (step " + std::to_string(result.step) + "); stopped\n");
-    std::fflush(stdout);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (gRank == speaker) {
-      std::fprintf(stderr, "%s\n", nonFiniteText(scene, system.bodies, bad, result.step).c_str());
-      std::fflush(stderr);
-    }
+    sayNonFinite(scene, system.bodies, result);
     return kExitFailure;
   }
   say(record.compatibleForcesSummary());
