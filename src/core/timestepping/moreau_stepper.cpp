@@ -402,7 +402,7 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   stats.step = stepCount_;
 #ifdef GRAIN_CHECK_INVARIANTS
   // Finite state, unit quaternions, no body twice, contacts in order (GRAIN_CHECK_INVARIANTS).
-  checkStepInvariants(bodies, contacts_, stepCount_, invariantScratch_);
+  checkStepInvariants(bodies, contacts_, stepCount_, invariantScratch_, splitContacts);
 #endif
   stats.time = system.time;
   const SystemEnergy e = computeEnergy(system);

@@ -44,11 +44,11 @@ DynamicsSystem pile() {
 }
 
 /// The message of the InvariantError thrown by checkStepInvariants, "" if none.
-std::string violation(const BodyStorage& bodies, const ContactStorage& contacts,
-                      std::uint64_t step) {
+std::string violation(const BodyStorage& bodies, const ContactStorage& contacts, std::uint64_t step,
+                      std::size_t splitContacts = 0) {
   std::vector<BodyId> scratch;
   try {
-    checkStepInvariants(bodies, contacts, step, scratch);
+    checkStepInvariants(bodies, contacts, step, scratch, splitContacts);
   } catch (const InvariantError& e) {
     EXPECT_EQ(e.step(), step);
     return e.what();
@@ -130,6 +130,21 @@ TEST(Invariants, ContactsOutOfOrderOrInvalid) {
             std::string::npos)
       << m;
   EXPECT_NE(m.find("not in canonical order"), std::string::npos) << m;
+  // A distributed step's order: the split bodies' contacts first, each part in canonical order.
+  ContactStorage splitFirst;
+  splitFirst.add(1, 2, n, -1e-3, r, r);
+  splitFirst.add(0, 1, n, -1e-3, r, r);
+  splitFirst.add(0, 2, n, -1e-3, r, r);
+  EXPECT_EQ(violation(sys.bodies, splitFirst, 4, 1), "");
+  EXPECT_NE(violation(sys.bodies, splitFirst, 4, 0)
+                .find("contact 1 (bodies (1,0), (2,4)) comes after contact 0"),
+            std::string::npos);
+  ContactStorage secondPartUnsorted;  // the split part, then an unordered rest
+  secondPartUnsorted.add(1, 2, n, -1e-3, r, r);
+  secondPartUnsorted.add(0, 2, n, -1e-3, r, r);
+  secondPartUnsorted.add(0, 1, n, -1e-3, r, r);
+  EXPECT_NE(violation(sys.bodies, secondPartUnsorted, 4, 1).find("contact 2 (bodies (1,0), (2,4))"),
+            std::string::npos);
   ContactStorage self;
   self.add(2, 2, n, -1e-3, r, r);
   EXPECT_NE(violation(sys.bodies, self, 4).find("contact 0 is between body (2,5) and itself"),

@@ -48,9 +48,12 @@ std::string nonFiniteBodyMessage(const BodyStorage& bodies, std::size_t i, std::
 /// 1e-9), no body id twice, and the contacts valid (body indices in range, two different bodies)
 /// and in canonical order (by body A, then body B, as ContactStorage::sortCanonical orders them;
 /// with the bodies in id order, as distributed runs keep them, this is the order of body ids).
+/// A distributed step moves the contacts of split bodies to the front (ContactProblem::
+/// splitContacts): then [0, splitContacts) and [splitContacts, C) are each in canonical order.
 /// Throws InvariantError naming the first violation. O(N log N + C); `scratch` keeps its memory
 /// between calls.
 void checkStepInvariants(const BodyStorage& bodies, const ContactStorage& contacts,
-                         std::uint64_t step, std::vector<BodyId>& scratch);
+                         std::uint64_t step, std::vector<BodyId>& scratch,
+                         std::size_t splitContacts = 0);
 
 }  // namespace grain
