@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -185,6 +186,25 @@ inline std::map<BodyId, BodyRecord> gatherBodies(const BodyStorage& bodies, int&
     out[b.id] = b;
   }
   return out;
+}
+
+/// Largest distance of position (m) and of velocity (m/s) between every simulated body of the
+/// serial run and its gathered distributed state; 1e300 for both if a body is missing.
+inline std::pair<Real, Real> maxStateDifference(const BodyStorage& serial,
+                                                const std::map<BodyId, BodyRecord>& distributed) {
+  Real dr = 0.0, dv = 0.0;
+  for (std::size_t i = 0; i < serial.size(); ++i) {
+    if (!serial.isSimulated(i)) {
+      continue;
+    }
+    const auto it = distributed.find(serial.ids()[i]);
+    if (it == distributed.end()) {
+      return {1e300, 1e300};
+    }
+    dr = std::max(dr, (it->second.position - serial.positions()[i]).norm());
+    dv = std::max(dv, (it->second.velocity - serial.velocities()[i]).norm());
+  }
+  return {dr, dv};
 }
 
 }  // namespace grain::mpi_test

@@ -116,19 +116,7 @@ void checkStepping(bool kdTree, bool forced, int steps) {
   if (gRank != 0) {
     return;
   }
-  Real dr = 0.0, dv = 0.0;
-  for (std::size_t i = 0; i < serial.bodies.size(); ++i) {
-    if (!serial.bodies.isSimulated(i)) {
-      continue;
-    }
-    const auto it = distributed.find(serial.bodies.ids()[i]);
-    if (it == distributed.end()) {
-      dr = dv = 1e300;
-      break;
-    }
-    dr = std::max(dr, (it->second.position - serial.bodies.positions()[i]).norm());
-    dv = std::max(dv, (it->second.velocity - serial.bodies.velocities()[i]).norm());
-  }
+  const auto [dr, dv] = maxStateDifference(serial.bodies, distributed);
   std::printf(
       "stepping (%s): %d steps, max |dr| %.3g m (bound %.3g), max |dv| %.3g m/s (bound %.3g), "
       "serial iteration count in %d steps, fallbacks %d serial / %d distributed, split bodies "

@@ -3,15 +3,6 @@
 
 namespace grain {
 
-std::optional<LocalSolverMethod> localMethodFromSceneName(std::string_view name) {
-  for (const LocalMethodName& m : kLocalMethodNames) {
-    if (m.sceneName == name) {
-      return m.method;
-    }
-  }
-  return std::nullopt;
-}
-
 std::string_view sceneName(LocalSolverMethod method) {
   for (const LocalMethodName& m : kLocalMethodNames) {
     if (m.method == method) {

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <array>
-#include <optional>
 #include <string_view>
 
 #include <grain/core/solvers/local_problem.hpp>
@@ -25,8 +24,6 @@ namespace grain {
 inline constexpr std::array<LocalSolverMethod, 1> kLocalMethodsNotInStepper{
     {LocalSolverMethod::Ipm}};
 
-/// The local solver of a scene name (exact spelling), or nullopt.
-std::optional<LocalSolverMethod> localMethodFromSceneName(std::string_view name);
 /// The scene name of a local solver ("" if it has none, which a unit test forbids).
 std::string_view sceneName(LocalSolverMethod m);
 /// The scene name of the method the settings select: a local solver's, or the velocity prox
