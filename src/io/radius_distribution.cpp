@@ -55,10 +55,36 @@ Real inverseNormalCdf(Real p) {
   return x - u / (1.0 + 0.5 * x * u);
 }
 
-RadiusDistribution RadiusDistribution::uniform(Real minRadius, Real maxRadius) {
+RadiusDistribution RadiusDistribution::from(const RadiusDistributionSettings& s) {
+  settings::checkRelations(s);
+  switch (s.generator) {
+    case RadiusGenerator::Uniform:
+      return uniform(s.minRadius, s.maxRadius);
+    case RadiusGenerator::TruncatedNormal:
+      return truncatedNormal(s.mean, s.variance, s.minRadius, s.maxRadius);
+    case RadiusGenerator::PiecewiseConstant:
+      break;
+  }
+  return piecewiseConstant(s.intervals, s.densities);
+}
+
+namespace {
+
+/// The window [minRadius, maxRadius] of uniform and truncated-normal: both > 0 and finite, and
+/// maxRadius >= minRadius (the relation of RadiusDistributionSettings).
+void checkWindow(Real minRadius, Real maxRadius) {
   GRAIN_REQUIRE(std::isfinite(minRadius) && minRadius > 0.0, "minRadius must be > 0");
-  GRAIN_REQUIRE(std::isfinite(maxRadius) && maxRadius >= minRadius,
-                "minRadius must be <= maxRadius");
+  GRAIN_REQUIRE(std::isfinite(maxRadius), "maxRadius must be finite");
+  RadiusDistributionSettings window;
+  window.minRadius = minRadius;
+  window.maxRadius = maxRadius;
+  settings::checkRelations(window);
+}
+
+}  // namespace
+
+RadiusDistribution RadiusDistribution::uniform(Real minRadius, Real maxRadius) {
+  checkWindow(minRadius, maxRadius);
   RadiusDistribution r;
   r.kind_ = Kind::Uniform;
   r.a_ = minRadius;
@@ -70,9 +96,7 @@ RadiusDistribution RadiusDistribution::truncatedNormal(Real mean, Real sigma, Re
                                                        Real maxRadius) {
   GRAIN_REQUIRE(std::isfinite(mean) && mean > 0.0, "mean must be > 0");
   GRAIN_REQUIRE(std::isfinite(sigma) && sigma > 0.0, "the standard deviation must be > 0");
-  GRAIN_REQUIRE(std::isfinite(minRadius) && minRadius > 0.0, "minRadius must be > 0");
-  GRAIN_REQUIRE(std::isfinite(maxRadius) && maxRadius >= minRadius,
-                "minRadius must be <= maxRadius");
+  checkWindow(minRadius, maxRadius);
   RadiusDistribution r;
   r.kind_ = Kind::TruncatedNormal;
   r.a_ = minRadius;

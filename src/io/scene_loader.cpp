@@ -27,6 +27,7 @@
 #include <grain/io/sim_file.hpp>
 #include <grain/io/simulated_share.hpp>
 
+#include "io/scene_elements.hpp"
 #include "io/settings_io.hpp"
 #include "io/xml_reader.hpp"
 
@@ -62,20 +63,13 @@ auto atElement(const Element& e, F&& f) -> decltype(f()) {
   }
 }
 
-/// Angle (rad) from exactly one of the attributes deg, rad; nullopt if neither is given.
-std::optional<Real> readAngle(const Element& e) {
-  const bool hasDeg = e.has("deg");
-  const bool hasRad = e.has("rad");
-  if (hasDeg && hasRad) {
+/// Angle (rad) from exactly one of the attributes deg, rad of `e` (read into `deg`, `rad`);
+/// nullopt if neither is given.
+std::optional<Real> angleOf(const Element& e, std::optional<Real> deg, std::optional<Real> rad) {
+  if (deg && rad) {
     e.failAt("rad", "give either attribute 'deg' or attribute 'rad', not both");
   }
-  if (hasDeg) {
-    return e.real("deg") * kDegree;
-  }
-  if (hasRad) {
-    return e.real("rad");
-  }
-  return std::nullopt;
+  return deg ? std::optional<Real>(*deg * kDegree) : rad;
 }
 
 /// Initial state of one body of a group.
@@ -99,9 +93,7 @@ struct GroupInitialCondition {
   Real distance = 0;
   Real cx = 0, cy = 0;  ///< grid centring offsets (m)
   std::uint64_t gx = 1, gy = 1;
-  bool jitter = false;
-  Real delta = 0;
-  std::uint32_t seed = 0;
+  detail::Jitter jitter;  ///< Linear, Grid
   std::vector<std::pair<Vec3, Quat>>
       poses;  ///< Transforms (at least one): body k takes min(k, last)
   std::vector<std::pair<Vec3, Vec3>> velocities;  ///< transrot: (v, omega_K), min(k, last)
@@ -113,12 +105,12 @@ struct GroupInitialCondition {
         break;
       case Kind::Linear: {
         pose.position = start + direction * (distance * static_cast<Real>(k));
-        if (jitter) {
-          BodyRandom rng(seed, k);
+        if (jitter.jitter) {
+          BodyRandom rng(jitter.seed, k);
           for (;;) {
             const Vec3 v = rng.unitVector().cross(direction);
             if (v.norm() > 1e-6) {
-              pose.position += delta * v.normalized();
+              pose.position += jitter.delta * v.normalized();
               break;
             }
           }
@@ -132,9 +124,9 @@ struct GroupInitialCondition {
         const Vec3 local(static_cast<Real>(ix) * distance - cx,
                          static_cast<Real>(iy) * distance - cy, static_cast<Real>(iz) * distance);
         pose.position = frame * local + start;
-        if (jitter) {
-          BodyRandom rng(seed, k);
-          pose.position += delta * rng.unitVector();
+        if (jitter.jitter) {
+          BodyRandom rng(jitter.seed, k);
+          pose.position += jitter.delta * rng.unitVector();
         }
         break;
       }
@@ -276,7 +268,7 @@ class SceneBuilder {
   void readTimeStepper(const Element& e) {
     detail::readSettings(e, out_.stepper);
     if (const auto ref = e.child("SimulateFromReference")) {
-      if (ref->boolean("enabled")) {
+      if (detail::read<detail::SimulateFromReferenceAttributes>(*ref).enabled) {
         ref->failAt("enabled", "<SimulateFromReference enabled=\"true\"> is not supported yet");
       }
       ref->markIgnored();
@@ -375,7 +367,7 @@ class SceneBuilder {
   }
 
   void readForceField(const Element& e) {
-    if (e.spec().variantValue == "gravity") {
+    if (detail::read<detail::ForceFieldAttributes>(e).type == detail::ForceFieldType::Gravity) {
       GravityField g;
       detail::readSettings(e, g);
       g.direction.normalize();
@@ -433,27 +425,24 @@ class SceneBuilder {
   }
 
   void readGlobalGeometries(const Element& e) {
-    for (const Element& child : e.allChildren()) {
-      const Element* g = &child;
-      const std::string name(g->name());
-      const std::uint32_t id = g->integer("id");
-      if (name == "Sphere" && g->spec().variantValue == "random") {
-        const RadiusDistribution radii = readRadiusDistribution(*g);
-        const std::uint32_t instances = g->integer("instances");
-        if (std::uint64_t{id} + instances - 1 > 0xffffffffull) {
-          g->failAt("instances", "ids id .. id + instances - 1 exceed the 32-bit range");
-        }
+    for (const Element& g : e.allChildren()) {
+      if (g.name() == "Sphere" && g.spec().variantValue == "random") {
+        const auto ids = detail::read<detail::GlobalSphereIds>(g);
         GlobalGeometry random;
-        random.count = instances;
-        random.radii = radii;
-        random.seed = g->integer("seed");
-        addGlobalGeometry(*g, id, std::move(random));
+        random.radii = readRadiusDistribution(g);
+        if (std::uint64_t{ids.id} + ids.instances - 1 > 0xffffffffull) {
+          g.failAt("instances", "ids id .. id + instances - 1 exceed the 32-bit range");
+        }
+        random.count = ids.instances;
+        random.seed = detail::read<detail::RandomSeed>(g).seed;
+        addGlobalGeometry(g, ids.id, std::move(random));
         continue;
       }
       GlobalGeometry one;
-      const Shape shape = readShape(*g, one.meshFile);
-      one.shape = atElement(*g, [&] { return out_.system.shapes.add(shape); });
-      addGlobalGeometry(*g, id, std::move(one));
+      const std::uint32_t id = detail::read<detail::GlobalGeometryId>(g).id;
+      const Shape shape = readShape(g, one.meshFile);
+      one.shape = atElement(g, [&] { return out_.system.shapes.add(shape); });
+      addGlobalGeometry(g, id, std::move(one));
     }
   }
 
@@ -481,12 +470,6 @@ class SceneBuilder {
     const Element t = *pt.child("Topology");
     detail::readSettings(t, m, "Topology");
     if (m.buildMode == LoadBalanceSettings::BuildMode::Predefined) {
-      for (const char* a : {"aligned", "minPoint", "maxPoint"}) {
-        if (!t.has(a)) {
-          t.fail(std::string("missing required attribute '") + a +
-                 "' (required with buildMode=\"predefined\")");
-        }
-      }
       if (!m.aligned) {
         t.failAt("aligned",
                  "attribute 'aligned' must be true (only axis-aligned predefined "
@@ -568,13 +551,9 @@ class SceneBuilder {
 
   void readRigidBodies(const Element& e) {
     BodyGroup group;
-    group.name = e.string("name");
+    detail::readSettings(e, group);
     group.line = e.line();
-    group.count = e.integer("instances");
-    group.enableSelectiveIds = e.boolean("enableSelectiveIds");
-    if (const auto id = e.optionalInteger("groupId")) {
-      group.groupId = *id;
-    } else {
+    if (!e.has("groupId")) {
       if (anyGroup_ && maxGroupId_ == 0xffffffffu) {
         e.fail("cannot number this group: groupId " + std::to_string(maxGroupId_) +
                " is already the largest possible");
@@ -598,14 +577,11 @@ class SceneBuilder {
     group.motion = type == "simulated"  ? BodyMotion::Simulated
                    : type == "animated" ? BodyMotion::Animated
                                         : BodyMotion::Static;
-    if (group.motion == BodyMotion::Animated) {
-      group.animatedVelocity = state.vector3("velocity");
-      group.animatedAngularVelocity = state.vector3("angularVelocity");
-    }
+    detail::readSettings(state, group, "DynamicState");  // velocities of animated bodies
     const bool simulated = group.motion == BodyMotion::Simulated;
 
     GroupShapes shapes = readGeometry(*e.child("Geometry"), group);
-    group.material = dynamics.child("Material")->integer("id");
+    detail::readSettings(*dynamics.child("Material"), group, "Material");
 
     const auto massEl = dynamics.child("Mass");
     const auto inertiaEl = dynamics.child("InertiaTensor");
@@ -635,12 +611,10 @@ class SceneBuilder {
         return it->second;
       }
       const Shape& s = out_.system.shapes[shape];
-      Real mass = 0.0;
-      if (massEl->spec().variantValue == "uniform") {
-        mass = massEl->real("value");
-      } else {
-        const Real density = massEl->real("density");
-        mass = atElement(*massEl, [&] { return homogeneousMassProperties(s, density).mass; });
+      const auto m = detail::read<detail::MassAttributes>(*massEl);  // value or density
+      Real mass = m.value;
+      if (massEl->spec().variantValue != "uniform") {
+        mass = atElement(*massEl, [&] { return homogeneousMassProperties(s, m.density).mass; });
       }
       const Vec3 inertia = atElement(*inertiaEl, [&] { return homogeneousInertia(s, mass); });
       if (!shapes.radii) {
@@ -795,11 +769,12 @@ class SceneBuilder {
   }
 
   RadiusDistribution readRadiusDistribution(const Element& g) {
+    const auto radii = detail::read<RadiusDistributionSettings>(g);
     const std::string generator = g.enumeration("generator");
     std::vector<std::string_view> needed;
-    if (generator == "uniform") {
+    if (radii.generator == RadiusGenerator::Uniform) {
       needed = {"minRadius", "maxRadius"};
-    } else if (generator == "truncated-normal") {
+    } else if (radii.generator == RadiusGenerator::TruncatedNormal) {
       needed = {"mean", "variance", "minRadius", "maxRadius"};
     } else {
       needed = {"intervals", "densities"};
@@ -816,34 +791,23 @@ class SceneBuilder {
                         "\" (it needs " + joinNames(needed) + ")");
       }
     }
-    if (generator != "piecewise-const" && g.real("minRadius") > g.real("maxRadius")) {
-      g.failAt("maxRadius", "attribute 'maxRadius' must be >= minRadius (got " +
-                                g.string("maxRadius") + " < " + g.string("minRadius") + ")");
-    }
-    if (generator == "uniform") {
-      return RadiusDistribution::uniform(g.real("minRadius"), g.real("maxRadius"));
-    }
-    if (generator == "truncated-normal") {
-      return atElement(g, [&] {
-        return RadiusDistribution::truncatedNormal(g.real("mean"), g.real("variance"),
-                                                   g.real("minRadius"), g.real("maxRadius"));
-      });
-    }
-    const std::vector<Real> bounds = g.realList("intervals");
-    const std::vector<Real> densities = g.realList("densities");
+    detail::checkRelations(g, radii);  // maxRadius >= minRadius
+    const std::vector<Real>& bounds = radii.intervals;
     for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
       if (!(bounds[i] < bounds[i + 1])) {
         g.failAt("intervals",
                  "attribute 'intervals' must be increasing (got " + g.string("intervals") + ")");
       }
     }
-    if (bounds.size() < 2 || densities.size() + 1 != bounds.size()) {
+    const std::size_t densities = radii.densities.size();
+    if (radii.generator == RadiusGenerator::PiecewiseConstant &&
+        (bounds.size() < 2 || densities + 1 != bounds.size())) {
       g.failAt("densities", "attribute 'densities' needs one value per interval: " +
                                 std::to_string(bounds.size() < 2 ? 1 : bounds.size() - 1) +
                                 " for " + std::to_string(bounds.size()) + " interval bounds (got " +
-                                std::to_string(densities.size()) + ")");
+                                std::to_string(densities) + ")");
     }
-    return atElement(g, [&] { return RadiusDistribution::piecewiseConstant(bounds, densities); });
+    return atElement(g, [&] { return RadiusDistribution::from(radii); });
   }
 
   static std::string joinNames(const std::vector<std::string_view>& names) {
@@ -867,24 +831,21 @@ class SceneBuilder {
     GroupShapes shapes;
     if (g.name() == "GlobalGeomId") {
       group.shapePerBody = g.spec().variantValue != "uniform";
+      const auto ids = detail::read<detail::GlobalIdRange>(g);  // linear, random
+      shapes.startId = ids.startId;
+      shapes.endId = ids.endId;
       if (g.spec().variantValue == "uniform") {
         shapes.kind = GroupShapes::Kind::GlobalUniform;
-        shapes.globalId = g.integer("id");
+        shapes.globalId = detail::read<detail::GlobalGeometryId>(g).id;
       } else if (g.spec().variantValue == "linear") {
         shapes.kind = GroupShapes::Kind::GlobalLinear;
-        shapes.startId = g.integer("startId");
         if (std::uint64_t{shapes.startId} + group.count - 1 > 0xffffffffull) {
           g.failAt("startId", "ids startId .. startId + instances - 1 exceed the 32-bit range");
         }
       } else {
         shapes.kind = GroupShapes::Kind::GlobalRandom;
-        shapes.startId = g.integer("startId");
-        shapes.endId = g.integer("endId");
-        shapes.seed = g.integer("seed");
-        if (shapes.startId > shapes.endId) {
-          g.failAt("endId", "attribute 'endId' must be >= startId (got " + g.string("endId") +
-                                " < " + g.string("startId") + ")");
-        }
+        shapes.seed = detail::read<detail::RandomSeed>(g).seed;
+        detail::checkRelations(g, ids);  // endId >= startId
       }
       checkGlobalIds(g, group, shapes);
       return shapes;
@@ -893,7 +854,7 @@ class SceneBuilder {
     if (g.name() == "Sphere" && g.spec().variantValue == "random") {
       shapes.kind = GroupShapes::Kind::RandomSphere;
       shapes.radii = readRadiusDistribution(g);
-      shapes.seed = g.integer("seed");
+      shapes.seed = detail::read<detail::RandomSeed>(g).seed;
       group.shapePerBody = true;
       return shapes;
     }
@@ -906,40 +867,34 @@ class SceneBuilder {
   /// GlobalGeometries).
   Shape readShape(const Element& g, std::filesystem::path& meshFile) {
     if (g.name() == "Sphere") {
-      return Sphere{g.real("radius")};
+      return detail::read<detail::SphereAttributes>(g).shape();
     }
     if (g.name() == "Box") {
-      Box b;
-      b.halfExtent = 0.5 * g.vector3("extent");
-      b.center = g.vector3("center");
-      return b;
+      return detail::read<detail::BoxAttributes>(g).shape();
     }
     if (g.name() == "Capsule") {
-      Capsule c;
-      c.axis = g.vector3("normal");
-      c.radius = g.real("radius");
-      c.length = g.real("length");
-      return c;
+      return detail::read<detail::CapsuleAttributes>(g).shape();
     }
     if (g.name() == "Halfspace") {
-      return Halfspace{g.vector3("normal")};
+      return detail::read<detail::HalfspaceAttributes>(g).shape();
     }
     return readMesh(g, meshFile);
   }
 
   Shape readMesh(const Element& g, std::filesystem::path& meshFile) {
+    const auto m = detail::read<detail::MeshAttributes>(g);
     MeshImportTransform t;
-    t.scale = g.vector3("scale");
-    t.translation = g.vector3("trans");
-    const auto angle = readAngle(g);
+    t.scale = m.scale;
+    t.translation = m.trans;
+    const auto angle = angleOf(g, m.deg, m.rad);
     if (g.has("rotAxis") && !angle) {
       g.fail("missing required attribute 'deg' or 'rad' (required with rotAxis)");
     }
-    t.rotation = quat::fromAxisAngle(g.vector3("rotAxis"), angle.value_or(0.0));
+    t.rotation = quat::fromAxisAngle(m.rotAxis, angle.value_or(0.0));
     if (!angle) {
       g.resolve("deg", "0");  // the effective configuration names the default rotation in full
     }
-    const std::string file = g.string("file");
+    const std::string& file = m.file;
     if (!meshSupportAvailable()) {
       g.failAt("file", "Mesh geometry needs Assimp, and this build of grain has no Assimp");
     }
@@ -952,9 +907,8 @@ class SceneBuilder {
       g.failAt("file", "mesh file '" + file + "' not found (looked for '" + path.string() + "')");
     }
     meshFile = path;
-    const bool oneSided = g.boolean("oneSided");
     try {
-      return Mesh{loadTriangleMesh(path, t), oneSided};
+      return Mesh{loadTriangleMesh(path, t), m.oneSided};
     } catch (const grain::Error& err) {
       g.failAt("file", err.what());
     }
@@ -984,26 +938,24 @@ class SceneBuilder {
   }
 
   static void readLinear(const Element& e, GroupInitialCondition& init) {
+    const auto line = detail::read<detail::LinearPositions>(e);
     init.kind = GroupInitialCondition::Kind::Linear;
-    init.start = e.vector3("position");
-    init.direction = e.vector3("direction").normalized();
-    init.distance = e.real("distance");
-    init.jitter = e.boolean("jitter");
-    init.delta = e.real("delta");
-    init.seed = e.integer("seed");
+    init.start = line.position;
+    init.direction = line.direction.normalized();
+    init.distance = line.distance;
+    init.jitter = line.jitter;
   }
 
   static void readGrid(const Element& e, GroupInitialCondition& init) {
+    const auto grid = detail::read<detail::GridPositions>(e);
     init.kind = GroupInitialCondition::Kind::Grid;
-    init.start = e.vector3("translation");
-    init.gx = e.integer("gridSizeX");
-    init.gy = e.integer("gridSizeY");
-    init.distance = e.real("distance");
-    init.jitter = e.boolean("jitter");
-    init.delta = e.real("delta");
-    init.seed = e.integer("seed");
-    const Vec3 dirZ = e.vector3("dirZ");
-    const Vec3 dirX = e.vector3("dirX");
+    init.start = grid.translation;
+    init.gx = grid.gridSizeX;
+    init.gy = grid.gridSizeY;
+    init.distance = grid.distance;
+    init.jitter = grid.jitter;
+    const Vec3& dirZ = grid.dirZ;
+    const Vec3& dirX = grid.dirX;
     // Grid frame: z along dirZ, y = dirZ x dirX, x = y x z (dirX made orthogonal to dirZ).
     init.frame.col(2) = dirZ.normalized();
     const Vec3 y = dirZ.cross(dirX);
@@ -1022,14 +974,13 @@ class SceneBuilder {
       Vec3 r = Vec3::Zero();
       Quat q = Quat::Identity();
       for (const Element& t : pos.children("Trafo")) {
-        const Vec3 trans = t.vector3("trans");
-        const Vec3 axis = t.vector3("axis");
-        const auto angle = readAngle(t);
+        const auto trafo = detail::read<detail::TrafoAttributes>(t);
+        const auto angle = angleOf(t, trafo.deg, trafo.rad);
         if (!angle) {
           t.fail("missing required attribute 'deg' or 'rad'");
         }
-        r += q * trans;
-        q = (q * quat::fromAxisAngle(axis, *angle)).normalized();
+        r += q * trafo.trans;
+        q = (q * quat::fromAxisAngle(trafo.axis, *angle)).normalized();
       }
       init.poses.emplace_back(r, q);
     }
@@ -1037,24 +988,21 @@ class SceneBuilder {
 
   static void readVelocities(const Element& e, GroupInitialCondition& init) {
     for (const Element& v : e.children("Vel")) {
-      const Vec3 v0 = v.vector3("transDir").normalized() * v.real("absTransVel");
-      const Vec3 w0 = v.vector3("rotDir").normalized() * v.real("absRotVel");
-      init.velocities.emplace_back(v0, w0);
+      const auto vel = detail::read<detail::VelAttributes>(v);
+      init.velocities.emplace_back(vel.transDir.normalized() * vel.absTransVel,
+                                   vel.rotDir.normalized() * vel.absRotVel);
     }
   }
 
   // ---- GlobalInitialCondition -----------------------------------------------------------------
 
   void readGlobalInitialCondition(const Element& e) {
+    const auto a = detail::read<detail::GlobalInitialConditionAttributes>(e);
     InitialConditionSource src;
-    const std::string file = e.string("file");
+    const std::string& file = a.file;
     src.file = std::filesystem::absolute(std::filesystem::path(file));
-    src.continueTime = e.boolean("useTimeToContinue");
-    src.readVelocities = e.boolean("readVelocities");
-    const std::string which = e.enumeration("whichState");
-    if (which == "time" && !e.has("time")) {
-      e.fail("missing required attribute 'time' (required with whichState=\"time\")");
-    }
+    src.continueTime = a.useTimeToContinue;
+    src.readVelocities = a.readVelocities;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(src.file, ec)) {
       e.failAt("file",
@@ -1066,12 +1014,12 @@ class SceneBuilder {
       if (reader.stateCount() == 0) {
         e.failAt("file", ".sim file '" + src.file.string() + "' has no complete state");
       }
-      if (which == "beg") {
+      if (a.whichState == detail::WhichState::Beg) {
         src.stateIndex = 0;
-      } else if (which == "end") {
+      } else if (a.whichState == detail::WhichState::End) {
         src.stateIndex = reader.stateCount() - 1;
       } else {
-        const Real t = e.real("time");
+        const Real t = *a.time;
         const std::vector<double> times = reader.readTimes();
         const auto it = std::find_if(times.begin(), times.end(), [&](double x) { return x >= t; });
         if (it == times.end()) {

@@ -2,14 +2,17 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <initializer_list>
 #include <type_traits>
 #include <vector>
 
 #include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/core/timestepping/external_forces.hpp>
+#include <grain/io/radius_distribution.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/scene_schema.hpp>
 
+#include "io/scene_elements.hpp"
 #include "io/settings_io.hpp"
 #include "io/xml_reader.hpp"
 
@@ -24,12 +27,9 @@ using U = AttrUse;
 using B = Bound;
 using SV = std::string_view;
 
-// Shorthands for the table: required, optional (with default), ignored; enumerations.
+// Shorthands for the table: required, ignored; enumerations.
 constexpr A req(SV name, T type, B bound = B::None, SV unit = {}, SV doc = {}) {
   return A{name, type, U::Required, {}, bound, {}, {}, unit, doc};
-}
-constexpr A opt(SV name, T type, SV def, B bound = B::None, SV unit = {}, SV doc = {}) {
-  return A{name, type, U::Optional, def, bound, {}, {}, unit, doc};
 }
 constexpr A ign(SV name, T type, B bound = B::None, SV doc = {}) {
   return A{name, type, U::Ignored, {}, bound, {}, {}, {}, doc};
@@ -37,15 +37,33 @@ constexpr A ign(SV name, T type, B bound = B::None, SV doc = {}) {
 constexpr A reqEnum(SV name, SV values, SV unsupported = {}, SV doc = {}) {
   return A{name, T::Enumeration, U::Required, {}, B::None, values, unsupported, {}, doc};
 }
-constexpr A optEnum(SV name, SV values, SV def, SV unsupported = {}, SV doc = {}) {
-  return A{name, T::Enumeration, U::Optional, def, B::None, values, unsupported, {}, doc};
-}
 
 constexpr C child(SV name, std::uint32_t minOccurs = 0, std::uint32_t maxOccurs = 1) {
   return C{name, minOccurs, maxOccurs, ChildUse::Parse};
 }
 constexpr C gui(SV name) {
   return C{name, 0, 1, ChildUse::IgnoredGui};
+}
+
+/// The rows `make()` returns, made once per lambda (each lambda is a type of its own): the rows
+/// of an element whose attributes are generated from descriptions.
+template <class Make>
+std::span<const A> rowsOf(Make make) {
+  static const detail::GeneratedAttributes rows = make();
+  return rows.rows();
+}
+
+/// Hand-written rows (the element's variant attribute), then the rows the descriptions of
+/// Described... list for `element` ("": the struct's own element).
+template <class... Described>
+detail::GeneratedAttributes generated(std::initializer_list<A> before = {},
+                                      [[maybe_unused]] SV element = {}) {
+  detail::GeneratedAttributes g;
+  for (const A& row : before) {
+    g.add(row);
+  }
+  (g.add<Described>(element), ...);
+  return g;
 }
 
 // clang-format off
@@ -123,12 +141,6 @@ constexpr C kTimeStepperChildren[] = {
     child("SimulateFromReference"),
 };
 
-constexpr A kSimulateFromReference[] = {
-    req("enabled", T::Boolean, B::None, {}, "only enabled=\"false\" is supported yet"),
-    optEnum("type", "continue|useStates", {}, {}, "unused while enabled is false"),
-    opt("file", T::String, {}, B::None, {}, "unused while enabled is false"),
-};
-
 // Generated from the settings descriptions (settings_io.hpp): the rows of these elements are
 // those of the structs' describe(), with the attributes that are not settings members added here.
 
@@ -199,130 +211,61 @@ constexpr C kGlobalGeometriesChildren[] = {
 };
 
 constexpr SV kSphereKinds = "uniform|random";
-constexpr SV kGenerators = "uniform|truncated-normal|piecewise-const";
-constexpr SV kGlobalIdDoc = "global geometry id (>= 1; 0 means a body's own geometry)";
 
-#define GRAIN_SPHERE_RANDOM_ATTRIBUTES                                                              \
-  reqEnum("generator", kGenerators, {},                                                             \
-          "radius distribution; radii are drawn per body index k from the counter stream (seed, k)"), \
-  req("seed", T::Integer, B::None, {}, "random seed"),                                              \
-  opt("minRadius", T::Real, {}, B::Positive, "m",                                                   \
-      "smallest radius (uniform, truncated-normal; required there, <= maxRadius)"),                 \
-  opt("maxRadius", T::Real, {}, B::Positive, "m", "largest radius (uniform, truncated-normal)"),   \
-  opt("mean", T::Real, {}, B::Positive, "m", "mean of the untruncated normal (truncated-normal)"),  \
-  opt("variance", T::Real, {}, B::Positive, "m",                                                    \
-      "standard deviation sigma of the untruncated normal (truncated-normal; the name is GRSF's, "  \
-      "the value is used as sigma as GRSF does)"),                                                  \
-  opt("intervals", T::RealList, {}, B::Positive, "m",                                               \
-      "n+1 increasing interval bounds (piecewise-const)"),                                          \
-  opt("densities", T::RealList, {}, B::NonNegative, "1/m",                                          \
-      "n probability densities, one per interval, not all 0 (piecewise-const); interval i is "      \
-      "chosen with weight densities[i] (intervals[i+1] - intervals[i])")
+// The attributes of a shape: the variant attribute `distribute`, in GlobalGeometries the id, then
+// the shape's description (scene_elements.hpp).
+template <class Shape>
+std::span<const A> shapeAttributes(bool global) {
+  const auto make = [](bool inGlobals) {
+    A distribute = reqEnum("distribute", "uniform");
+    if constexpr (std::is_same_v<Shape, detail::SphereAttributes>) {
+      distribute = reqEnum("distribute", kSphereKinds, {},
+                           inGlobals ? "uniform: one sphere" : "uniform: every body the same radius");
+    }
+    detail::GeneratedAttributes g = generated({distribute});
+    if (inGlobals) {
+      g.add<detail::GlobalGeometryId>();
+    }
+    g.add<Shape>();
+    return g;
+  };
+  static const detail::GeneratedAttributes inGeometry = make(false);
+  static const detail::GeneratedAttributes inGlobals = make(true);
+  return (global ? inGlobals : inGeometry).rows();
+}
 
-constexpr A kSphereUniform[] = {
-    reqEnum("distribute", kSphereKinds, {}, "uniform: every body the same radius"),
-    req("radius", T::Real, B::Positive, "m", "radius"),
-};
-constexpr A kSphereRandom[] = {
-    reqEnum("distribute", kSphereKinds, {}, "random: radius drawn per body"),
-    GRAIN_SPHERE_RANDOM_ATTRIBUTES,
-};
-constexpr A kGlobalSphereUniform[] = {
-    reqEnum("distribute", kSphereKinds, {}, "uniform: one sphere"),
-    req("id", T::Integer, B::AtLeastOne, {}, kGlobalIdDoc),
-    req("radius", T::Real, B::Positive, "m", "radius"),
-};
-constexpr A kGlobalSphereRandom[] = {
-    reqEnum("distribute", kSphereKinds, {}, "random: `instances` spheres with random radii"),
-    req("id", T::Integer, B::AtLeastOne, {}, "id of the first sphere; sphere j (0-based) gets id + j"),
-    opt("instances", T::Integer, "1", B::AtLeastOne, {}, "number of spheres"),
-    GRAIN_SPHERE_RANDOM_ATTRIBUTES,
-};
-#undef GRAIN_SPHERE_RANDOM_ATTRIBUTES
-
-constexpr A kBoxUniform[] = {
-    reqEnum("distribute", "uniform"),
-    req("extent", T::Vector3, B::PositiveVector, "m", "full edge lengths along the body axes"),
-    opt("center", T::Vector3, "0 0 0", B::None, "m", "box centre in the body frame (simulated boxes: 0 0 0)"),
-};
-constexpr A kGlobalBox[] = {
-    reqEnum("distribute", "uniform"),
-    req("id", T::Integer, B::AtLeastOne, {}, kGlobalIdDoc),
-    req("extent", T::Vector3, B::PositiveVector, "m", "full edge lengths along the body axes"),
-    opt("center", T::Vector3, "0 0 0", B::None, "m", "box centre in the body frame (simulated boxes: 0 0 0)"),
-};
-constexpr A kCapsuleUniform[] = {
-    reqEnum("distribute", "uniform"),
-    req("normal", T::Vector3, B::NonZeroVector, {}, "axis in the body frame"),
-    req("radius", T::Real, B::Positive, "m", "radius"),
-    req("length", T::Real, B::Positive, "m", "distance of the cap centres"),
-    ign("position", T::Vector3, B::None, "the capsule is centred at the body"),
-};
-constexpr A kGlobalCapsule[] = {
-    reqEnum("distribute", "uniform"),
-    req("id", T::Integer, B::AtLeastOne, {}, kGlobalIdDoc),
-    req("normal", T::Vector3, B::NonZeroVector, {}, "axis in the body frame"),
-    req("radius", T::Real, B::Positive, "m", "radius"),
-    req("length", T::Real, B::Positive, "m", "distance of the cap centres"),
-    ign("position", T::Vector3, B::None, "the capsule is centred at the body"),
-};
-constexpr A kHalfspaceUniform[] = {
-    reqEnum("distribute", "uniform"),
-    req("normal", T::Vector3, B::NonZeroVector, {}, "outward normal in the body frame"),
-    ign("position", T::Vector3, B::None, "the plane passes through the body position"),
-};
-constexpr A kGlobalHalfspace[] = {
-    reqEnum("distribute", "uniform"),
-    req("id", T::Integer, B::AtLeastOne, {}, kGlobalIdDoc),
-    req("normal", T::Vector3, B::NonZeroVector, {}, "outward normal in the body frame"),
-    ign("position", T::Vector3, B::None, "the plane passes through the body position"),
-};
-
-#define GRAIN_MESH_ATTRIBUTES                                                                       \
-  req("file", T::String, B::None, {},                                                               \
-      "mesh file (any format Assimp reads); relative paths are resolved against the media "         \
-      "directory (-m, default: the scene file's folder)"),                                          \
-  opt("scale", T::Vector3, "1 1 1", B::NonZeroComponents, {}, "per-axis scale applied first"),      \
-  opt("rotAxis", T::Vector3, "1 0 0", B::NonZeroVector, {},                                         \
-      "rotation axis applied after scaling; when given, deg or rad is required"),                   \
-  opt("deg", T::Real, {}, B::None, "deg", "rotation angle"),                                        \
-  opt("rad", T::Real, {}, B::None, "rad", "rotation angle (instead of deg)"),                       \
-  opt("trans", T::Vector3, "0 0 0", B::None, "m", "translation applied last (body frame)"),         \
-  opt("oneSided", T::Boolean, "false", B::None, {},                                                 \
-      "false: every triangle is a thin two-sided shell; true: only the front (the side of the "     \
-      "counter-clockwise face normal) repels, a body that crossed a face by less than its radius "  \
-      "is pushed back to the front"),                                                              \
-  ign("name", T::String), ign("writeToLog", T::Boolean), ign("useInstance", T::String),             \
-  ign("rotationAxis", T::String), ign("angleDegree", T::String), ign("translation", T::String)
-
-constexpr A kMeshUniform[] = {
-    reqEnum("distribute", "uniform"),
-    GRAIN_MESH_ATTRIBUTES,
-};
-constexpr A kGlobalMesh[] = {
-    reqEnum("distribute", "uniform"),
-    req("id", T::Integer, B::AtLeastOne, {}, kGlobalIdDoc),
-    GRAIN_MESH_ATTRIBUTES,
-};
-#undef GRAIN_MESH_ATTRIBUTES
+// Random spheres: `distribute`, in GlobalGeometries the ids, then RadiusDistributionSettings'
+// attributes with the seed after the generator.
+std::span<const A> randomSphereAttributes(bool global) {
+  const auto make = [](bool inGlobals) {
+    detail::GeneratedAttributes g = generated({reqEnum(
+        "distribute", kSphereKinds, {},
+        inGlobals ? "random: `instances` spheres with random radii" : "random: radius drawn per body")});
+    if (inGlobals) {
+      g.add<detail::GlobalSphereIds>();
+    }
+    g.add<RadiusDistributionSettings>();
+    g.add<detail::RandomSeed>({}, inGlobals ? 4 : 2);
+    return g;
+  };
+  static const detail::GeneratedAttributes inGeometry = make(false);
+  static const detail::GeneratedAttributes inGlobals = make(true);
+  return (global ? inGlobals : inGeometry).rows();
+}
 
 // ---- ExternalForces ---------------------------------------------------------------------------
 
 constexpr C kExternalForcesChildren[] = {child("ForceField", 0, kUnbounded)};
-constexpr SV kForceTypes = "gravity|spatialspherical-timerandom";
 
-// The variant `type` and `applyTo` (only "all") are the element's; the other attributes are
-// GravityField::describe's and SphericalPulseField::describe's.
+// ForceFieldAttributes (`type`, `applyTo`), then GravityField's or SphericalPulseField's
+// attributes.
 template <class Field>
 std::span<const A> forceFieldAttributes() {
   static const detail::GeneratedAttributes rows = [] {
-    detail::GeneratedAttributes g;
-    g.add(reqEnum("type", kForceTypes, {},
-                  std::is_same_v<Field, GravityField>
-                      ? "gravity: uniform acceleration of every simulated body"
-                      : "spatialspherical-timerandom: radial pushes of force amplitude from a centre point"));
-    g.add(optEnum("applyTo", "all|All|ALL", "all", {}, "bodies the field acts on"));
-    g.add<Field>();
+    detail::GeneratedAttributes g = generated<detail::ForceFieldAttributes, Field>();
+    g.row("type").doc = std::is_same_v<Field, GravityField>
+        ? "gravity: uniform acceleration of every simulated body"
+        : "spatialspherical-timerandom: radial pushes of force amplitude from a centre point";
     return g;
   }();
   return rows.rows();
@@ -330,18 +273,9 @@ std::span<const A> forceFieldAttributes() {
 
 // ---- GlobalInitialCondition, GlobalSelectiveIds -----------------------------------------------
 
-constexpr A kGlobalInitialCondition[] = {
-    req("file", T::String, B::None, {},
-        ".sim file; a relative path is taken relative to the current working directory"),
-    reqEnum("whichState", "beg|end|time", {}, "first state, last state, or the first state with t >= time"),
-    opt("time", T::Real, {}, B::NonNegative, "s", "required with whichState=\"time\""),
-    req("useTimeToContinue", T::Boolean, B::None, {},
-        "true: the simulation starts at the state's time (animated bodies are placed at their pose "
-        "of that time); false: at t = 0"),
-    opt("readVelocities", T::Boolean, "true", B::None, {},
-        "false: keep the velocities of InitialCondition, read only positions and orientations"),
-};
-
+// GlobalInitialCondition: GlobalInitialConditionAttributes (scene_elements.hpp).
+// GlobalSelectiveIds: one attribute each of Set and Range, a list of body ids, which no
+// settings struct holds (SelectiveIds is the set and ranges they make).
 constexpr C kSelectiveIdsChildren[] = {child("Set"), child("Range")};
 constexpr A kSelectiveSet[] = {
     req("value", T::BodyIdList, B::None, {}, "ids \"group,number\" of the bodies to load"),
@@ -381,7 +315,6 @@ std::span<const A> topologyAttributes(LoadBalanceSettings::TopologyType type) {
   const auto make = [](bool grid) {
     detail::GeneratedAttributes g;
     g.add<LoadBalanceSettings>("Topology");
-    g.add(ign("minGridSize", T::Real, B::Positive, "not read"));
     if (grid) {
       g.row("type").doc = "grid: an axis-aligned Cartesian grid of process cells over the bodies' box";
       g.row("buildMode").doc =
@@ -438,15 +371,7 @@ constexpr C kProcessTopologyChildren[] = {
 
 constexpr C kSceneObjectsChildren[] = {child("RigidBodies", 0, kUnbounded)};
 
-constexpr A kRigidBodies[] = {
-    opt("name", T::String, "", B::None, {}, "group name"),
-    req("instances", T::Integer, B::AtLeastOne, {}, "number of bodies"),
-    opt("groupId", T::Integer, {}, B::None, {},
-        "default: 0 for the first group, else the largest groupId so far + 1; body numbers continue "
-        "across RigidBodies with the same groupId"),
-    opt("enableSelectiveIds", T::Boolean, "false", B::None, {},
-        "with GlobalSelectiveIds: load only the selected bodies of this group"),
-};
+// The attributes of RigidBodies, DynamicState type="animated" and Material: BodyGroup::describe.
 constexpr C kRigidBodiesChildren[] = {
     child("Geometry", 1, 1), child("DynamicProperties", 1, 1), gui("Visualization"),
 };
@@ -456,23 +381,32 @@ constexpr C kGeometryChildren[] = {
 };
 
 constexpr SV kGeomIdKinds = "uniform|linear|random";
-constexpr A kGeomIdUniform[] = {
-    reqEnum("distribute", kGeomIdKinds, {}, "uniform: every body the same global geometry"),
-    req("id", T::Integer, B::AtLeastOne, {}, "global geometry id"),
-};
-constexpr A kGeomIdLinear[] = {
-    reqEnum("distribute", kGeomIdKinds, {}, "linear: body k of the group gets startId + k"),
-    req("startId", T::Integer, B::AtLeastOne, {}, "global geometry id of the group's first body"),
-    ign("id", T::Integer, B::AtLeastOne, "not read"),
-};
-constexpr A kGeomIdRandom[] = {
-    reqEnum("distribute", kGeomIdKinds, {},
-            "random: body k gets a uniformly drawn id in [startId, endId] from the counter stream (seed, k)"),
-    req("startId", T::Integer, B::AtLeastOne, {}, "smallest id"),
-    req("endId", T::Integer, B::AtLeastOne, {}, "largest id (>= startId)"),
-    req("seed", T::Integer, B::None, {}, "random seed"),
-    ign("id", T::Integer, B::AtLeastOne, "not read"),
-};
+
+// GlobalGeomId: GlobalGeometryId (uniform) or GlobalIdRange (linear, random) and RandomSeed.
+std::span<const A> globalGeomIdAttributes(SV kind) {
+  static constexpr A kIdNotRead = ign("id", T::Integer, B::AtLeastOne, "not read");
+  static const detail::GeneratedAttributes uniform = [] {
+    detail::GeneratedAttributes g = generated<detail::GlobalGeometryId>(
+        {reqEnum("distribute", kGeomIdKinds, {}, "uniform: every body the same global geometry")});
+    g.row("id").doc = "global geometry id";
+    return g;
+  }();
+  static const detail::GeneratedAttributes linear = [] {
+    detail::GeneratedAttributes g = generated<detail::GlobalIdRange>(
+        {reqEnum("distribute", kGeomIdKinds, {}, "linear: body k of the group gets startId + k")});
+    g.remove("endId").row("startId").doc = "global geometry id of the group's first body";
+    g.add(kIdNotRead);
+    return g;
+  }();
+  static const detail::GeneratedAttributes random = [] {
+    detail::GeneratedAttributes g = generated<detail::GlobalIdRange, detail::RandomSeed>(
+        {reqEnum("distribute", kGeomIdKinds, {},
+                 "random: body k gets a uniformly drawn id in [startId, endId] from the counter stream (seed, k)")});
+    g.add(kIdNotRead);
+    return g;
+  }();
+  return (kind == "uniform" ? uniform : kind == "linear" ? linear : random).rows();
+}
 
 constexpr C kDynamicPropertiesChildren[] = {
     child("DynamicState", 1, 1), child("Mass"), child("InertiaTensor"), child("Material", 1, 1),
@@ -482,31 +416,28 @@ constexpr SV kStates = "simulated|static|not simulated|animated";
 constexpr A kStateSimulated[] = {reqEnum("type", kStates, {}, "simulated: moved by the dynamics")};
 constexpr A kStateStatic[] = {reqEnum("type", kStates, {}, "static: never moves (infinite mass)")};
 constexpr A kStateNotSimulated[] = {reqEnum("type", kStates, {}, "the same as static")};
-constexpr A kStateAnimated[] = {
-    reqEnum("type", kStates, {},
-            "animated: infinite mass, moved with a prescribed constant velocity (rotating drums, "
-            "moving blades, belts); contacts see its velocity"),
-    opt("velocity", T::Vector3, "0 0 0", B::None, "m/s",
-        "velocity of the body's reference point (inertial frame): r(t) = r(0) + velocity t"),
-    opt("angularVelocity", T::Vector3, "0 0 0", B::None, "rad/s",
-        "angular velocity about the reference point (inertial frame): the body turns about the "
-        "fixed axis angularVelocity by |angularVelocity| t"),
-};
+constexpr A kStateAnimated = reqEnum("type", kStates, {},
+    "animated: infinite mass, moved with a prescribed constant velocity (rotating drums, moving blades, belts); "
+    "contacts see its velocity");
 
-constexpr A kMassUniform[] = {
-    reqEnum("distribute", "uniform|homogen", {}, "uniform: the same mass for every body"),
-    req("value", T::Real, B::Positive, "kg", "mass of each body"),
-};
-constexpr A kMassHomogen[] = {
-    reqEnum("distribute", "uniform|homogen", {}, "homogen: mass from the density and the body's volume"),
-    req("density", T::Real, B::Positive, "kg/m^3", "density"),
-};
+// Mass: MassAttributes' `value` (uniform) or `density` (homogen).
+std::span<const A> massAttributes(bool uniform) {
+  static const detail::GeneratedAttributes value = [] {
+    detail::GeneratedAttributes g = generated<detail::MassAttributes>(
+        {reqEnum("distribute", "uniform|homogen", {}, "uniform: the same mass for every body")});
+    g.remove("density");
+    return g;
+  }();
+  static const detail::GeneratedAttributes density = [] {
+    detail::GeneratedAttributes g = generated<detail::MassAttributes>(
+        {reqEnum("distribute", "uniform|homogen", {}, "homogen: mass from the density and the body's volume")});
+    g.remove("value");
+    return g;
+  }();
+  return (uniform ? value : density).rows();
+}
 constexpr A kInertiaHomogen[] = {
     reqEnum("type", "homogen", {}, "principal inertia of the homogeneous solid of the body's mass"),
-};
-constexpr A kMaterialUniform[] = {
-    reqEnum("distribute", "uniform"),
-    req("id", T::Integer, B::None, {}, "material id (contact parameters)"),
 };
 
 constexpr A kInitialConditionPosVel[] = {reqEnum("type", "posvel", "file")};
@@ -514,28 +445,6 @@ constexpr C kInitialConditionChildren[] = {child("InitialPosition", 1, 1), child
 
 constexpr SV kPositionKinds = "linear|grid|transforms|none";
 constexpr SV kPositionKindsLater = "generalized";
-constexpr A kPositionLinear[] = {
-    reqEnum("distribute", kPositionKinds, kPositionKindsLater, "linear: body k at position + k distance direction"),
-    req("position", T::Vector3, B::None, "m", "first body"),
-    req("direction", T::Vector3, B::NonZeroVector, {}, "line direction"),
-    req("distance", T::Real, B::NonNegative, "m", "spacing"),
-    req("jitter", T::Boolean, B::None, {}, "add delta times a random unit vector perpendicular to direction"),
-    req("delta", T::Real, B::NonNegative, "m", "jitter length"),
-    opt("seed", T::Integer, "5", B::None, {}, "jitter seed"),
-};
-constexpr A kPositionGrid[] = {
-    reqEnum("distribute", kPositionKinds, kPositionKindsLater,
-            "grid: x fastest, then y, stacked along z, centred in x and y"),
-    req("translation", T::Vector3, B::None, "m", "grid origin"),
-    req("gridSizeX", T::Integer, B::AtLeastOne, {}, "bodies along x"),
-    req("gridSizeY", T::Integer, B::AtLeastOne, {}, "bodies along y"),
-    req("distance", T::Real, B::NonNegative, "m", "spacing"),
-    req("jitter", T::Boolean, B::None, {}, "add delta times a random unit vector"),
-    req("delta", T::Real, B::NonNegative, "m", "jitter length"),
-    opt("seed", T::Integer, "5", B::None, {}, "jitter seed"),
-    opt("dirZ", T::Vector3, "0 0 1", B::NonZeroVector, {}, "stacking direction of the grid"),
-    opt("dirX", T::Vector3, "1 0 0", B::NonZeroVector, {}, "fastest-running grid direction (made orthogonal to dirZ)"),
-};
 constexpr A kPositionTransforms[] = {
     reqEnum("distribute", kPositionKinds, kPositionKindsLater, "transforms: one Pos per body"),
 };
@@ -544,13 +453,6 @@ constexpr A kPositionNone[] = {
     reqEnum("distribute", kPositionKinds, kPositionKindsLater, "none: every body at the origin with identity orientation"),
 };
 constexpr C kPosChildren[] = {child("Trafo", 1, kUnbounded)};
-constexpr A kTrafo[] = {
-    req("trans", T::Vector3, B::None, "m", "translation in the current frame: r += q trans"),
-    req("axis", T::Vector3, B::NonZeroVector, {}, "rotation axis in the current frame: q = q q(axis, angle)"),
-    opt("deg", T::Real, {}, B::None, "deg", "angle; exactly one of deg, rad"),
-    opt("rad", T::Real, {}, B::None, "rad", "angle"),
-};
-
 constexpr SV kVelocityKinds = "transrot|none";
 constexpr A kVelocityTransRot[] = {
     reqEnum("distribute", kVelocityKinds, "generalized", "transrot: one Vel per body"),
@@ -559,13 +461,6 @@ constexpr C kVelocityTransRotChildren[] = {child("Vel", 1, kUnbounded)};
 constexpr A kVelocityNone[] = {
     reqEnum("distribute", kVelocityKinds, "generalized", "none: all bodies at rest"),
 };
-constexpr A kVel[] = {
-    req("transDir", T::Vector3, B::NonZeroVector, {}, "direction of v_S (inertial frame)"),
-    req("absTransVel", T::Real, B::None, "m/s", "|v_S|"),
-    req("rotDir", T::Vector3, B::NonZeroVector, {}, "direction of the angular velocity (body frame)"),
-    req("absRotVel", T::Real, B::None, "rad/s", "|omega|"),
-};
-
 // ---- The table --------------------------------------------------------------------------------
 // Specifications of the same element name must be adjacent, and among them those of the same
 // parent (elementsNamed and elementsIn return spans).
@@ -588,7 +483,7 @@ static const ElementSpec kElements[] = {
       .doc = "per-contact forces of some steps in ContactForces.dat of the run folder (docs/contact-output.md)"},
     E{.name = "TimeStepperSettings", .parent = "SceneSettings", .attributes = timeStepperAttributes(),
       .children = kTimeStepperChildren, .doc = "Moreau midpoint time stepping"},
-    E{.name = "SimulateFromReference", .parent = "TimeStepperSettings", .attributes = kSimulateFromReference,
+    E{.name = "SimulateFromReference", .parent = "TimeStepperSettings", .attributes = rowsOf([] { return generated<detail::SimulateFromReferenceAttributes>(); }),
       .doc = "replaying reference states; only the disabled form is accepted"},
     E{.name = "InclusionSolverSettings", .parent = "TimeStepperSettings", .attributes = inclusionSolverAttributes(),
       .doc = "the prox contact solver"},
@@ -613,15 +508,15 @@ static const ElementSpec kElements[] = {
       .doc = "shapes with ids, used by GlobalGeomId; ids are unique and >= 1"},
     E{.name = "ExternalForces", .parent = "SceneSettings", .children = kExternalForcesChildren,
       .doc = "force fields on simulated bodies, evaluated at the step midpoint"},
-    E{.name = "ForceField", .parent = "ExternalForces", .variantAttribute = "type", .variantValue = "gravity",
+    E{.name = "ForceField", .parent = "ExternalForces", .variantAttribute = "type", .variantValue = settings::nameOf(detail::ForceFieldType::Gravity),
       .attributes = forceFieldAttributes<GravityField>()},
     E{.name = "ForceField", .parent = "ExternalForces", .variantAttribute = "type",
-      .variantValue = "spatialspherical-timerandom", .attributes = forceFieldAttributes<SphericalPulseField>(),
+      .variantValue = settings::nameOf(detail::ForceFieldType::SphericalPulse), .attributes = forceFieldAttributes<SphericalPulseField>(),
       .doc = "with period T = boostTime + pauseTime and s = (t - startTime) mod T, the field is on "
              "for startTime <= t <= endTime and s <= boostTime; cycle c = floor((t - startTime)/T) "
              "uses the centre minPoint for c = 0 (or without randomOn), else minPoint + (maxPoint - "
              "minPoint) * (u0, u1, u2) from the counter stream (seed, c)"},
-    E{.name = "GlobalInitialCondition", .parent = "SceneSettings", .attributes = kGlobalInitialCondition,
+    E{.name = "GlobalInitialCondition", .parent = "SceneSettings", .attributes = rowsOf([] { return generated<detail::GlobalInitialConditionAttributes>(); }),
       .doc = "initial states of the simulated bodies from a .sim file (overrides InitialCondition); "
              "every simulated body of the scene must be in the chosen state"},
     E{.name = "GlobalSelectiveIds", .parent = "SceneSettings", .children = kSelectiveIdsChildren,
@@ -645,45 +540,45 @@ static const ElementSpec kElements[] = {
       .doc = "k-nearest-neighbour filter of far-away points before building the decomposition"},
     E{.name = "SceneObjects", .parent = "DynamicsSystem", .children = kSceneObjectsChildren,
       .doc = "the bodies"},
-    E{.name = "RigidBodies", .parent = "SceneObjects", .attributes = kRigidBodies, .children = kRigidBodiesChildren,
+    E{.name = "RigidBodies", .parent = "SceneObjects", .attributes = rowsOf([] { return generated<BodyGroup>(); }), .children = kRigidBodiesChildren,
       .doc = "a group of `instances` bodies with ids (groupId, number)"},
     E{.name = "Geometry", .parent = "RigidBodies", .children = kGeometryChildren, .exactlyOneChild = true,
       .doc = "the shape of the group's bodies: exactly one child"},
     E{.name = "Sphere", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kGlobalSphereUniform},
+      .attributes = shapeAttributes<detail::SphereAttributes>(true)},
     E{.name = "Sphere", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "random",
-      .attributes = kGlobalSphereRandom,
+      .attributes = randomSphereAttributes(true),
       .doc = "the radius of sphere j is drawn from the counter stream (seed, j)"},
     E{.name = "Sphere", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kSphereUniform},
+      .attributes = shapeAttributes<detail::SphereAttributes>(false)},
     E{.name = "Sphere", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "random",
-      .attributes = kSphereRandom,
+      .attributes = randomSphereAttributes(false),
       .doc = "generator uniform needs minRadius, maxRadius; truncated-normal needs mean, variance, "
              "minRadius, maxRadius; piecewise-const needs intervals, densities; other generator "
              "attributes are errors"},
     E{.name = "Box", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kGlobalBox},
+      .attributes = shapeAttributes<detail::BoxAttributes>(true)},
     E{.name = "Box", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kBoxUniform},
+      .attributes = shapeAttributes<detail::BoxAttributes>(false)},
     E{.name = "Capsule", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kGlobalCapsule},
+      .attributes = shapeAttributes<detail::CapsuleAttributes>(true)},
     E{.name = "Capsule", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kCapsuleUniform},
+      .attributes = shapeAttributes<detail::CapsuleAttributes>(false)},
     E{.name = "Halfspace", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kGlobalHalfspace},
+      .attributes = shapeAttributes<detail::HalfspaceAttributes>(true)},
     E{.name = "Halfspace", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kHalfspaceUniform, .doc = "static or animated bodies only"},
+      .attributes = shapeAttributes<detail::HalfspaceAttributes>(false), .doc = "static or animated bodies only"},
     E{.name = "Mesh", .parent = "GlobalGeometries", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kGlobalMesh},
+      .attributes = shapeAttributes<detail::MeshAttributes>(true)},
     E{.name = "Mesh", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kMeshUniform,
+      .attributes = shapeAttributes<detail::MeshAttributes>(false),
       .doc = "static or animated bodies only; vertices v -> R(rotAxis, angle) (scale * v) + trans"},
     E{.name = "GlobalGeomId", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kGeomIdUniform, .doc = "a shape of GlobalGeometries"},
+      .attributes = globalGeomIdAttributes("uniform"), .doc = "a shape of GlobalGeometries"},
     E{.name = "GlobalGeomId", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "linear",
-      .attributes = kGeomIdLinear},
+      .attributes = globalGeomIdAttributes("linear")},
     E{.name = "GlobalGeomId", .parent = "Geometry", .variantAttribute = "distribute", .variantValue = "random",
-      .attributes = kGeomIdRandom},
+      .attributes = globalGeomIdAttributes("random")},
     E{.name = "DynamicProperties", .parent = "RigidBodies", .children = kDynamicPropertiesChildren,
       .doc = "Mass and InertiaTensor are required for simulated bodies and ignored for static and animated ones"},
     E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
@@ -693,26 +588,26 @@ static const ElementSpec kElements[] = {
     E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
       .variantValue = "not simulated", .attributes = kStateNotSimulated},
     E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
-      .variantValue = "animated", .attributes = kStateAnimated,
+      .variantValue = "animated", .attributes = rowsOf([] { return generated<BodyGroup>({kStateAnimated}, "DynamicState"); }),
       .doc = "kinematic body; InitialVelocity is ignored for it; like static bodies, animated "
              "ones are not written to .sim files (their pose at time t follows from the scene)"},
     E{.name = "Mass", .parent = "DynamicProperties", .variantAttribute = "distribute", .variantValue = "uniform",
-      .attributes = kMassUniform},
+      .attributes = massAttributes(true)},
     E{.name = "Mass", .parent = "DynamicProperties", .variantAttribute = "distribute", .variantValue = "homogen",
-      .attributes = kMassHomogen},
+      .attributes = massAttributes(false)},
     E{.name = "InertiaTensor", .parent = "DynamicProperties", .variantAttribute = "type", .variantValue = "homogen",
       .attributes = kInertiaHomogen},
     E{.name = "Material", .parent = "DynamicProperties", .variantAttribute = "distribute",
-      .variantValue = "uniform", .attributes = kMaterialUniform},
+      .variantValue = "uniform", .attributes = rowsOf([] { return generated<BodyGroup>({reqEnum("distribute", "uniform")}, "Material"); })},
     E{.name = "InitialCondition", .parent = "DynamicProperties", .variantAttribute = "type",
       .variantValue = "posvel", .attributes = kInitialConditionPosVel, .children = kInitialConditionChildren,
       .doc = "InitialVelocity is ignored for static and animated bodies"},
     E{.name = "InitialCondition", .parent = "DynamicProperties", .variantAttribute = "type",
       .variantValue = "file", .implemented = false},
     E{.name = "InitialPosition", .parent = "InitialCondition", .variantAttribute = "distribute",
-      .variantValue = "linear", .attributes = kPositionLinear},
+      .variantValue = "linear", .attributes = rowsOf([] { return generated<detail::LinearPositions>({reqEnum("distribute", kPositionKinds, kPositionKindsLater, "linear: body k at position + k distance direction")}); })},
     E{.name = "InitialPosition", .parent = "InitialCondition", .variantAttribute = "distribute",
-      .variantValue = "grid", .attributes = kPositionGrid},
+      .variantValue = "grid", .attributes = rowsOf([] { return generated<detail::GridPositions>({reqEnum("distribute", kPositionKinds, kPositionKindsLater, "grid: x fastest, then y, stacked along z, centred in x and y")}); })},
     E{.name = "InitialPosition", .parent = "InitialCondition", .variantAttribute = "distribute",
       .variantValue = "transforms", .attributes = kPositionTransforms, .children = kPositionTransformsChildren,
       .doc = "body k takes Pos k; the last Pos repeats"},
@@ -722,7 +617,7 @@ static const ElementSpec kElements[] = {
       .variantValue = "generalized", .implemented = false},
     E{.name = "Pos", .parent = "InitialPosition", .children = kPosChildren,
       .doc = "Trafo elements composed left to right"},
-    E{.name = "Trafo", .parent = "Pos", .attributes = kTrafo},
+    E{.name = "Trafo", .parent = "Pos", .attributes = rowsOf([] { return generated<detail::TrafoAttributes>(); })},
     E{.name = "InitialVelocity", .parent = "InitialCondition", .variantAttribute = "distribute",
       .variantValue = "transrot", .attributes = kVelocityTransRot, .children = kVelocityTransRotChildren,
       .doc = "body k takes Vel k; the last Vel repeats"},
@@ -730,7 +625,7 @@ static const ElementSpec kElements[] = {
       .variantValue = "none", .attributes = kVelocityNone},
     E{.name = "InitialVelocity", .parent = "InitialCondition", .variantAttribute = "distribute",
       .variantValue = "generalized", .implemented = false},
-    E{.name = "Vel", .parent = "InitialVelocity", .attributes = kVel},
+    E{.name = "Vel", .parent = "InitialVelocity", .attributes = rowsOf([] { return generated<detail::VelAttributes>(); })},
 };
 return kElements;
 }

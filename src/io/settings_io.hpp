@@ -46,6 +46,10 @@ constexpr schema::AttrType attrTypeOf() {
     return schema::AttrType::Vector3;
   } else if constexpr (kIsIntegerVector3<T>) {
     return schema::AttrType::IntegerVector3;
+  } else if constexpr (std::is_same_v<T, std::vector<Real>>) {
+    return schema::AttrType::RealList;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return schema::AttrType::String;
   } else {
     static_assert(sizeof(T) == 0, "no scene attribute type for this member type");
   }
@@ -78,6 +82,14 @@ std::string textOf(const T& v) {
     return std::to_string(v);
   } else if constexpr (std::is_same_v<T, Vec3>) {
     return formatReal(v.x()) + " " + formatReal(v.y()) + " " + formatReal(v.z());
+  } else if constexpr (std::is_same_v<T, std::vector<Real>>) {
+    std::string text;
+    for (const Real x : v) {
+      text += (text.empty() ? "" : " ") + formatReal(x);
+    }
+    return text;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return v;
   } else {
     return std::to_string(v[0]) + " " + std::to_string(v[1]) + " " + std::to_string(v[2]);
   }
@@ -98,6 +110,13 @@ std::string enumValuesText() {
 /// enumeration value lists). Rows are added in order; rows() is valid once all are added.
 class GeneratedAttributes {
  public:
+  GeneratedAttributes() = default;
+  // Moved, never copied: the rows point into texts_.
+  GeneratedAttributes(const GeneratedAttributes&) = delete;
+  GeneratedAttributes& operator=(const GeneratedAttributes&) = delete;
+  GeneratedAttributes(GeneratedAttributes&&) = default;
+  GeneratedAttributes& operator=(GeneratedAttributes&&) = default;
+
   /// Adds a hand-written row (attributes that are not a settings member).
   GeneratedAttributes& add(const schema::AttributeSpec& row) {
     rows_.push_back(row);
@@ -125,6 +144,9 @@ class GeneratedAttributes {
       switch (f.use) {
         case settings::Use::Required:
           row.use = schema::AttrUse::Required;
+          break;
+        case settings::Use::Ignored:
+          row.use = schema::AttrUse::Ignored;
           break;
         case settings::Use::Optional:
           row.use = schema::AttrUse::Optional;
@@ -202,6 +224,10 @@ T readValue(const Element& e, std::string_view name, T v) {
     return e.integer(name);  // scene integers are 32-bit
   } else if constexpr (std::is_same_v<T, Vec3>) {
     return e.vector3(name);
+  } else if constexpr (std::is_same_v<T, std::vector<Real>>) {
+    return e.realList(name);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return e.string(name);
   } else {
     return e.integerVector3(name);
   }
@@ -209,23 +235,46 @@ T readValue(const Element& e, std::string_view name, T v) {
 
 /// Reads into `s` the members S::describe lists for `element` ("": the element `e` itself):
 /// a Required one must be present, an Optional one absent takes the default of the row (the
-/// struct's default), a Derived one absent leaves the member as it is, and one that this
+/// struct's default; a member whose default has no text, as an empty name, is left as it is),
+/// a Derived one absent leaves the member as it is, and one that this
 /// element (variant) lacks or accepts without effect (Ignored) is not read. Values were checked
-/// against the rows (type, range, enumeration names) when `e` was constructed.
+/// against the rows (type, range, enumeration names) when `e` was constructed. Then a field
+/// required in some cases (requiredWhen) that is absent where its condition holds is an error at
+/// the element: "missing required attribute 'minPoint' (required with buildMode=\"predefined\")".
 template <class S>
 void readSettings(const Element& e, S& s, std::string_view element = {}) {
-  S::describe([&](const auto& f) {
-    using T = typename std::remove_cvref_t<decltype(f)>::Value;
-    if (f.use == settings::Use::Internal || f.element != element) {
-      return;
+  // The row of a member this element reads, or null.
+  const auto rowOf = [&](const auto& f) -> const schema::AttributeSpec* {
+    if (f.use == settings::Use::Internal || f.use == settings::Use::Ignored ||
+        f.element != element) {
+      return nullptr;
     }
     const schema::AttributeSpec* row = schema::findAttribute(e.spec(), f.name);
-    if (row == nullptr || row->use == schema::AttrUse::Ignored ||
-        (f.use == settings::Use::Derived && !e.has(f.name))) {
-      return;
+    return row != nullptr && row->use != schema::AttrUse::Ignored ? row : nullptr;
+  };
+  S::describe([&](const auto& f) {
+    using T = typename std::remove_cvref_t<decltype(f)>::Value;
+    const schema::AttributeSpec* row = rowOf(f);
+    if (row != nullptr &&
+        (e.has(f.name) || (f.use != settings::Use::Derived && !row->defaultValue.empty()) ||
+         f.use == settings::Use::Required)) {
+      f.assign(s, readValue<T>(e, f.name, f.value(s)));
     }
-    f.assign(s, readValue<T>(e, f.name, f.value(s)));
   });
+  S::describe([&](const auto& f) {
+    if (f.requiredIf != nullptr && rowOf(f) != nullptr && !e.has(f.name) && f.requiredIf(s)) {
+      e.fail("missing required attribute '" + std::string(f.name) + "' (required " +
+             std::string(f.requiredCase) + ")");
+    }
+  });
+}
+
+/// An S (default-constructed) with the members `e` gives read into it (readSettings).
+template <class S>
+S read(const Element& e, std::string_view element = {}) {
+  S s{};
+  readSettings(e, s, element);
+  return s;
 }
 
 /// Checks the relations S::relations lists for `element` ("": the element `e` itself), as the

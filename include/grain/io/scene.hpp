@@ -154,6 +154,38 @@ struct BodyGroup {
   std::size_t line = 0;  ///< line of the <RigidBodies> element
   /// Id of the k-th body of the group.
   BodyId id(std::uint32_t k) const { return makeBodyId(groupId, firstNumber + k); }
+
+  /// The description of the members a scene gives (grain/core/common/settings.hpp): the
+  /// attributes of <RigidBodies>, of <DynamicState type="animated"> and of <Material>.
+  template <class V>
+  static constexpr void describe(V&& v) {
+    using S = BodyGroup;
+    using settings::field;
+    v(field<&S::name>("name").withDoc("group name"));
+    v(field<&S::count>("instances")
+          .required()
+          .withBound(settings::Bound::AtLeastOne)
+          .withDoc("number of bodies"));
+    v(field<&S::groupId>("groupId").derived().withDoc(
+        "default: 0 for the first group, else the largest groupId so far + 1; body numbers "
+        "continue across RigidBodies with the same groupId"));
+    v(field<&S::enableSelectiveIds>("enableSelectiveIds")
+          .withDoc("with GlobalSelectiveIds: load only the selected bodies of this group"));
+    v(field<&S::animatedVelocity>("velocity")
+          .in("DynamicState")
+          .withUnit("m/s")
+          .withDoc("velocity of the body's reference point (inertial frame): r(t) = r(0) + "
+                   "velocity t"));
+    v(field<&S::animatedAngularVelocity>("angularVelocity")
+          .in("DynamicState")
+          .withUnit("rad/s")
+          .withDoc("angular velocity about the reference point (inertial frame): the body turns "
+                   "about the fixed axis angularVelocity by |angularVelocity| t"));
+    v(field<&S::material>("id")
+          .required()
+          .in("Material")
+          .withDoc("material id (contact parameters)"));
+  }
 };
 
 /// GlobalSelectiveIds: the bodies that groups with enableSelectiveIds="true" load.

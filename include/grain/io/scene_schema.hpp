@@ -11,9 +11,10 @@
 
 /// The scene format as data: every element grain reads, its attributes (name, type, whether
 /// required, default, admissible range, unit) and its child elements. The attributes of the
-/// settings structs are generated from their descriptions (describe() beside each struct,
-/// grain/core/common/settings.hpp); the rest are written here. The scene reader checks files
-/// against these tables, and the XML schema (schemas/scene.xsd) and the format reference
+/// settings structs and of the elements that build bodies are generated from their descriptions
+/// (describe() beside each struct, grain/core/common/settings.hpp); the variant attributes and
+/// the few keys no struct holds are written in src/io/scene_schema.cpp. The scene reader checks
+/// files against these tables, and the XML schema (schemas/scene.xsd) and the format reference
 /// (docs/scene-format.md) are generated from them (sceneSchemaXsd, sceneFormatMarkdown), so each
 /// attribute is defined in exactly one place.
 namespace grain::io::schema {

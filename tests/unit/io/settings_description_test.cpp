@@ -4,6 +4,7 @@
 // the core's range checks and the enumeration names.
 #include <array>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -18,6 +19,7 @@
 #include <grain/core/timestepping/external_forces.hpp>
 #include <grain/core/timestepping/load_balance_settings.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
+#include <grain/io/radius_distribution.hpp>
 #include <grain/io/scene.hpp>
 #include <grain/io/scene_schema.hpp>
 
@@ -44,8 +46,14 @@ bool sameDefault(const AttributeSpec& row, const T& value) {
     return text == settings::nameOf(value);
   } else if constexpr (std::is_arithmetic_v<T>) {
     return std::stod(text) == static_cast<double>(value);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return text == value;
+  } else if constexpr (std::is_same_v<T, Vec3>) {
+    std::istringstream in(text);
+    Vec3 v;
+    return static_cast<bool>(in >> v.x() >> v.y() >> v.z()) && v == value;
   } else {
-    return false;  // vectors have no default in the scene format
+    return false;  // lists have no default in the scene format
   }
 }
 
@@ -121,6 +129,12 @@ TEST(SettingsDescription, SchemaRowsComeFromTheDescriptions) {
   expectRows<CompatibleForceSettings>(spec("ContactForceOutput", "SceneSettings"));
   expectRows<GravityField>(spec("ForceField", "ExternalForces", 0));
   expectRows<SphericalPulseField>(spec("ForceField", "ExternalForces", 1));
+  // The elements that build bodies.
+  expectRows<io::BodyGroup>(spec("RigidBodies", "SceneObjects"));
+  expectRows<io::BodyGroup>(spec("DynamicState", "DynamicProperties", 3), "DynamicState");
+  expectRows<io::BodyGroup>(spec("Material", "DynamicProperties"), "Material");
+  expectRows<io::RadiusDistributionSettings>(spec("Sphere", "Geometry", 1));
+  expectRows<io::RadiusDistributionSettings>(spec("Sphere", "GlobalGeometries", 1));
 }
 
 TEST(SettingsDescription, RowsAreInTheOrderOfTheSceneFormat) {
@@ -309,6 +323,39 @@ TEST(SettingsDescription, CoreChecksEveryDescribedStruct) {
   p.boostTime = 0.0;
   EXPECT_EQ(errorOf([&] { forces.addSphericalPulse(p); }), "boostTime must be > 0");
   EXPECT_TRUE(forces.gravityFields().empty());
+}
+
+TEST(SettingsDescription, AttributesWithoutMemberAreAcceptedWithoutEffect) {
+  // Topology@minGridSize: described by LoadBalanceSettings (settings::ignored), no member.
+  for (std::size_t variant = 0; variant < 2; ++variant) {  // grid, kdTree
+    const AttributeSpec* row =
+        io::schema::findAttribute(spec("Topology", "ProcessTopology", variant), "minGridSize");
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(row->use, AttrUse::Ignored);
+    EXPECT_EQ(row->type, io::schema::AttrType::Real);
+    EXPECT_EQ(row->bound, settings::Bound::Positive);  // its value is still checked
+  }
+  LoadBalanceSettings b;  // the core's checks pass over it
+  EXPECT_EQ(errorOf([&] { settings::checkBounds(b); }), "");
+}
+
+TEST(SettingsDescription, RadiusWindowIsCheckedOnce) {
+  // maxRadius >= minRadius is RadiusDistributionSettings' relation: the scene reader reports it
+  // at the attribute (scene_features_test), programs get it from RadiusDistribution.
+  io::RadiusDistributionSettings s;
+  s.minRadius = 2.0;
+  s.maxRadius = 1.0;
+  EXPECT_EQ(errorOf([&] { io::RadiusDistribution::from(s); }), "maxRadius must be >= minRadius");
+  EXPECT_EQ(errorOf([&] { io::RadiusDistribution::uniform(2.0, 1.0); }),
+            "maxRadius must be >= minRadius");
+  s.generator = io::RadiusGenerator::PiecewiseConstant;  // the window does not apply
+  s.intervals = {1.0, 2.0};
+  s.densities = {1.0};
+  EXPECT_EQ(errorOf([&] { io::RadiusDistribution::from(s); }), "");
+  const AttributeSpec* generator =
+      io::schema::findAttribute(spec("Sphere", "Geometry", 1), "generator");
+  ASSERT_NE(generator, nullptr);
+  EXPECT_EQ(generator->values, "uniform|truncated-normal|piecewise-const");
 }
 
 }  // namespace

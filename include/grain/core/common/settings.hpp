@@ -99,6 +99,7 @@ enum class Use : std::uint8_t {
   Optional,  ///< absent: the default of the default-constructed struct
   Derived,   ///< optional, without a default: absent means "not given", the reader decides
   Internal,  ///< not a scene attribute: described for its range check only
+  Ignored,   ///< a scene attribute without member: accepted (value checked), reported, not read
 };
 
 /// One name of an enumeration value. A value may have several names (aliases of the scene
@@ -164,6 +165,10 @@ struct Field {
   /// The element of the scene that holds the attribute, if not the struct's own element (e.g.
   /// threadCount of InclusionSolverSettings sits on TimeStepperSettings).
   std::string_view element = {};
+  /// Derived fields the scene must give where `requiredIf` holds (read after the others), and
+  /// the case as the message names it: "missing required attribute 'NAME' (required CASE)".
+  bool (*requiredIf)(const S&) = nullptr;
+  std::string_view requiredCase = {};
 
   constexpr T value(const S& s) const { return ref != nullptr ? ref(const_cast<S&>(s)) : get(s); }
   constexpr void assign(S& s, const T& v) const {
@@ -200,6 +205,15 @@ struct Field {
   }
   constexpr Field in(std::string_view elementName) const {
     return with([elementName](Field& f) { f.element = elementName; });
+  }
+  /// Derived, and required where `condition` holds; `when` names the case: "with
+  /// buildMode=\"predefined\"" gives "(required with buildMode=\"predefined\")".
+  constexpr Field requiredWhen(bool (*condition)(const S&), std::string_view when) const {
+    return with([condition, when](Field& f) {
+      f.use = Use::Derived;
+      f.requiredIf = condition;
+      f.requiredCase = when;
+    });
   }
 
  private:
@@ -238,6 +252,14 @@ constexpr auto field(std::string_view name) {
   using S = typename O::Struct;
   using T = typename M::Value;
   return Field<S, T>{.name = name, .ref = [](S& s) -> T& { return (s.*Outer).*Member; }};
+}
+
+/// A scene attribute of S's element without a member (Use::Ignored): accepted for files of
+/// the format that carry it, its value checked as a T (and against the bound), reported as
+/// accepted without effect: settings::ignored<S, Real>("minGridSize").
+template <class S, class T>
+constexpr Field<S, T> ignored(std::string_view name) {
+  return Field<S, T>{.name = name, .use = Use::Ignored};
 }
 
 /// The Field of a value held by several members, through accessors:
@@ -318,7 +340,7 @@ template <class S>
   S::describe([&s, prefix](const auto& f) {
     using T = typename std::remove_cvref_t<decltype(f)>::Value;
     const Bound b = f.programBound.value_or(f.bound);
-    if (b == Bound::None) {
+    if (b == Bound::None || f.use == Use::Ignored) {
       return;
     }
     GRAIN_REQUIRE(detail::within(b, f.value(s)), std::string(prefix) + std::string(f.name) +

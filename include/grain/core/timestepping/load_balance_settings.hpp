@@ -109,18 +109,26 @@ struct LoadBalanceSettings {
           .in(kTopo)
           .withDoc("true: the factorisation of the process count whose cells are closest to "
                    "cubes; false: dimension as given"));
-    v(field<&S::aligned>("aligned").derived().in(kTopo).withDoc(
-        "buildMode=\"predefined\": must be true (axis-aligned box)"));
+    constexpr auto predefined = [](const S& s) { return s.buildMode == BuildMode::Predefined; };
+    constexpr std::string_view kWithPredefined = "with buildMode=\"predefined\"";
+    v(field<&S::aligned>("aligned")
+          .requiredWhen(predefined, kWithPredefined)
+          .in(kTopo)
+          .withDoc("buildMode=\"predefined\": must be true (axis-aligned box)"));
     v(field<&S::minPoint>("minPoint")
-          .derived()
+          .requiredWhen(predefined, kWithPredefined)
           .in(kTopo)
           .withUnit("m")
           .withDoc("buildMode=\"predefined\": lower corner (required there)"));
     v(field<&S::maxPoint>("maxPoint")
-          .derived()
+          .requiredWhen(predefined, kWithPredefined)
           .in(kTopo)
           .withUnit("m")
           .withDoc("buildMode=\"predefined\": upper corner (> minPoint)"));
+    v(settings::ignored<S, Real>("minGridSize")
+          .in(kTopo)
+          .withBound(Bound::Positive)
+          .withDoc("not read"));
     v(field<&S::massPointCount>("nPoints")
           .in("MassPointPrediction")
           .withBound(Bound::AtLeastOne)
