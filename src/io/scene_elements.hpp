@@ -7,7 +7,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include <grain/core/bodies/body_id.hpp>
 #include <grain/core/common/settings.hpp>
 #include <grain/core/geometry/shapes.hpp>
 #include <grain/core/math/types.hpp>
@@ -477,6 +480,29 @@ struct SimulateFromReferenceAttributes {
         "only enabled=\"false\" is supported yet"));
     v(settings::field<&S::type>("type").derived().withDoc("unused while enabled is false"));
     v(settings::field<&S::file>("file").withDoc("unused while enabled is false"));
+  }
+};
+
+/// <Set> of GlobalSelectiveIds: the bodies to load.
+struct SelectiveSetAttributes {
+  std::vector<BodyId> value;
+
+  template <class V>
+  static constexpr void describe(V&& v) {
+    v(settings::field<&SelectiveSetAttributes::value>("value").required().withDoc(
+        "ids \"group,number\" of the bodies to load"));
+  }
+};
+
+/// <Range> of GlobalSelectiveIds: the bodies with ids in [first, second).
+struct SelectiveRangeAttributes {
+  std::pair<BodyId, BodyId> value;
+
+  template <class V>
+  static constexpr void describe(V&& v) {
+    v(settings::field<&SelectiveRangeAttributes::value>("value").required().withDoc(
+        "\"g1,n1 g2,n2\": bodies with id in [(g1,n1), (g2,n2)) (ids ordered as group * 2^32 + "
+        "number)"));
   }
 };
 

@@ -449,16 +449,16 @@ class SceneBuilder {
   void readSelectiveIds(const Element& e) {
     SelectiveIds sel;
     if (const auto set = e.child("Set")) {
-      sel.set = set->bodyIds("value");
+      sel.set = detail::read<detail::SelectiveSetAttributes>(*set).value;
       std::sort(sel.set.begin(), sel.set.end());
     }
     if (const auto range = e.child("Range")) {
-      const std::vector<BodyId> ids = range->bodyIds("value");
-      if (ids[0] > ids[1]) {
+      const auto ids = detail::read<detail::SelectiveRangeAttributes>(*range).value;
+      if (ids.first > ids.second) {
         range->failAt("value", "attribute 'value' must give the first id before the second (got " +
                                    range->string("value") + ")");
       }
-      sel.ranges.emplace_back(ids[0], ids[1]);
+      sel.ranges.push_back(ids);
     }
     out_.selectiveIds = std::move(sel);
   }

@@ -273,17 +273,9 @@ std::span<const A> forceFieldAttributes() {
 
 // ---- GlobalInitialCondition, GlobalSelectiveIds -----------------------------------------------
 
-// GlobalInitialCondition: GlobalInitialConditionAttributes (scene_elements.hpp).
-// GlobalSelectiveIds: one attribute each of Set and Range, a list of body ids, which no
-// settings struct holds (SelectiveIds is the set and ranges they make).
+// GlobalInitialCondition: GlobalInitialConditionAttributes; Set, Range: SelectiveSetAttributes,
+// SelectiveRangeAttributes (scene_elements.hpp).
 constexpr C kSelectiveIdsChildren[] = {child("Set"), child("Range")};
-constexpr A kSelectiveSet[] = {
-    req("value", T::BodyIdList, B::None, {}, "ids \"group,number\" of the bodies to load"),
-};
-constexpr A kSelectiveRange[] = {
-    req("value", T::BodyIdRange, B::None, {},
-        "\"g1,n1 g2,n2\": bodies with id in [(g1,n1), (g2,n2)) (ids ordered as group * 2^32 + number)"),
-};
 
 // ---- MPISettings ------------------------------------------------------------------------------
 
@@ -522,8 +514,8 @@ static const ElementSpec kElements[] = {
     E{.name = "GlobalSelectiveIds", .parent = "SceneSettings", .children = kSelectiveIdsChildren,
       .exactlyOneChild = true,
       .doc = "load only some bodies of the groups with enableSelectiveIds=\"true\"; exactly one of Set, Range"},
-    E{.name = "Set", .parent = "GlobalSelectiveIds", .attributes = kSelectiveSet},
-    E{.name = "Range", .parent = "GlobalSelectiveIds", .attributes = kSelectiveRange},
+    E{.name = "Set", .parent = "GlobalSelectiveIds", .attributes = rowsOf([] { return generated<detail::SelectiveSetAttributes>(); })},
+    E{.name = "Range", .parent = "GlobalSelectiveIds", .attributes = rowsOf([] { return generated<detail::SelectiveRangeAttributes>(); })},
     E{.name = "MPISettings", .parent = "SceneSettings", .children = kMpiChildren,
       .doc = "domain decomposition and load balancing of grain-sim-mpi (read and checked by every run; docs/mpi.md)"},
     E{.name = "ProcessTopology", .parent = "MPISettings", .variantAttribute = "mode", .variantValue = "static",

@@ -10,8 +10,10 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include <grain/core/bodies/body_id.hpp>
 #include <grain/core/common/settings.hpp>
 #include <grain/core/math/types.hpp>
 #include <grain/io/scene_schema.hpp>
@@ -27,6 +29,10 @@ namespace grain::io::detail {
 
 template <class T>
 constexpr bool kIsIntegerVector3 = std::is_same_v<T, std::array<std::uint32_t, 3>>;
+template <class T>
+constexpr bool kIsBodyIdList = std::is_same_v<T, std::vector<BodyId>>;
+template <class T>
+constexpr bool kIsBodyIdRange = std::is_same_v<T, std::pair<BodyId, BodyId>>;
 
 /// The attribute type of a member type (std::optional<T>: that of T, for attributes whose
 /// absence means "not given").
@@ -50,6 +56,10 @@ constexpr schema::AttrType attrTypeOf() {
     return schema::AttrType::RealList;
   } else if constexpr (std::is_same_v<T, std::string>) {
     return schema::AttrType::String;
+  } else if constexpr (kIsBodyIdList<T>) {
+    return schema::AttrType::BodyIdList;
+  } else if constexpr (kIsBodyIdRange<T>) {
+    return schema::AttrType::BodyIdRange;
   } else {
     static_assert(sizeof(T) == 0, "no scene attribute type for this member type");
   }
@@ -90,6 +100,14 @@ std::string textOf(const T& v) {
     return text;
   } else if constexpr (std::is_same_v<T, std::string>) {
     return v;
+  } else if constexpr (kIsBodyIdList<T>) {
+    std::string text;
+    for (const BodyId id : v) {
+      text += (text.empty() ? "" : " ") + formatBodyId(id);
+    }
+    return text;
+  } else if constexpr (kIsBodyIdRange<T>) {
+    return formatBodyId(v.first) + " " + formatBodyId(v.second);
   } else {
     return std::to_string(v[0]) + " " + std::to_string(v[1]) + " " + std::to_string(v[2]);
   }
@@ -228,6 +246,11 @@ T readValue(const Element& e, std::string_view name, T v) {
     return e.realList(name);
   } else if constexpr (std::is_same_v<T, std::string>) {
     return e.string(name);
+  } else if constexpr (kIsBodyIdList<T>) {
+    return e.bodyIds(name);
+  } else if constexpr (kIsBodyIdRange<T>) {
+    const std::vector<BodyId> ids = e.bodyIds(name);  // two, checked against the row
+    return {ids[0], ids[1]};
   } else {
     return e.integerVector3(name);
   }
