@@ -18,9 +18,9 @@
 /// The attributes of the scene elements that build bodies rather than set options (private to
 /// grain_io), described once as the settings structs are (grain/core/common/settings.hpp): the
 /// scene schema rows of these elements are generated from the descriptions (scene_schema.cpp)
-/// and the scene reader reads them with detail::readSettings (scene_loader.cpp). What is not
-/// here is the scene's structure: the variant attributes (`distribute` of the geometries,
-/// masses and initial conditions, `type` of DynamicState and ForceField), which choose the
+/// and the scene reader reads them with detail::read (scene_loader.cpp). What is not here is
+/// the scene's structure: the variant attributes no struct holds (`distribute` of the
+/// geometries, masses and initial conditions, `type` of DynamicState), which choose the
 /// element's specification and hence which of these structs applies.
 namespace grain::io::detail {
 

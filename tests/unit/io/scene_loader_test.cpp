@@ -905,6 +905,19 @@ TEST(SceneDefaults, DefaultsMatchGrsf) {
   EXPECT_EQ(d.groups[1].groupId, 1u);
 }
 
+TEST(SceneDefaults, GroupWithoutNameLoads) {
+  // name is optional without default text: the group's name stays empty.
+  TempDir dir;
+  test::writeText(dir / "scene.xml", test::replaceOnce(kBase, "name=\"floor\" ", ""));
+  const SceneDescription d = loadScene(dir / "scene.xml");
+  ASSERT_EQ(d.groups.size(), 2u);
+  EXPECT_EQ(d.groups[0].name, "beads");
+  EXPECT_EQ(d.groups[1].name, "");
+  EXPECT_EQ(d.groups[1].count, 1u);
+  EXPECT_NE(d.effectiveXml.find("<RigidBodies instances=\"1\" groupId=\"1\""), std::string::npos);
+  EXPECT_EQ(d.effectiveXml.find("name=\"\""), std::string::npos);  // no empty name filled in
+}
+
 TEST(SceneErrors, WrongRootElement) {
   TempDir dir;
   std::string text = test::replaceOnce(kBase, "<DynamicsSystem xmlns=\"SceneFile\">", "<Scene>");
