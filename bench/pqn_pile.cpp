@@ -180,10 +180,9 @@ int main(int argc, char** argv) {
         sorConverged = r.converged;
       });
 
-  std::printf(
-      "# settled pile: %d SOR steps; PQN (%s%s) on %s, tol %g; %u Newton steps at most\n", settle,
-      matrixFree ? "matrix-free" : "assembled", scaling ? "" : ", unscaled",
-      koziara ? "Koziara's measure" : "the natural map", tol, maxNewton);
+  std::printf("# settled pile: %d SOR steps; PQN (%s%s) on %s, tol %g; %u Newton steps at most\n",
+              settle, matrixFree ? "matrix-free" : "assembled", scaling ? "" : ", unscaled",
+              koziara ? "Koziara's measure" : "the natural map", tol, maxNewton);
   std::printf("%4s %8s %7s %7s %9s %7s %12s %12s %5s\n", "step", "contacts", "newton", "gmres",
               "fallback", "sor", "natural-map", "koziara", "conv");
   unsigned long newtonSum = 0, gmresSum = 0, fallbackSum = 0, sorSum = 0;
@@ -198,8 +197,7 @@ int main(int argc, char** argv) {
     const unsigned gmres = s.contacts > 0 ? r.gmresIterations : 0;
     const unsigned fallback = s.contacts > 0 ? r.fallbackIterations : 0;
     std::printf("%4d %8zu %7u %7u %9u %7u %12.3e %12.3e %5s\n", k + 1, s.contacts, newton, gmres,
-                fallback, sorSweeps, s.naturalMapError, s.koziaraError,
-                s.converged ? "yes" : "no");
+                fallback, sorSweeps, s.naturalMapError, s.koziaraError, s.converged ? "yes" : "no");
     newtonSum += newton;
     gmresSum += gmres;
     fallbackSum += fallback;
