@@ -3,6 +3,7 @@
 //
 //   grain-fclib solve FILE [--solver sor|jor|apgd|pqn|ipm|nsn|prox] [--tol T] [--max-iter N]
 //                          [--out SOL.h5] [--measure natural-map|koziara|relaxed]
+//                          [--pqn-direct] [--pqn-warm E] [--pqn-delta D] [--pqn-unscaled]
 //                          [--apgd-relaxed] [--ipm-max-iter N] [--ipm-polish N] [--ipm-apgd N]
 //                          [--nsn-* ...] [--prox-* ...] [--repeat N] [--repeat-stat min|mean]
 //                          [--ucf ac|ds] [--alpha A]
@@ -175,6 +176,7 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
   s.pqnDirectSolve = vm.count("pqn-direct") != 0;
   s.pqnWarmStartTolerance = vm["pqn-warm"].as<double>();
   s.pqnDelta = vm["pqn-delta"].as<double>();
+  s.pqnScaling = vm.count("pqn-unscaled") == 0;
   s.nsnMaxIter = vm["nsn-max-iter"].as<unsigned>();
   s.nsnDenseLimit = vm["nsn-dense-limit"].as<unsigned>();
   s.nsnRescueSweeps = vm["nsn-rescue-sweeps"].as<unsigned>();
@@ -245,6 +247,9 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
     if (res.polishSteps > 0) {
       std::printf(" (%u polishing steps: Newton and APGD)", res.polishSteps);
     }
+    if (res.gmresIterations > 0) {
+      std::printf(" (%u GMRES iterations)", res.gmresIterations);
+    }
     std::printf("\ntime        %.6f s\n", res.seconds);
     std::printf("error       %.6e (natural-map %.6e, koziara %.6e, |e|/|q| %.6e, relaxed %.6e)\n",
                 res.error, natural, koziara, ev.naturalMapOverQ(res.r, res.u), relaxed);
@@ -302,6 +307,7 @@ int main(int argc, char** argv) {
      "PQN: SOR until this error before the first Newton step")
     ("pqn-delta", po::value<double>()->default_value(0.01),
      "PQN: shift delta relative to the mean diagonal entry of W")
+    ("pqn-unscaled", "PQN: Newton steps on R itself, not on (W_ii)_NN R_i")
     ("nsn-max-iter", po::value<unsigned>()->default_value(100),
      "NSN: Newton steps before the SOR fallback")
     ("nsn-dense-limit", po::value<unsigned>()->default_value(30),

@@ -62,7 +62,7 @@ std::string RunLogWriter::headerLine() {
   for (const Stage stage : kTrailingStages) {
     stageColumn(stage);
   }
-  h += "\tBytesSent\tMessagesSent";
+  h += "\tBytesSent\tMessagesSent\tFallbacks";
   return h;
 }
 
@@ -103,6 +103,8 @@ std::string RunLogWriter::formatLine(const StepStats& s, double wallSeconds) {
   appendInteger(line, s.bytesSent);
   line += '\t';
   appendInteger(line, s.messagesSent);
+  line += '\t';
+  appendInteger(line, s.fallbacks);
   return line;
 }
 

@@ -163,8 +163,8 @@ TEST(MeasuredRun, RestartUpgradesAnOlderRunLog) {
   ASSERT_EQ(runCommand(sim(dir / "part.xml", dir / "part")).exitCode, 0);
   ASSERT_EQ(runCommand(sim(dir / "full.xml", dir / "full")).exitCode, 0);
   const fs::path record = dir / "part" / "SimFiles" / "SimDataRECORD_0";
-  // Drop the two error columns and the later ones (Forces stage time, traffic), as an older grain
-  // wrote the file.
+  // Drop the two error columns and the later ones (Forces stage time, traffic, fallbacks), as an
+  // older grain wrote the file.
   {
     std::ifstream in(record / "SimData.dat");
     std::ostringstream old;
@@ -173,7 +173,7 @@ TEST(MeasuredRun, RestartUpgradesAnOlderRunLog) {
       if (line.rfind("# grain ", 0) == 0) {
         continue;  // logs of that time had no version line
       }
-      for (int k = 0; k < 5; ++k) {
+      for (int k = 0; k < 6; ++k) {
         line.resize(line.rfind('\t'));
       }
       old << line << '\n';
@@ -186,7 +186,7 @@ TEST(MeasuredRun, RestartUpgradesAnOlderRunLog) {
                                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.5'");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const Log log = readLog(record / "SimData.dat");
-  ASSERT_EQ(log.names.size(), 24u);
+  ASSERT_EQ(log.names.size(), 25u);
   ASSERT_EQ(log.rows.size(), 50u);
   const std::size_t step = log.column("Step");
   const std::size_t nm = log.column("NaturalMapError");

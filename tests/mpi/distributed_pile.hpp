@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The settled pile of the distributed solver tests (distributed_apgd_test.cpp,
-// distributed_pqn_test.cpp) and what they share: the pass/fail count of process 0, the grid and
-// kd-tree decompositions, the gathering of every process's bodies on process 0.
+// What the distributed solver tests on the settled pile (distributed_apgd_test.cpp,
+// distributed_pqn_test.cpp; the pile in tests/common/settled_pile.hpp) share: the pass/fail count
+// of process 0, the grid and kd-tree decompositions, the gathering of every process's bodies on
+// process 0.
 #pragma once
 
 #include <algorithm>
@@ -19,6 +20,8 @@
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/mpi/kd_tree_topology.hpp>
 #include <grain/mpi/topology.hpp>
+
+#include "../common/settled_pile.hpp"
 
 namespace grain::mpi_test {
 
@@ -41,71 +44,9 @@ inline void check(bool ok, const std::string& what) {
   }
 }
 
-inline void addSphere(DynamicsSystem& s, BodyId id, Real r, const Vec3& position) {
-  BodyDef d;
-  d.id = id;
-  d.shape = s.shapes.add(Sphere{r});
-  d.mass = 1000.0 * 4.0 / 3.0 * M_PI * r * r * r;
-  d.inertiaBody = Vec3::Constant(0.4 * d.mass * r * r);
-  d.position = position;
-  s.addBody(d);
-}
-
-inline void addWall(DynamicsSystem& s, BodyId id, const Vec3& normal, const Vec3& position) {
-  BodyDef d;
-  d.id = id;
-  d.motion = BodyMotion::Static;
-  d.shape = s.shapes.add(Halfspace{normal});
-  d.position = position;
-  s.addBody(d);
-}
-
-/// A box (floor and four walls) with a loose column of 4 x 4 x 6 spheres (r = 1 cm) dropped into
-/// it, mu = 0.3.
-inline DynamicsSystem pile() {
-  DynamicsSystem s;
-  s.externalForces.addGravity(GravityField{});
-  const Real r = 0.01, w = 0.1;
-  addWall(s, makeBodyId(0, 0), Vec3(0, 0, 1), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 1), Vec3(1, 0, 0), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 2), Vec3(-1, 0, 0), Vec3(w, 0, 0));
-  addWall(s, makeBodyId(0, 3), Vec3(0, 1, 0), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 4), Vec3(0, -1, 0), Vec3(0, w, 0));
-  std::uint32_t n = 0;
-  for (int z = 0; z < 6; ++z) {
-    for (int y = 0; y < 4; ++y) {
-      for (int x = 0; x < 4; ++x) {
-        const Real jitter = 0.002 * std::sin(1.7 * n + 0.3 * z);
-        addSphere(s, makeBodyId(1, n), r,
-                  Vec3(0.0125 + 0.025 * x + jitter, 0.0125 + 0.025 * y - jitter,
-                       0.011 + 0.022 * z + 0.3 * jitter));
-        ++n;
-      }
-    }
-  }
-  ContactParameter p;
-  p.mu = 0.3;
-  s.contactParameters.setStandard(p);
-  return s;
-}
-
-constexpr Real kDt = 1e-3;  ///< time step of the pile (s)
-
-/// The pile after `steps` serial SOR steps: after 150 (default) settled into a dense contact
-/// network (about 165 contacts), after 20 landing (its first contacts).
-inline DynamicsSystem settledPile(int steps = 150) {
-  DynamicsSystem s = pile();
-  StepperSettings st;
-  st.deltaT = kDt;
-  st.solver.relTol = 1e-10;
-  st.solver.absTol = 1e-12;
-  st.solver.maxIter = 5000;
-  MoreauStepper stepper(st);
-  for (int k = 0; k < steps; ++k) {
-    stepper.step(s);
-  }
-  return s;
-}
+// The pile itself (no MPI): tests/common/settled_pile.hpp.
+using test::settledPile;
+inline constexpr Real kDt = test::kPileDt;  ///< time step of the pile (s)
 
 /// A grid over the simulated bodies, or a kd-tree (Zoltan RCB) over their centres, each process
 /// contributing the bodies of every size-th ordinal.

@@ -32,6 +32,7 @@ LocalSolverSettings localSolverSettings(const InclusionSolverSettings& s) {
   l.rStrategy = s.rStrategy;
   l.subMethod = s.subMethodUcf;
   l.pqnMaxIter = s.pqnMaxIter;
+  l.pqnScaling = s.pqnScaling;
   return l;
 }
 

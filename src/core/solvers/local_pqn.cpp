@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <cmath>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -86,8 +87,10 @@ namespace detail {
 namespace {
 
 /// Exact solve of A dR = C with A = X W + Y + delta I assembled (3x3 blocks) and factorised by
-/// sparse LU; falls back to GMRES if the factorisation fails.
-VecX directSolve(const LocalContext& ctx, PqnNewtonOperator<AssembledOps>& op, const VecX& c) {
+/// sparse LU; falls back to GMRES if the factorisation fails (its iterations added to
+/// `gmresIterations`).
+VecX directSolve(const LocalContext& ctx, PqnNewtonOperator<AssembledOps>& op, const VecX& c,
+                 std::uint32_t& gmresIterations) {
   std::vector<Eigen::Triplet<Real>> t;
   t.reserve(9 * (ctx.w.blockCount() + ctx.n));
   const auto& start = ctx.w.rowStart();
@@ -114,11 +117,11 @@ VecX directSolve(const LocalContext& ctx, PqnNewtonOperator<AssembledOps>& op, c
   Eigen::SparseLU<SparseMat> lu;
   lu.compute(a);
   if (lu.info() != Eigen::Success) {
-    return pqnGmres(op, c, 1e-12 * c.norm(), 200);
+    return pqnGmres(op, c, 1e-12 * c.norm(), 200, gmresIterations);
   }
   VecX x = lu.solve(c);
   if (!x.allFinite()) {
-    return pqnGmres(op, c, 1e-12 * c.norm(), 200);
+    return pqnGmres(op, c, 1e-12 * c.norm(), 200, gmresIterations);
   }
   return x;
 }
@@ -128,8 +131,8 @@ VecX directSolve(const LocalContext& ctx, PqnNewtonOperator<AssembledOps>& op, c
 void runPqn(const LocalContext& ctx, VecX r, LocalSolverResult& result) {
   AssembledOps ops{ctx};
   pqnIterate(ops, ctx.settings, std::move(r), result,
-             [&ctx](PqnNewtonOperator<AssembledOps>& op, const VecX& c) {
-               return directSolve(ctx, op, c);
+             [&ctx, &result](PqnNewtonOperator<AssembledOps>& op, const VecX& c) {
+               return directSolve(ctx, op, c, result.gmresIterations);
              });
 }
 

@@ -58,10 +58,11 @@ struct PqnNewtonOperator {
 };
 
 /// Right-preconditioned GMRES from x = 0: at most maxIter iterations, stops when the residual
-/// |b - A x| <= tol (global). Returns x. Modified Gram-Schmidt: one global sum per inner
-/// product, k + 2 in iteration k.
+/// |b - A x| <= tol (global). Returns x and adds the iterations taken to `iterations`. Modified
+/// Gram-Schmidt: one global sum per inner product, k + 2 in iteration k.
 template <class Ops>
-VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real tol, std::uint32_t maxIter) {
+VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real tol, std::uint32_t maxIter,
+              std::uint32_t& iterations) {
   const Eigen::Index m = b.size();
   const auto kMax = static_cast<Eigen::Index>(maxIter);
   VecX x = VecX::Zero(m);
@@ -113,6 +114,7 @@ VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real tol, std::uint32_t
       break;
     }
   }
+  iterations += static_cast<std::uint32_t>(k);
   if (k == 0) {
     return x;
   }
@@ -145,6 +147,17 @@ void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResul
   op.y.resize(n);
   op.preconditioner.resize(n);
   const Real delta0 = s.pqnDelta * meanDiag;
+  // pqnScaling: contact i's Newton variable is rho_i R_i (velocity units, rho_i = (W_ii)_NN, else
+  // the mean diagonal entry): C_i = F(U_i) + m(rho_i R_i - F(U_i)), dC_i = X dU_i + rho_i Y dR_i
+  // (local_pqn.hpp).
+  const Real rhoDefault = meanDiag > 0.0 && std::isfinite(meanDiag) ? meanDiag : 1.0;
+  std::vector<Real> rho(n, 1.0);
+  if (s.pqnScaling) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const Real wNN = ops.diagonalBlock(i)(0, 0);
+      rho[i] = wNN > 0.0 && std::isfinite(wNN) ? wNN : rhoDefault;
+    }
+  }
   Real cNorm0 = 0.0;
 
   const auto m = static_cast<Eigen::Index>(3 * n);
@@ -167,10 +180,11 @@ void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResul
     }
     for (std::size_t i = 0; i < n; ++i) {
       const auto k = static_cast<Eigen::Index>(3 * i);
-      const PqnLinearisation lin = pqnLinearise(r.segment<3>(k), u.segment<3>(k), ops.mu(i), omega);
+      const PqnLinearisation lin =
+          pqnLinearise(Vec3(rho[i] * r.segment<3>(k)), u.segment<3>(k), ops.mu(i), omega);
       c.segment<3>(k) = lin.c;
       op.x[i] = lin.x;
-      op.y[i] = lin.y;
+      op.y[i] = rho[i] * lin.y;
     }
     const Real cNorm = op.norm(c);
     if (it == 0) {
@@ -189,7 +203,7 @@ void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResul
     if (s.pqnDirectSolve) {
       dr = directSolve(op, c);
     } else {
-      dr = pqnGmres(op, c, s.pqnGmresEpsilon * cNorm, s.pqnGmresMaxIter);
+      dr = pqnGmres(op, c, s.pqnGmresEpsilon * cNorm, s.pqnGmresMaxIter, result.gmresIterations);
     }
     // Projected step R - tau dR, tau = 1, 1/2, ... while the error does not decrease
     // (pqnBacktracking; Koziara's Algorithm 1 always takes tau = 1).

@@ -32,7 +32,7 @@ TEST(RunLog, HeaderNamesColumnsWithUnits) {
             "\tContactSolveTime [s]\tSecondHalfStepTime [s]\tnIterations\tConverged\tIsFinite"
             "\tnContacts\tMaxOverlap [m]\tKinEnergy [J]\tRotKinEnergy [J]\tPotEnergy [J]"
             "\tTotalEnergy [J]\tNaturalMapError\tKoziaraError\tForcesTime [s]\tBytesSent"
-            "\tMessagesSent");
+            "\tMessagesSent\tFallbacks");
 }
 
 TEST(RunLog, VersionLineNamesGrainsVersion) {
@@ -60,6 +60,7 @@ TEST(RunLog, FileHasHeaderVersionAndOneLinePerStep) {
   s.stepSeconds = 0.125;
   s.bytesSent = 4096;
   s.messagesSent = 12;
+  s.fallbacks = 1;
   {
     RunLogWriter w;
     w.open(dir / "SimData.dat");
@@ -90,6 +91,7 @@ TEST(RunLog, FileHasHeaderVersionAndOneLinePerStep) {
   EXPECT_EQ(cols[21], "0.005");
   EXPECT_EQ(cols[22], "4096");
   EXPECT_EQ(cols[23], "12");
+  EXPECT_EQ(cols[24], "1");  // Fallbacks
   EXPECT_EQ(cols[10], "42");
   EXPECT_EQ(cols[11], "0");
   EXPECT_EQ(cols[12], "1");
@@ -143,6 +145,7 @@ TEST(RunLog, AppendingToAnOlderFormatUpgradesIt) {
   s.step = 4;
   s.naturalMapError = 1e-9;
   s.koziaraError = 2e-9;
+  s.fallbacks = 1;
   {
     RunLogWriter w;
     w.openAppend(file, 3);  // keeps steps 1..3
@@ -155,20 +158,22 @@ TEST(RunLog, AppendingToAnOlderFormatUpgradesIt) {
   for (int k = 1; k <= 3; ++k) {
     ASSERT_TRUE(std::getline(in, line));
     const auto cols = splitTabs(line);
-    ASSERT_EQ(cols.size(), 24u) << line;
+    ASSERT_EQ(cols.size(), 25u) << line;
     EXPECT_EQ(cols[2], std::to_string(k));
     EXPECT_EQ(cols[18], "1");
     EXPECT_EQ(cols[19], "nan");
     EXPECT_EQ(cols[20], "nan");
     EXPECT_EQ(cols[21], "nan");
     EXPECT_EQ(cols[23], "nan");
+    EXPECT_EQ(cols[24], "nan");
   }
   ASSERT_TRUE(std::getline(in, line));
   const auto cols = splitTabs(line);
-  ASSERT_EQ(cols.size(), 24u);
+  ASSERT_EQ(cols.size(), 25u);
   EXPECT_EQ(cols[2], "4");
   EXPECT_EQ(cols[19], "1e-09");
   EXPECT_EQ(cols[20], "2e-09");
+  EXPECT_EQ(cols[24], "1");
   EXPECT_FALSE(std::getline(in, line));
   EXPECT_FALSE(std::filesystem::exists(dir / "SimData.dat.part"));
 
@@ -229,7 +234,7 @@ TEST(RunLog, UpgradingAnOlderFormatKeepsLaterCommentLines) {
   std::getline(in, line);
   EXPECT_EQ(line, "# grain 0.0.9");
   std::getline(in, line);
-  EXPECT_EQ(splitTabs(line).size(), 24u);
+  EXPECT_EQ(splitTabs(line).size(), 25u);
 }
 
 TEST(RunLog, AppendingToAnUnknownFormatFails) {

@@ -230,6 +230,37 @@ TEST(LocalSolver, PqnVariantsConverge) {
   EXPECT_TRUE(res.converged);
 }
 
+// pqnScaling: the Newton variable is rho R with rho = mean diag W, so that the Newton steps do not
+// depend on the unit of R. The problem with W scaled by a (the same bodies a times lighter, or R
+// in other units) has the solution r / a; without backtracking (whose test on the error measure
+// depends on the unit) PQN takes the same iterates, r_k / a, and so the same Newton step count.
+// Unscaled, the iteration on the light problem has the Newton model of the original one only
+// within |U| ~ |R| (local_pqn.hpp).
+TEST(LocalSolver, PqnStepsDoNotDependOnTheUnitOfR) {
+  for (std::uint32_t seed = 1; seed <= 3; ++seed) {
+    const LocalProblem p = randomProblem(seed, 6, 8, 0.4);
+    LocalSolverSettings s;
+    s.method = LocalSolverMethod::Pqn;
+    s.tolerance = 1e-10;
+    s.pqnBacktracking = false;
+    const LocalSolverResult ref = solve(p, s);
+    ASSERT_TRUE(ref.converged) << seed;
+    ASSERT_EQ(ref.fallbackIterations, 0u) << seed;
+    for (const Real a : {1e-3, 1e3}) {
+      LocalProblem light = p;
+      light.W *= a;
+      const LocalSolverResult res = solve(light, s);
+      EXPECT_TRUE(res.converged) << seed << " a " << a;
+      EXPECT_EQ(res.fallbackIterations, 0u) << seed << " a " << a;
+      // The same iterates; the stop tests on the two units' error measures part by up to 3 steps
+      // (the measure is not unit-free, and the final convergence is superlinear).
+      EXPECT_NEAR(static_cast<Real>(res.iterations), static_cast<Real>(ref.iterations), 3.0)
+          << seed << " a " << a;
+      EXPECT_LT((a * res.r - ref.r).norm(), 1e-7 * ref.r.norm()) << seed << " a " << a;
+    }
+  }
+}
+
 TEST(LocalSolver, KoziaraMeasureAsStoppingTest) {
   const LocalProblem p = randomProblem(7, 5, 6, 0.3);
   LocalSolverSettings s;

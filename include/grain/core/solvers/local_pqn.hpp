@@ -40,8 +40,27 @@ struct PqnLinearisation {
 ///   solve (X W + Y + delta I) dR = C_w(R) by GMRES (right preconditioned by the inverses of the
 ///   3x3 diagonal blocks X_ii W_ii + Y_ii + delta I, zero start, stop at eps |C_w| or after m
 ///   iterations), then R <- P_K(R - dR).
-/// Koziara's only globalisation is the shift delta and the projection. grain adds three
+/// Koziara's only globalisation is the shift delta and the projection. grain adds four
 /// options (documented as not in his report):
+///   - pqnScaling (default on): contact i's Newton variable is rho_i R_i with rho_i = (W_ii)_NN,
+///     the inverse effective mass of the contact along its normal (the mean diagonal entry of W
+///     if that is not positive), so that both parts of z = rho_i R_i - F_w(U_i) are velocities:
+///     C_w,i = F_w(U_i) + m_w(rho_i R_i - F_w(U_i)), whose zeros are those of C_w (K_i is a
+///     cone), and grad C_w = X W + rho Y per unit of R; the step is R <- P_K(R - dR) with
+///     (X W + rho Y + delta I) dR = C_w, rho = diag(rho_i I). It is the natural map's
+///     parameter: C_w,i is rho_i (R_i - P_K(R_i - F(U_i) / rho_i)) for w -> 0, the same
+///     solutions. Without it R (N s) and U (m/s) are compared directly: where W is large (light
+///     bodies: (W_ii)_NN ~ 240-480 1/kg for 1 cm spheres of density 1000) z is U to within
+///     |R| / |U| ~ 1e-3, so a contact's smoothed projection turns from sticking to sliding or
+///     separating within |U| ~ |R|, the Newton model holds only there, and the identity-like
+///     rows Y of separating contacts get delta = 0.01 mean diag W ~ 9 against entries ~ 1, so
+///     each Newton step removes about a tenth of their residual. On the settled 96-sphere pile
+///     of bench/pqn_pile.cpp (natural map 1e-6) PQN then did not converge in 1000 Newton steps
+///     in any step (not even with exact Newton solves); with it, 26 Newton steps per step
+///     (docs/solvers.md). (Solfec, the report's code, works with reaction forces and
+///     W = h H M^-1 H^T, nearer to unit scale for such bodies.) With rho the Newton step does not
+///     depend on the unit of R (R = a R', W' = a W gives dR' = dR / a); contacts with
+///     (W_ii)_NN = 1 are unchanged.
 ///   - pqnBacktracking (default on): the step is R <- P_K(R - tau dR) with the first tau in
 ///     1, 1/2, ..., 2^-10 that lowers the selected error measure (the last one if none does);
 ///     each trial costs one product with W. Without it, some small random problems 2-cycle (as his

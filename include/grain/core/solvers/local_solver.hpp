@@ -135,6 +135,7 @@ struct LocalSolverSettings {
   std::uint32_t pqnGmresMaxIter = 10;  ///< GMRES iterations per Newton step (no restart)
   bool pqnBacktracking = true;         ///< halve the step while the error grows (not in Koziara)
   bool pqnDeltaContinuation = true;    ///< delta_k = delta |C_k| / |C_0| (not in Koziara)
+  bool pqnScaling = true;              ///< Newton variable (W_ii)_NN R_i (local_pqn.hpp)
   bool pqnDirectSolve = false;         ///< sparse LU of X W + Y + delta I instead of GMRES
   Real pqnWarmStartTolerance = 0;      ///< SOR until this error first (off if <= tolerance)
   // NSN: Alart-Curnier semismooth Newton, and its proximal-point variant (local_nsn.hpp).
@@ -205,6 +206,7 @@ struct LocalSolverResult {
   std::uint32_t fallbackIterations = 0;   ///< PQN, NSN: SOR sweeps of fallback and rescues
   std::uint32_t warmStartIterations = 0;  ///< PQN: SOR sweeps before the first Newton step
   std::uint32_t polishSteps = 0;          ///< IPM: Newton polishing and APGD steps (in iterations)
+  std::uint32_t gmresIterations = 0;      ///< PQN: GMRES iterations of all its Newton steps
   double seconds = 0.0;                   ///< wall time of the whole solve (setup included)
   Real error = 0.0;                       ///< selected measure at (r, u) (Ipm: Relaxed)
   bool converged = false;                 ///< error <= tolerance
@@ -216,6 +218,7 @@ struct LocalSolverResult {
     fallbackIterations = 0;
     warmStartIterations = 0;
     polishSteps = 0;
+    gmresIterations = 0;
     seconds = 0.0;
     error = 0.0;
     converged = false;

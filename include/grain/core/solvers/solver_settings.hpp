@@ -190,6 +190,9 @@ struct InclusionSolverSettings {
   /// Local method PQN: Newton steps before the fallback to SOR prox (LocalSolverSettings::
   /// pqnMaxIter; not a scene attribute).
   std::uint32_t pqnMaxIter = 1000;
+  /// Local method PQN: Newton steps on each contact's (W_ii)_NN R_i, in velocity units
+  /// (LocalSolverSettings::pqnScaling, local_pqn.hpp; not a scene attribute).
+  bool pqnScaling = true;
 
   /// The description of the members (grain/core/common/settings.hpp): scene attributes of
   /// <InclusionSolverSettings> (threadCount: of <TimeStepperSettings>), ranges, units, docs.

@@ -111,6 +111,9 @@ class MoreauStepper {
   const std::vector<Vec3>& percussions() const {
     return settings_.solver.localMethod ? localPercussions_ : solver_.percussions();
   }
+  /// The local solver's result of the last step with contacts (settings.solver.localMethod set):
+  /// percussions, Newton steps or iterations, PQN's GMRES iterations and fallback sweeps.
+  const LocalSolverResult& localResult() const { return localResult_; }
   /// Per-body sum of penetration depths of the last step (m), if computeTotalOverlap.
   const std::vector<Real>& totalOverlap() const { return totalOverlap_; }
   /// The velocity prox solver.

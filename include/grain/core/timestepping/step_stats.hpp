@@ -30,8 +30,8 @@ struct StepStats {
   std::size_t contacts = 0;
   std::uint32_t iterations = 0;
   /// 1 if the step's PQN did not reach the tolerance and fell back to SOR prox (matrix-free: the
-  /// velocity SOR, the same on every process; assembled: the Delassus SOR), else 0. Not in
-  /// SimData.dat; the run summary counts the steps.
+  /// velocity SOR, the same on every process; assembled: the Delassus SOR), else 0. SimData.dat
+  /// column Fallbacks; the run summary counts the steps.
   std::uint32_t fallbacks = 0;
   bool converged = true;
   bool finite = true;
