@@ -151,7 +151,7 @@ void expectOperatorEqualsAssembled(const BodyStorage& bodies, const ContactProbl
 }
 
 ContactProblem problemOf(const SolverScene& s) {
-  return ContactProblem{s.contacts, s.graph, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt};
+  return ContactProblem{s.contacts, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt};
 }
 
 // Floor, animated belt and four spheres: two-body, one-body (A and B simulated) contacts,

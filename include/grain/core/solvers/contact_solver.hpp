@@ -8,7 +8,6 @@
 
 #include <grain/core/bodies/body_storage.hpp>
 #include <grain/core/contact/contact_colouring.hpp>
-#include <grain/core/contact/contact_graph.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/solvers/solver_data.hpp>
@@ -36,7 +35,6 @@ struct SolverStats {
 /// What the contact problem of one step (thesis eq. 8.8) needs besides the bodies.
 struct ContactProblem {
   const ContactStorage& contacts;
-  const ContactGraph& graph;
   const ContactParameterMap& parameters;
   const std::vector<Vec3>& velocityStart;   ///< v^S per body (I frame, m/s)
   const std::vector<Vec3>& omegaBodyStart;  ///< Omega^S per body (K frame, rad/s)
