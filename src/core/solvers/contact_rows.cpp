@@ -63,18 +63,17 @@ void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem,
   sb.omega.resize(m);
   sb.invMass.resize(m);
   sb.invInertia.resize(m);
-  sb.rotation.resize(m);
   for (std::size_t k = 0; k < m; ++k) {
     const std::size_t i = sb.storageIndex[k];
     // A copy of a body split over p processes has mass M/p and inertia Theta/p (eq. 13.12).
     const Real p = multiplicity.empty() || splitMass == SplitMass::Whole
                        ? 1.0
                        : static_cast<Real>(std::max(1u, multiplicity[i]));
-    sb.rotation[k] = bodies.orientations()[i].toRotationMatrix();
+    const Mat3 rotation = bodies.orientations()[i].toRotationMatrix();  // A_IK
     sb.invMass[k] = p * bodies.invMasses()[i];
-    sb.invInertia[k] = SymMat3::rotateDiagonal(sb.rotation[k], p * bodies.invInertiasBody()[i]);
+    sb.invInertia[k] = SymMat3::rotateDiagonal(rotation, p * bodies.invInertiasBody()[i]);
     sb.velocity[k] = bodies.velocities()[i];
-    sb.omega[k] = sb.rotation[k] * bodies.omegasBody()[i];
+    sb.omega[k] = rotation * bodies.omegasBody()[i];
   }
 }
 
@@ -122,7 +121,7 @@ void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& proble
     // a non-simulated partner at the end of the step (its part of W^T u^E + chi).
     auto pointVelocityStart = [&](std::uint32_t i, const Vec3& r) -> Vec3 {
       if (bodies.isSimulated(i)) {
-        const Mat3& rot = sb.rotation[sb.solverIndexOf[i]];
+        const Mat3 rot = bodies.orientations()[i].toRotationMatrix();
         return problem.velocityStart[i] + (rot * problem.omegaBodyStart[i]).cross(r);
       }
       return passivePointVelocity(bodies, i, problem.velocityStart[i], problem.omegaBodyStart[i],

@@ -359,7 +359,6 @@ void buildGlobalRows(const fclib::GlobalProblem& g, GlobalRows& rows) {
     bodies.invMass.push_back(1.0 / m[d]);
     bodies.invInertia.push_back(detail::SymMat3::rotateDiagonal(
         Mat3::Identity(), Vec3(1.0 / m[d + 3], 1.0 / m[d + 4], 1.0 / m[d + 5])));
-    bodies.rotation.push_back(Mat3::Identity());
   }
   const auto n = static_cast<std::size_t>(g.mu.size());
   ASSERT_EQ(g.spaceDim, 3);

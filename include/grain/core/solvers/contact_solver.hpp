@@ -268,7 +268,10 @@ class ContactSolver {
   /// One sweep colour by colour (segments_) on settings_.threadCount threads.
   void sweepColoured(const ContactColouring& colouring, bool tangentialSweep);
   bool hasTangentialSweep(std::uint32_t iteration) const;
-  void saveOldState();
+  /// The velocity convergence tests' state before the sweep (v and omega, both in I), kept in
+  /// the solver bodies' own columns of `bodies` (detail::SolverBodies); InLambda: the
+  /// percussions.
+  void saveOldState(BodyStorage& bodies);
   bool locallyConverged(const BodyStorage& bodies) const;
   /// Both measures of the current iterate, their sums over the coupled processes of `reducer`
   /// (nullptr: this process's contacts); `local` receives this process's own sums.
