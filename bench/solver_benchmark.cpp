@@ -14,7 +14,6 @@
 #include <vector>
 
 #include <grain/core/bodies/body_storage.hpp>
-#include <grain/core/contact/contact_graph.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
@@ -27,7 +26,6 @@ using Clock = std::chrono::steady_clock;
 struct Network {
   BodyStorage bodies;
   ContactStorage contacts;
-  ContactGraph graph;
   ContactParameterMap parameters;
   std::vector<Vec3> velocityStart;
   std::vector<Vec3> omegaBodyStart;
@@ -86,11 +84,6 @@ void buildNetwork(Network& net, int side) {
     }
   }
   net.contacts.sortCanonical();
-  std::vector<bool> sim(net.bodies.size());
-  for (std::size_t i = 0; i < sim.size(); ++i) {
-    sim[i] = net.bodies.isSimulated(i);
-  }
-  net.graph.build(net.contacts, net.bodies.size(), sim);
   ContactParameter p;
   p.mu = 0.5;
   p.epsilonN = 0.0;
@@ -109,8 +102,8 @@ void buildNetwork(Network& net, int side) {
 double timedSolve(Network& net, ContactSolver& solver, SolverStats& stats) {
   net.bodies.velocities() = net.freeVelocity;
   net.bodies.omegasBody() = net.freeOmega;
-  const ContactProblem problem{net.contacts,      net.graph,          net.parameters,
-                               net.velocityStart, net.omegaBodyStart, net.dt};
+  const ContactProblem problem{net.contacts, net.parameters, net.velocityStart, net.omegaBodyStart,
+                               net.dt};
   const auto t0 = Clock::now();
   stats = solver.solve(net.bodies, problem, nullptr);
   return std::chrono::duration<double>(Clock::now() - t0).count();

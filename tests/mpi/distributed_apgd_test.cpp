@@ -85,14 +85,7 @@ std::vector<Row> product(DynamicsSystem& system, mpi::DistributedExchange* excha
     exchange->selectContacts(bodies, contacts);
     exchange->planSplits(bodies, contacts, multiplicity, none);
   }
-  std::vector<bool> simulated(bodies.size());
-  for (std::size_t i = 0; i < bodies.size(); ++i) {
-    simulated[i] = bodies.isSimulated(i);
-  }
-  ContactGraph graph;
-  graph.build(contacts, bodies.size(), simulated);
   const ContactProblem problem{contacts,
-                               graph,
                                system.contactParameters,
                                bodies.velocitiesStart(),
                                bodies.omegasBodyStart(),

@@ -2,6 +2,7 @@
 // The contact rows of one step (contact_rows.hpp): the one builder of frames, Jacobians and
 // constant terms that the velocity prox solver and the assembled Delassus matrix share.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -63,18 +64,17 @@ void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem,
   sb.omega.resize(m);
   sb.invMass.resize(m);
   sb.invInertia.resize(m);
-  sb.rotation.resize(m);
   for (std::size_t k = 0; k < m; ++k) {
     const std::size_t i = sb.storageIndex[k];
     // A copy of a body split over p processes has mass M/p and inertia Theta/p (eq. 13.12).
     const Real p = multiplicity.empty() || splitMass == SplitMass::Whole
                        ? 1.0
                        : static_cast<Real>(std::max(1u, multiplicity[i]));
-    sb.rotation[k] = bodies.orientations()[i].toRotationMatrix();
+    const Mat3 rotation = bodies.orientations()[i].toRotationMatrix();  // A_IK
     sb.invMass[k] = p * bodies.invMasses()[i];
-    sb.invInertia[k] = SymMat3::rotateDiagonal(sb.rotation[k], p * bodies.invInertiasBody()[i]);
+    sb.invInertia[k] = SymMat3::rotateDiagonal(rotation, p * bodies.invInertiasBody()[i]);
     sb.velocity[k] = bodies.velocities()[i];
-    sb.omega[k] = sb.rotation[k] * bodies.omegasBody()[i];
+    sb.omega[k] = rotation * bodies.omegasBody()[i];
   }
 }
 
@@ -102,6 +102,10 @@ void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& proble
   MaterialId lastM2 = 0;
   const ContactParameter* param = nullptr;
 
+  // A_IK of the last simulated body on each side of a contact (0: A, 1: B): contacts come in
+  // order of body A, so most find their matrix formed (the same bits as forming it again).
+  std::array<std::uint32_t, 2> rotationBody = {kNoSolverBody, kNoSolverBody};
+  std::array<Mat3, 2> rotation = {Mat3::Identity(), Mat3::Identity()};
   for (std::size_t c = 0; c < nc; ++c) {
     const std::size_t row = rowOf.empty() ? c : rowOf[c];
     const std::uint32_t a = contacts.bodyA()[c];
@@ -120,16 +124,19 @@ void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& proble
 
     // gamma^S = W^T u^S + chi (both bodies, I frame -> C frame), and the constant velocity of
     // a non-simulated partner at the end of the step (its part of W^T u^E + chi).
-    auto pointVelocityStart = [&](std::uint32_t i, const Vec3& r) -> Vec3 {
+    auto pointVelocityStart = [&](std::size_t side, std::uint32_t i, const Vec3& r) -> Vec3 {
       if (bodies.isSimulated(i)) {
-        const Mat3& rot = sb.rotation[sb.solverIndexOf[i]];
-        return problem.velocityStart[i] + (rot * problem.omegaBodyStart[i]).cross(r);
+        if (rotationBody[side] != i) {
+          rotation[side] = bodies.orientations()[i].toRotationMatrix();
+          rotationBody[side] = i;
+        }
+        return problem.velocityStart[i] + (rotation[side] * problem.omegaBodyStart[i]).cross(r);
       }
       return passivePointVelocity(bodies, i, problem.velocityStart[i], problem.omegaBodyStart[i],
                                   r);
     };
     const Vec3 gammaStart =
-        frame.transpose() * (pointVelocityStart(b, rB) - pointVelocityStart(a, rA));
+        frame.transpose() * (pointVelocityStart(1, b, rB) - pointVelocityStart(0, a, rA));
     Vec3 passiveVelocity = Vec3::Zero();
     if (!simB) {
       passiveVelocity +=

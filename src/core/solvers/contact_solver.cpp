@@ -374,7 +374,7 @@ void ContactSolver::storeVelocities(BodyStorage& bodies) const {
   for (std::size_t k = 0; k < sb.size(); ++k) {
     const std::size_t i = sb.storageIndex[k];
     v[i] = sb.velocity[k];
-    w[i] = sb.rotation[k].transpose() * sb.omega[k];
+    w[i] = bodies.orientations()[i].toRotationMatrix().transpose() * sb.omega[k];
   }
 }
 
@@ -556,7 +556,7 @@ void ContactSolver::sweepColoured(const ContactColouring& colouring, bool tangen
   }
 }
 
-void ContactSolver::saveOldState() {
+void ContactSolver::saveOldState(BodyStorage& bodies) {
   if (usesMeasure()) {
     return;
   }
@@ -565,23 +565,28 @@ void ContactSolver::saveOldState() {
     solverRolling_.momentOld.assign(solverRolling_.moment.begin(), solverRolling_.moment.end());
     return;
   }
-  SolverBodies& sb = solverBodies_;
-  sb.velocityOld.resize(sb.size());
-  sb.omegaBodyOld.resize(sb.size());
+  // The state before the sweep goes, as it is (v and omega, both in I), to the bodies' own
+  // velocity columns, which the solve does not read between its setup and storeVelocities()
+  // (SolverBodies); the tests form Omega_K = A_KI omega of both states as they compare them.
+  const SolverBodies& sb = solverBodies_;
+  auto& v = bodies.velocities();
+  auto& w = bodies.omegasBody();
   if (colouring_ != nullptr && sharedSweeps_) {
     // Threaded solve: the same copies, the bodies shared out among the threads.
     const auto count = static_cast<std::ptrdiff_t>(sb.size());
     const int teamSize = static_cast<int>(settings_.threadCount);
 #pragma omp parallel for num_threads(teamSize) schedule(static)
     for (std::ptrdiff_t k = 0; k < count; ++k) {
-      sb.velocityOld[k] = sb.velocity[k];
-      sb.omegaBodyOld[k] = sb.rotation[k].transpose() * sb.omega[k];
+      const std::size_t i = sb.storageIndex[k];
+      v[i] = sb.velocity[k];
+      w[i] = sb.omega[k];
     }
     return;
   }
   for (std::size_t k = 0; k < sb.size(); ++k) {
-    sb.velocityOld[k] = sb.velocity[k];
-    sb.omegaBodyOld[k] = sb.rotation[k].transpose() * sb.omega[k];
+    const std::size_t i = sb.storageIndex[k];
+    v[i] = sb.velocity[k];
+    w[i] = sb.omega[k];
   }
 }
 
@@ -611,9 +616,16 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
     }
     case ConvergenceMethod::InVelocity:
     case ConvergenceMethod::InVelocityLocal: {
+      // The state before the sweep is in the bodies' velocity columns, omega in I
+      // (saveOldState); the angular velocities are compared in K.
       for (std::size_t k = 0; k < sb.size(); ++k) {
-        if (!closeEnough(sb.velocity[k], sb.velocityOld[k], rel, abs) ||
-            !closeEnough(sb.rotation[k].transpose() * sb.omega[k], sb.omegaBodyOld[k], rel, abs)) {
+        const std::size_t i = sb.storageIndex[k];
+        if (!closeEnough(sb.velocity[k], bodies.velocities()[i], rel, abs)) {
+          return false;
+        }
+        const Mat3 rotation = bodies.orientations()[i].toRotationMatrix();  // A_IK
+        if (!closeEnough(rotation.transpose() * sb.omega[k],
+                         rotation.transpose() * bodies.omegasBody()[i], rel, abs)) {
           return false;
         }
       }
@@ -624,12 +636,15 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
       const auto& inertia = bodies.inertiasBody();
       for (std::size_t k = 0; k < sb.size(); ++k) {
         const std::size_t i = sb.storageIndex[k];
-        const Vec3 omegaBody = sb.rotation[k].transpose() * sb.omega[k];
+        const Mat3 rotation = bodies.orientations()[i].toRotationMatrix();  // A_IK
+        const Vec3 omegaBody = rotation.transpose() * sb.omega[k];
         const Real eNew = std::sqrt(mass[i] * sb.velocity[k].squaredNorm() +
                                     omegaBody.dot(inertia[i].cwiseProduct(omegaBody)));
-        const Real eOld =
-            std::sqrt(mass[i] * sb.velocityOld[k].squaredNorm() +
-                      sb.omegaBodyOld[k].dot(inertia[i].cwiseProduct(sb.omegaBodyOld[k])));
+        // The state before the sweep, omega in I (saveOldState).
+        const Vec3& velocityOld = bodies.velocities()[i];
+        const Vec3 omegaBodyOld = rotation.transpose() * bodies.omegasBody()[i];
+        const Real eOld = std::sqrt(mass[i] * velocityOld.squaredNorm() +
+                                    omegaBodyOld.dot(inertia[i].cwiseProduct(omegaBodyOld)));
         if (!(std::abs(eNew - eOld) <= eOld * rel + abs)) {
           return false;
         }
@@ -745,7 +760,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
         (averaging && (it + 1 == settings_.maxIter || (averagings + 1) % checkRatio == 0));
     const bool check = it + 1 >= settings_.minIter && tangential && measureDue && exchangeAllows;
     if (check) {
-      saveOldState();
+      saveOldState(bodies);
     }
     if (averaging && overlap && colouring_ == nullptr) {
       sweepOverlapped(problem.splitContacts, *split);

@@ -60,7 +60,7 @@ void MatrixFreeProblem::applyPercussions(BodyStorage& bodies, const VecX& r,
   for (std::size_t k = 0; k < bodies_.size(); ++k) {
     const std::size_t i = bodies_.storageIndex[k];
     v[i] += dv[k];
-    w[i] += bodies_.rotation[k].transpose() * dw[k];
+    w[i] += bodies.orientations()[i].toRotationMatrix().transpose() * dw[k];
   }
 }
 

@@ -317,10 +317,6 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   timer.lap(Stage::CollisionDetection);
 
   const std::size_t n = bodies.size();
-  simulatedMask_.assign(n, false);
-  for (std::size_t i = 0; i < n; ++i) {
-    simulatedMask_[i] = bodies.isSimulated(i);
-  }
   if (settings_.solver.computeTotalOverlap) {
     totalOverlap_.assign(n, 0.0);
     for (std::size_t c = 0; c < contacts_.size(); ++c) {
@@ -344,10 +340,13 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
       splitContacts = contacts_.moveToFront(splitFirst_);
     }
   }
-  graph_.build(contacts_, n, simulatedMask_);
   // Only the threaded sweeps read the colouring; a serial step does not build it.
   const bool coloured = settings_.solver.threadCount > 1 && !settings_.solver.localMethod;
   if (coloured) {
+    simulatedMask_.assign(n, false);
+    for (std::size_t i = 0; i < n; ++i) {
+      simulatedMask_[i] = bodies.isSimulated(i);
+    }
     colouring_.build(contacts_, simulatedMask_);
   }
   timer.lap(Stage::ContactGraph);
@@ -370,7 +369,6 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
 
   // 3. Contact problem (eq. 8.8) for u^E.
   const ContactProblem problem{contacts_,
-                               graph_,
                                system.contactParameters,
                                bodies.velocitiesStart(),
                                bodies.omegasBodyStart(),

@@ -20,8 +20,7 @@ using test::pile;
 using test::SolverScene;
 
 LocalProblem assemble(SolverScene& s, const InclusionSolverSettings& set) {
-  const ContactProblem problem{s.contacts,      s.graph,          s.parameters,
-                               s.velocityStart, s.omegaBodyStart, s.dt};
+  const ContactProblem problem{s.contacts, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt};
   return assembleLocalProblem(s.bodies, problem, set);
 }
 

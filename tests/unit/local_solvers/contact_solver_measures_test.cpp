@@ -245,8 +245,8 @@ TEST(ContactSolverMeasures, EqualEvaluatorOnAssembledProblem) {
       SolverScene s = pile(model);
       InclusionSolverSettings set = sweeps(1.2, iterations, ConvergenceMethod::InVelocity, 0.0);
       set.driftCorrectionGap = true;
-      const ContactProblem problem{s.contacts,      s.graph,          s.parameters,
-                                   s.velocityStart, s.omegaBodyStart, s.dt};
+      const ContactProblem problem{s.contacts, s.parameters, s.velocityStart, s.omegaBodyStart,
+                                   s.dt};
       const LocalProblem local = assembleLocalProblem(s.bodies, problem, set);
       ContactSolver solver(set);
       const SolverStats st = solver.solve(s.bodies, problem, nullptr);

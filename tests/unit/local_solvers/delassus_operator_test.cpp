@@ -151,7 +151,7 @@ void expectOperatorEqualsAssembled(const BodyStorage& bodies, const ContactProbl
 }
 
 ContactProblem problemOf(const SolverScene& s) {
-  return ContactProblem{s.contacts, s.graph, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt};
+  return ContactProblem{s.contacts, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt};
 }
 
 // Floor, animated belt and four spheres: two-body, one-body (A and B simulated) contacts,
@@ -359,7 +359,6 @@ void buildGlobalRows(const fclib::GlobalProblem& g, GlobalRows& rows) {
     bodies.invMass.push_back(1.0 / m[d]);
     bodies.invInertia.push_back(detail::SymMat3::rotateDiagonal(
         Mat3::Identity(), Vec3(1.0 / m[d + 3], 1.0 / m[d + 4], 1.0 / m[d + 5])));
-    bodies.rotation.push_back(Mat3::Identity());
   }
   const auto n = static_cast<std::size_t>(g.mu.size());
   ASSERT_EQ(g.spaceDim, 3);

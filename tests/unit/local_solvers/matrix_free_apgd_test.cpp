@@ -20,7 +20,7 @@ using test::pile;
 using test::SolverScene;
 
 ContactProblem problemOf(const SolverScene& s) {
-  return ContactProblem{s.contacts, s.graph, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt};
+  return ContactProblem{s.contacts, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt};
 }
 
 LocalSolverSettings apgdSettings(Real tolerance, std::uint32_t maxIter,

@@ -21,7 +21,7 @@ using test::pile;
 using test::SolverScene;
 
 ContactProblem problemOf(const SolverScene& s) {
-  return ContactProblem{s.contacts, s.graph, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt};
+  return ContactProblem{s.contacts, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt};
 }
 
 LocalSolverSettings pqnSettings(Real tolerance,

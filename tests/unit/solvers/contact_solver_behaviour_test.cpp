@@ -512,10 +512,9 @@ TEST(ContactSolverBehaviour, SplitExchangeProtocol) {
     set.maxIter = 10;
     ContactSolver solver(set);
     CountingExchange ex(2, 2, true, false);
-    solver.solve(
-        s.bodies,
-        ContactProblem{s.contacts, s.graph, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt},
-        &ex);
+    solver.solve(s.bodies,
+                 ContactProblem{s.contacts, s.parameters, s.velocityStart, s.omegaBodyStart, s.dt},
+                 &ex);
     EXPECT_EQ(ex.averagings, 5);
     EXPECT_EQ(ex.reducer.decisions, 2);
   }

@@ -209,8 +209,8 @@ SplitResult solveSplit(unsigned period, bool overlapped = false) {
   auto run = [&](int side) {
     SolverScene& s = scenes[side];
     ContactSolver solver(tight());
-    const ContactProblem problem{s.contacts,       s.graph, s.parameters, s.velocityStart,
-                                 s.omegaBodyStart, s.dt,    multiplicity, overlapped ? 1u : 0u};
+    const ContactProblem problem{s.contacts, s.parameters, s.velocityStart,     s.omegaBodyStart,
+                                 s.dt,       multiplicity, overlapped ? 1u : 0u};
     out.stats[side] = solver.solve(s.bodies, problem, &exchanges[side]);
     out.velocity[side] = s.bodies.velocities();
     out.omega[side] = s.bodies.omegasBody();
@@ -335,8 +335,8 @@ MatrixFreeSides solveMatrixFreeSides() {
   auto run = [&](int side) {
     SolverScene& s = scenes[side];
     InclusionSolverSettings settings;
-    const ContactProblem problem{s.contacts,       s.graph, s.parameters, s.velocityStart,
-                                 s.omegaBodyStart, s.dt,    multiplicity};
+    const ContactProblem problem{s.contacts,       s.parameters, s.velocityStart,
+                                 s.omegaBodyStart, s.dt,         multiplicity};
     MatrixFreeProblem mf;
     mf.build(s.bodies, problem, settings);
     TwoSideExchange& ex = exchanges[side];
@@ -364,8 +364,8 @@ MatrixFreeSides solveMatrixFreeSides() {
 
 TEST(MassSplitting, MatrixFreeProductSumsTheSplitBodysImpulses) {
   SolverScene whole = pile({0, 1, 2, 3});
-  const ContactProblem problem{whole.contacts,      whole.graph,          whole.parameters,
-                               whole.velocityStart, whole.omegaBodyStart, whole.dt};
+  const ContactProblem problem{whole.contacts, whole.parameters, whole.velocityStart,
+                               whole.omegaBodyStart, whole.dt};
   MatrixFreeProblem mf;
   mf.build(whole.bodies, problem, InclusionSolverSettings{});
   VecX y;
@@ -384,8 +384,8 @@ TEST(MassSplitting, MatrixFreeProductSumsTheSplitBodysImpulses) {
 
 TEST(MassSplitting, MatrixFreeApgdOnTwoSidesIsTheSerialApgd) {
   SolverScene whole = pile({0, 1, 2, 3});
-  const ContactProblem problem{whole.contacts,      whole.graph,          whole.parameters,
-                               whole.velocityStart, whole.omegaBodyStart, whole.dt};
+  const ContactProblem problem{whole.contacts, whole.parameters, whole.velocityStart,
+                               whole.omegaBodyStart, whole.dt};
   MatrixFreeProblem mf;
   mf.build(whole.bodies, problem, InclusionSolverSettings{});
   LocalSolverResult serial;
@@ -424,8 +424,8 @@ TEST(MassSplitting, MatrixFreeApgdOnTwoSidesIsTheSerialApgd) {
 // making the same number of collective calls.
 TEST(MassSplitting, MatrixFreePqnOnTwoSidesIsTheSerialPqn) {
   SolverScene whole = pile({0, 1, 2, 3});
-  const ContactProblem problem{whole.contacts,      whole.graph,          whole.parameters,
-                               whole.velocityStart, whole.omegaBodyStart, whole.dt};
+  const ContactProblem problem{whole.contacts, whole.parameters, whole.velocityStart,
+                               whole.omegaBodyStart, whole.dt};
   MatrixFreeProblem mf;
   mf.build(whole.bodies, problem, InclusionSolverSettings{});
   LocalSolverResult serial;

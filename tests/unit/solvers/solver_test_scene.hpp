@@ -4,7 +4,6 @@
 #include <vector>
 
 #include <grain/core/bodies/body_storage.hpp>
-#include <grain/core/contact/contact_graph.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
@@ -17,7 +16,6 @@ namespace grain::test {
 struct SolverScene {
   BodyStorage bodies;
   ContactStorage contacts;
-  ContactGraph graph;
   ContactParameterMap parameters;
   std::vector<Vec3> velocityStart;
   std::vector<Vec3> omegaBodyStart;
@@ -58,11 +56,6 @@ struct SolverScene {
         bodies.velocities()[i] += dt * gravity;
       }
     }
-    std::vector<bool> sim(bodies.size());
-    for (std::size_t i = 0; i < bodies.size(); ++i) {
-      sim[i] = bodies.isSimulated(i);
-    }
-    graph.build(contacts, bodies.size(), sim);
   }
 
   /// Restores the free velocity (for solving the same problem again).
@@ -76,7 +69,7 @@ struct SolverScene {
   }
 
   SolverStats solve(ContactSolver& solver, SplitBodyExchange* exchange = nullptr) {
-    const ContactProblem problem{contacts, graph, parameters, velocityStart, omegaBodyStart, dt};
+    const ContactProblem problem{contacts, parameters, velocityStart, omegaBodyStart, dt};
     return solver.solve(bodies, problem, exchange);
   }
 

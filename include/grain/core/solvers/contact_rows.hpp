@@ -25,8 +25,9 @@ enum class SplitMass : std::uint8_t {
 
 /// Fills `sb` with the simulated bodies of `problem`'s contacts (and, with mass splitting, those
 /// of multiplicity > 1), in BodyStorage order: inverse mass and inertia (times the multiplicity
-/// with SplitMass::Split), rotation at q^M, and the bodies' current velocities (v in I, omega =
-/// A_IK Omega_K). Throws grain::Error for invalid body indices, sizes or dt.
+/// with SplitMass::Split), the world-frame inverse inertia at q^M, and the bodies' current
+/// velocities (v in I, omega = A_IK Omega_K). Throws grain::Error for invalid body indices, sizes
+/// or dt.
 void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem, SolverBodies& sb,
                        SplitMass splitMass = SplitMass::Split);
 

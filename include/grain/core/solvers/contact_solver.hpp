@@ -8,7 +8,6 @@
 
 #include <grain/core/bodies/body_storage.hpp>
 #include <grain/core/contact/contact_colouring.hpp>
-#include <grain/core/contact/contact_graph.hpp>
 #include <grain/core/contact/contact_parameters.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/solvers/solver_data.hpp>
@@ -36,7 +35,6 @@ struct SolverStats {
 /// What the contact problem of one step (thesis eq. 8.8) needs besides the bodies.
 struct ContactProblem {
   const ContactStorage& contacts;
-  const ContactGraph& graph;
   const ContactParameterMap& parameters;
   const std::vector<Vec3>& velocityStart;   ///< v^S per body (I frame, m/s)
   const std::vector<Vec3>& omegaBodyStart;  ///< Omega^S per body (K frame, rad/s)
@@ -270,7 +268,10 @@ class ContactSolver {
   /// One sweep colour by colour (segments_) on settings_.threadCount threads.
   void sweepColoured(const ContactColouring& colouring, bool tangentialSweep);
   bool hasTangentialSweep(std::uint32_t iteration) const;
-  void saveOldState();
+  /// The velocity convergence tests' state before the sweep (v and omega, both in I), kept in
+  /// the solver bodies' own columns of `bodies` (detail::SolverBodies); InLambda: the
+  /// percussions.
+  void saveOldState(BodyStorage& bodies);
   bool locallyConverged(const BodyStorage& bodies) const;
   /// Both measures of the current iterate, their sums over the coupled processes of `reducer`
   /// (nullptr: this process's contacts); `local` receives this process's own sums.

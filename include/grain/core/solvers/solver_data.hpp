@@ -53,7 +53,13 @@ inline constexpr std::uint32_t kNoSolverBody = std::numeric_limits<std::uint32_t
 
 /// Solver-local copy of the simulated bodies that touch at least one contact. Index k is a
 /// "solver body"; `storageIndex[k]` is its index in BodyStorage. Velocities are kept in the
-/// inertial frame during the iteration: v (m/s) and omega = A_IK Omega_K (rad/s).
+/// inertial frame during the iteration: v (m/s) and omega = A_IK Omega_K (rad/s). A_IK at q^M is
+/// not stored: it is formed from the body's quaternion where it is needed
+/// (BodyStorage::orientations()[i].toRotationMatrix(), the same bits every time). Between its
+/// setup and storing u^E, a velocity solve does not read the bodies' own velocity columns
+/// (BodyStorage::velocities, omegasBody) of its solver bodies; ContactSolver keeps its velocity
+/// convergence tests' state before the sweep there (v and omega, both in I: omegasBody() then
+/// holds omega in I until storeVelocities writes Omega_K).
 struct SolverBodies {
   std::vector<std::uint32_t> storageIndex;   ///< solver body -> BodyStorage index
   std::vector<std::uint32_t> solverIndexOf;  ///< BodyStorage index -> solver body or kNoSolverBody
@@ -61,10 +67,6 @@ struct SolverBodies {
   std::vector<Vec3> omega;                   ///< omega in I (rad/s)
   std::vector<Real> invMass;                 ///< 1/kg
   std::vector<SymMat3> invInertia;           ///< A_IK Theta_K^-1 A_KI (1/(kg m^2)), at q^M
-  std::vector<Mat3> rotation;                ///< A_IK at q^M
-  // Convergence scratch: state before the sweep (v in I, Omega in K).
-  std::vector<Vec3> velocityOld;
-  std::vector<Vec3> omegaBodyOld;
 
   std::size_t size() const { return storageIndex.size(); }
 };

@@ -7,7 +7,6 @@
 
 #include <grain/core/collision/collision_detector.hpp>
 #include <grain/core/contact/contact_colouring.hpp>
-#include <grain/core/contact/contact_graph.hpp>
 #include <grain/core/contact/contact_storage.hpp>
 #include <grain/core/solvers/contact_solver.hpp>
 #include <grain/core/solvers/local_solver.hpp>
@@ -163,13 +162,12 @@ class MoreauStepper {
   CollisionDetector collision_;
   ContactSolver solver_;
   ContactStorage contacts_;
-  ContactGraph graph_;
   ContactColouring colouring_;  ///< built only when the solver sweeps on several threads
   std::vector<Real> totalOverlap_;
   std::vector<std::uint32_t> multiplicity_;  // per body: processes sharing it (distributed runs)
   std::vector<detail::PercussionCacheEntry> warmStart_;  // in transit between two exchanges
-  std::vector<Vec3> bodyForce_;  // per-body external forces at t^M (N, I frame)
-  std::vector<bool> simulatedMask_;
+  std::vector<Vec3> bodyForce_;      // per-body external forces at t^M (N, I frame)
+  std::vector<bool> simulatedMask_;  ///< per body: simulated (colouring_ only)
   std::uint64_t stepCount_ = 0;
   ContactProblemObserver problemObserver_;
   std::vector<char> splitFirst_;          ///< per contact: touches a split body (ContactProblem)

@@ -14,10 +14,13 @@ enum class Stage : std::uint8_t {
   FirstHalfStep,       ///< q^M = q^S + dt/2 F(q^S) u^S
   Exchange,            ///< BodyExchange::exchangeBodies (bodies migrate in MPI runs)
   CollisionDetection,  ///< contacts with g_N(q^M) <= 0
-  ContactGraph,        ///< contacts per body (and, distributed, the split-body plan)
-  Forces,              ///< free velocity u^S + M^-1 h dt at (q^M, u^S, t^M)
-  ContactSolve,        ///< prox iteration for u^E and P
-  SecondHalfStep,      ///< q^E = q^S + dt F(q^M) (u^S + u^E)/2
+  /// The contact ordering between detection and solve: distributed, the split-body plan and
+  /// the split bodies' contacts first; with more than one thread, the colouring. The name is
+  /// kept as a SimData.dat column (ContactGraphTime [s]).
+  ContactGraph,
+  Forces,          ///< free velocity u^S + M^-1 h dt at (q^M, u^S, t^M)
+  ContactSolve,    ///< prox iteration for u^E and P
+  SecondHalfStep,  ///< q^E = q^S + dt F(q^M) (u^S + u^E)/2
   Count
 };
 
