@@ -3,7 +3,7 @@
 // of Koziara's projected quasi-Newton method, against the sweeps of the Delassus SOR prox on the
 // same problems. The pile is the 96-sphere one of the distributed solver tests
 // (tests/mpi/distributed_pile.hpp: 4 x 4 x 6 spheres of r = 1 cm dropped into a 10 cm box,
-// mu = 0.3, dt = 1 ms; the same as tests/common/settled_pile.hpp), settled by SETTLE steps of SOR
+// mu = 0.3, dt = 1 ms; built by tests/common/settled_pile.hpp), settled by SETTLE steps of SOR
 // at relTol 1e-10, then stepped STEPS steps with PQN (warm-started from the previous PQN step, the
 // first step from zero, as in distributed_pqn_test). Every step's contact problem is also solved,
 // from the same warm start, by the assembled SOR prox to the same tolerance (the "sor" column).
@@ -25,56 +25,11 @@
 #include <grain/core/solvers/percussion_cache.hpp>
 #include <grain/core/timestepping/moreau_stepper.hpp>
 
+#include "../tests/common/settled_pile.hpp"
+
 namespace {
 
 using namespace grain;
-
-void addSphere(DynamicsSystem& s, BodyId id, Real r, const Vec3& position) {
-  BodyDef d;
-  d.id = id;
-  d.shape = s.shapes.add(Sphere{r});
-  d.mass = 1000.0 * 4.0 / 3.0 * M_PI * r * r * r;
-  d.inertiaBody = Vec3::Constant(0.4 * d.mass * r * r);
-  d.position = position;
-  s.addBody(d);
-}
-
-void addWall(DynamicsSystem& s, BodyId id, const Vec3& normal, const Vec3& position) {
-  BodyDef d;
-  d.id = id;
-  d.motion = BodyMotion::Static;
-  d.shape = s.shapes.add(Halfspace{normal});
-  d.position = position;
-  s.addBody(d);
-}
-
-/// The pile of tests/mpi/distributed_pile.hpp.
-DynamicsSystem pile() {
-  DynamicsSystem s;
-  s.externalForces.addGravity(GravityField{});
-  const Real r = 0.01, w = 0.1;
-  addWall(s, makeBodyId(0, 0), Vec3(0, 0, 1), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 1), Vec3(1, 0, 0), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 2), Vec3(-1, 0, 0), Vec3(w, 0, 0));
-  addWall(s, makeBodyId(0, 3), Vec3(0, 1, 0), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 4), Vec3(0, -1, 0), Vec3(0, w, 0));
-  std::uint32_t n = 0;
-  for (int z = 0; z < 6; ++z) {
-    for (int y = 0; y < 4; ++y) {
-      for (int x = 0; x < 4; ++x) {
-        const Real jitter = 0.002 * std::sin(1.7 * n + 0.3 * z);
-        addSphere(s, makeBodyId(1, n), r,
-                  Vec3(0.0125 + 0.025 * x + jitter, 0.0125 + 0.025 * y - jitter,
-                       0.011 + 0.022 * z + 0.3 * jitter));
-        ++n;
-      }
-    }
-  }
-  ContactParameter p;
-  p.mu = 0.3;
-  s.contactParameters.setStandard(p);
-  return s;
-}
 
 /// The warm start of the stepper's local solver: per contact the cached percussion (contact
 /// frame), 0 without an entry.
@@ -139,7 +94,7 @@ int main(int argc, char** argv) {
   }
 
   constexpr Real kDt = 1e-3;
-  DynamicsSystem system = pile();
+  DynamicsSystem system = test::pile();
   StepperSettings sorSettings;
   sorSettings.deltaT = kDt;
   sorSettings.solver.relTol = 1e-10;
