@@ -2,7 +2,7 @@
 // The 96-sphere pile of the distributed solver tests (tests/mpi/distributed_pile.hpp) and of the
 // PQN stepper test (tests/physics/local_solver_stepper_test.cpp), without MPI: 4 x 4 x 6 spheres
 // (r = 1 cm, density 1000) dropped into a 10 cm box, mu = 0.3, settled by SOR steps.
-// bench/pqn_pile.cpp uses it too.
+// tests/mpi/distributed_run_test.cpp and bench/pqn_pile.cpp use it too.
 #pragma once
 
 #include <cmath>

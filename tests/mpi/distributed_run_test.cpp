@@ -27,6 +27,8 @@
 #include <grain/mpi/distributed_exchange.hpp>
 #include <grain/mpi/topology.hpp>
 
+#include "../common/settled_pile.hpp"
+
 namespace {
 
 using namespace grain;
@@ -133,35 +135,6 @@ DynamicsSystem freeFlight() {
               Vec3(x, -0.4 + 0.02 * k, 0.1 * std::sin(k)), Vec3(vx, 0.3 * std::cos(k), 0.5),
               Vec3(3.0 * std::sin(k), 2.0, -1.0 + 0.1 * k));
   }
-  return s;
-}
-
-/// A box (floor and four walls) with a loose column of spheres dropped into it.
-DynamicsSystem pile() {
-  DynamicsSystem s;
-  s.externalForces.addGravity(GravityField{});
-  const Real r = 0.01, w = 0.1;
-  addWall(s, makeBodyId(0, 0), Vec3(0, 0, 1), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 1), Vec3(1, 0, 0), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 2), Vec3(-1, 0, 0), Vec3(w, 0, 0));
-  addWall(s, makeBodyId(0, 3), Vec3(0, 1, 0), Vec3(0, 0, 0));
-  addWall(s, makeBodyId(0, 4), Vec3(0, -1, 0), Vec3(0, w, 0));
-  std::uint32_t n = 0;
-  for (int z = 0; z < 6; ++z) {
-    for (int y = 0; y < 4; ++y) {
-      for (int x = 0; x < 4; ++x) {
-        const Real jitter = 0.002 * std::sin(1.7 * n + 0.3 * z);
-        addSphere(s, makeBodyId(1, n), r,
-                  Vec3(0.0125 + 0.025 * x + jitter, 0.0125 + 0.025 * y - jitter,
-                       0.011 + 0.022 * z + 0.3 * jitter),
-                  Vec3::Zero(), Vec3::Zero());
-        ++n;
-      }
-    }
-  }
-  ContactParameter p;
-  p.mu = 0.3;
-  s.contactParameters.setStandard(p);
   return s;
 }
 
@@ -347,7 +320,7 @@ int main(int argc, char** argv) {
     check(identical, "free flight: trajectories bit for bit equal to the serial run" + np);
   }
   {
-    const Outcome o = run(pile, 1e-3, 150, MPI_COMM_WORLD, size);
+    const Outcome o = run(test::pile, 1e-3, 150, MPI_COMM_WORLD, size);
     check(o.conserved, "pile: every id exactly once in every state" + np);
     check(o.contactsMatch, "pile: contacts summed over processes equal the serial count" + np);
     check(size == 1 || o.maxSplit > 0, "pile: bodies were split over processes" + np);
@@ -499,7 +472,7 @@ int main(int argc, char** argv) {
   }
   {
     // Rebuilds of the decomposition every 25 steps (the grid turns, most bodies change process).
-    const Outcome o = run(pile, 1e-3, 150, MPI_COMM_WORLD, size, 25);
+    const Outcome o = run(test::pile, 1e-3, 150, MPI_COMM_WORLD, size, 25);
     check(o.conserved, "rebuilds: every id exactly once in every state" + np);
     check(o.contactsMatch, "rebuilds: contacts summed over processes equal the serial count" + np);
     Real dr = 0.0;
@@ -515,7 +488,7 @@ int main(int argc, char** argv) {
     // Warm start (usePercussionCache) across migrations and rebuilds every 25 steps: the cached
     // percussions travel with the bodies, so in every step as many contacts start from their
     // last percussion, summed over the processes, as in the serial run.
-    const Outcome o = run(pile, 1e-3, 150, MPI_COMM_WORLD, size, 25, false, true);
+    const Outcome o = run(test::pile, 1e-3, 150, MPI_COMM_WORLD, size, 25, false, true);
     check(o.conserved, "warm start: every id exactly once in every state" + np);
     check(o.contactsMatch,
           "warm start: contacts summed over processes equal the serial count" + np);
