@@ -248,6 +248,21 @@ struct Jitter {
   bool jitter = false;
   Real delta = 0.0;
   std::uint32_t seed = 5;
+
+  /// The attributes `jitter`, `delta` and `seed` of S, whose member S::jitter is a Jitter (one
+  /// description for both distributions).
+  template <class S, class V>
+  static constexpr void describeIn(V&& v) {
+    using settings::field;
+    v(field<&S::jitter, &Jitter::jitter>("jitter").required().withDoc(
+        "add delta times a random unit vector (linear: perpendicular to direction)"));
+    v(field<&S::jitter, &Jitter::delta>("delta")
+          .required()
+          .withBound(settings::Bound::NonNegative)
+          .withUnit("m")
+          .withDoc("jitter length"));
+    v(field<&S::jitter, &Jitter::seed>("seed").withDoc("jitter seed"));
+  }
 };
 
 /// <InitialPosition distribute="linear">: body k at position + k distance direction.
@@ -272,14 +287,7 @@ struct LinearPositions {
           .withBound(Bound::NonNegative)
           .withUnit("m")
           .withDoc("spacing"));
-    v(field<&S::jitter, &Jitter::jitter>("jitter").required().withDoc(
-        "add delta times a random unit vector perpendicular to direction"));
-    v(field<&S::jitter, &Jitter::delta>("delta")
-          .required()
-          .withBound(Bound::NonNegative)
-          .withUnit("m")
-          .withDoc("jitter length"));
-    v(field<&S::jitter, &Jitter::seed>("seed").withDoc("jitter seed"));
+    Jitter::describeIn<S>(v);
   }
 };
 
@@ -312,14 +320,7 @@ struct GridPositions {
           .withBound(Bound::NonNegative)
           .withUnit("m")
           .withDoc("spacing"));
-    v(field<&S::jitter, &Jitter::jitter>("jitter").required().withDoc(
-        "add delta times a random unit vector"));
-    v(field<&S::jitter, &Jitter::delta>("delta")
-          .required()
-          .withBound(Bound::NonNegative)
-          .withUnit("m")
-          .withDoc("jitter length"));
-    v(field<&S::jitter, &Jitter::seed>("seed").withDoc("jitter seed"));
+    Jitter::describeIn<S>(v);
     v(field<&S::dirZ>("dirZ")
           .withBound(Bound::NonZeroVector)
           .withDoc("stacking direction of the grid"));
