@@ -51,6 +51,14 @@ using detail::XmlDocument;
 
 constexpr Real kDegree = std::numbers::pi_v<Real> / 180.0;
 
+/// The motion a DynamicState@type names (kBodyMotionNames); static for a name that is none,
+/// which the format check refuses.
+BodyMotion motionNamed(std::string_view type) {
+  BodyMotion motion = BodyMotion::Static;
+  settings::valueOf(type, motion);
+  return motion;
+}
+
 /// Runs f; a grain::Error from the core (other than a SceneError) becomes a SceneError at `e`.
 template <class F>
 auto atElement(const Element& e, F&& f) -> decltype(f()) {
@@ -209,7 +217,8 @@ class SceneBuilder {
         std::uint64_t total = 0;
         for (const Element& rb : objects->children("RigidBodies")) {
           const Element state = *rb.child("DynamicProperties")->child("DynamicState");
-          total += state.spec().variantValue == "simulated" ? rb.integer("instances") : 0;
+          const bool simulated = motionNamed(state.spec().variantValue) == BodyMotion::Simulated;
+          total += simulated ? rb.integer("instances") : 0;
         }
         shareRange_ = shareOf(total, share_->first, share_->second);
       }
@@ -573,10 +582,7 @@ class SceneBuilder {
 
     const Element dynamics = *e.child("DynamicProperties");
     const Element state = *dynamics.child("DynamicState");
-    const std::string_view type = state.spec().variantValue;
-    group.motion = type == "simulated"  ? BodyMotion::Simulated
-                   : type == "animated" ? BodyMotion::Animated
-                                        : BodyMotion::Static;
+    group.motion = motionNamed(state.spec().variantValue);
     detail::readSettings(state, group, "DynamicState");  // velocities of animated bodies
     const bool simulated = group.motion == BodyMotion::Simulated;
 
@@ -1233,7 +1239,7 @@ void checkSimBodyCount(const XmlDocument& doc) {
         rb.child("DynamicProperties").child("DynamicState").attribute("type").value();
     const pugi::xml_attribute a = rb.attribute("instances");
     const auto n = detail::parseUnsigned(a.value());
-    if (type != "simulated" || !n) {
+    if (motionNamed(type) != BodyMotion::Simulated || !n) {
       continue;  // the format check reports a bad count
     }
     simulated += *n;

@@ -3,9 +3,11 @@
 #include <array>
 #include <cctype>
 #include <initializer_list>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include <grain/core/bodies/body_storage.hpp>
 #include <grain/core/solvers/local_method_settings.hpp>
 #include <grain/core/timestepping/external_forces.hpp>
 #include <grain/io/radius_distribution.hpp>
@@ -404,13 +406,20 @@ constexpr C kDynamicPropertiesChildren[] = {
     child("DynamicState", 1, 1), child("Mass"), child("InertiaTensor"), child("Material", 1, 1),
     child("InitialCondition", 1, 1),
 };
-constexpr SV kStates = "simulated|static|not simulated|animated";
-constexpr A kStateSimulated[] = {reqEnum("type", kStates, {}, "simulated: moved by the dynamics")};
-constexpr A kStateStatic[] = {reqEnum("type", kStates, {}, "static: never moves (infinite mass)")};
-constexpr A kStateNotSimulated[] = {reqEnum("type", kStates, {}, "the same as static")};
-constexpr A kStateAnimated = reqEnum("type", kStates, {},
-    "animated: infinite mass, moved with a prescribed constant velocity (rotating drums, moving blades, belts); "
-    "contacts see its velocity");
+// DynamicState: its variant `type` names a BodyMotion (kBodyMotionNames: the values and the
+// variants); animated bodies also take BodyGroup's velocities.
+constexpr SV motionName(BodyMotion motion, bool alias = false) {
+  for (const settings::EnumName<BodyMotion>& n : kBodyMotionNames) {
+    if (n.value == motion && n.alias == alias) {
+      return n.name;
+    }
+  }
+  return {};
+}
+A stateType(SV doc) {
+  static const std::string values = detail::enumValuesText<BodyMotion>();
+  return reqEnum("type", values, {}, doc);
+}
 
 // Mass: MassAttributes' `value` (uniform) or `density` (homogen).
 std::span<const A> massAttributes(bool uniform) {
@@ -574,13 +583,19 @@ static const ElementSpec kElements[] = {
     E{.name = "DynamicProperties", .parent = "RigidBodies", .children = kDynamicPropertiesChildren,
       .doc = "Mass and InertiaTensor are required for simulated bodies and ignored for static and animated ones"},
     E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
-      .variantValue = "simulated", .attributes = kStateSimulated},
+      .variantValue = motionName(BodyMotion::Simulated),
+      .attributes = rowsOf([] { return generated({stateType("simulated: moved by the dynamics")}); })},
     E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
-      .variantValue = "static", .attributes = kStateStatic},
+      .variantValue = motionName(BodyMotion::Static),
+      .attributes = rowsOf([] { return generated({stateType("static: never moves (infinite mass)")}); })},
     E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
-      .variantValue = "not simulated", .attributes = kStateNotSimulated},
+      .variantValue = motionName(BodyMotion::Static, true),
+      .attributes = rowsOf([] { return generated({stateType("the same as static")}); })},
     E{.name = "DynamicState", .parent = "DynamicProperties", .variantAttribute = "type",
-      .variantValue = "animated", .attributes = rowsOf([] { return generated<BodyGroup>({kStateAnimated}, "DynamicState"); }),
+      .variantValue = motionName(BodyMotion::Animated),
+      .attributes = rowsOf([] { return generated<BodyGroup>({stateType(
+          "animated: infinite mass, moved with a prescribed constant velocity (rotating drums, moving blades, belts); "
+          "contacts see its velocity")}, "DynamicState"); }),
       .doc = "kinematic body; InitialVelocity is ignored for it; like static bodies, animated "
              "ones are not written to .sim files (their pose at time t follows from the scene)"},
     E{.name = "Mass", .parent = "DynamicProperties", .variantAttribute = "distribute", .variantValue = "uniform",

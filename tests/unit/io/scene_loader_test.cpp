@@ -620,6 +620,22 @@ TEST(SceneErrors, BaseSceneLoads) {
   EXPECT_EQ(test::lineOf(kBase, "<Trafo"), 45u);
 }
 
+// DynamicState@type takes BodyMotion's names (kBodyMotionNames): "not simulated" is the format's
+// other spelling of static.
+TEST(SceneBodies, NotSimulatedIsStatic) {
+  std::string text = kBase;
+  const std::string from = "<DynamicState type=\"static\"/>";
+  text.replace(text.find(from), from.size(), "<DynamicState type=\"not simulated\"/>");
+  TempDir dir;
+  test::writeText(dir / "scene.xml", text);
+  const SceneDescription d = loadScene(dir / "scene.xml");
+  ASSERT_EQ(d.groups.size(), 2u);
+  EXPECT_EQ(d.groups[0].motion, BodyMotion::Simulated);
+  EXPECT_EQ(d.groups[1].motion, BodyMotion::Static);
+  EXPECT_EQ(d.system.bodies.simulatedCount(), 4u);
+  EXPECT_TRUE(d.ignored.empty());
+}
+
 struct BadCase {
   const char* name;
   const char* from;

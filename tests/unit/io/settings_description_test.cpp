@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <grain/core/bodies/body_storage.hpp>
 #include <grain/core/collision/collision_detector.hpp>
 #include <grain/core/common/error.hpp>
 #include <grain/core/contact/compatible_forces.hpp>
@@ -206,6 +207,24 @@ TEST(SettingsDescription, EnumerationValuesAreTheDescribedNames) {
   EXPECT_EQ(toString(SolverMethod::SorContact), "SORContact");
   EXPECT_FALSE(settings::valueOf("sor", m));
   EXPECT_EQ(settings::nameOf(LoadBalanceSettings::BuildMode::BinetTensor), "binetTensor");
+}
+
+// DynamicState's variants and the values of its `type` are BodyMotion's scene names, in the
+// order of kBodyMotionNames (aliases included).
+TEST(SettingsDescription, DynamicStateTypesAreTheNamesOfBodyMotion) {
+  const auto variants = io::schema::elementsIn("DynamicState", "DynamicProperties");
+  ASSERT_EQ(variants.size(), std::size(kBodyMotionNames));
+  for (std::size_t k = 0; k < variants.size(); ++k) {
+    EXPECT_EQ(variants[k].variantValue, kBodyMotionNames[k].name);
+    const AttributeSpec* type = io::schema::findAttribute(variants[k], "type");
+    ASSERT_NE(type, nullptr) << variants[k].variantValue;
+    EXPECT_EQ(type->values, "simulated|static|not simulated|animated");
+  }
+  BodyMotion m = BodyMotion::Simulated;
+  EXPECT_TRUE(settings::valueOf("not simulated", m));
+  EXPECT_EQ(m, BodyMotion::Static);
+  EXPECT_EQ(settings::nameOf(BodyMotion::Static), "static");
+  EXPECT_EQ(settings::nameOf(BodyMotion::Animated), "animated");
 }
 
 /// The message of the grain::Error f throws, "" if none.

@@ -3,10 +3,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
 #include <grain/core/bodies/body_id.hpp>
+#include <grain/core/common/settings.hpp>
 #include <grain/core/geometry/shapes.hpp>
 #include <grain/core/math/types.hpp>
 
@@ -18,6 +20,18 @@ enum class BodyMotion : std::uint8_t {
   Static,     ///< never moves; infinite mass
   Animated,   ///< moved with a prescribed constant velocity; infinite mass (enters through chi)
 };
+
+/// The names of BodyMotion in scene files (the variant attribute DynamicState@type; "not
+/// simulated" is the scene format's other spelling of static), found through enumNames.
+inline constexpr settings::EnumName<BodyMotion> kBodyMotionNames[] = {
+    {BodyMotion::Simulated, "simulated"},
+    {BodyMotion::Static, "static"},
+    {BodyMotion::Static, "not simulated", true},
+    {BodyMotion::Animated, "animated"},
+};
+constexpr std::span<const settings::EnumName<BodyMotion>> enumNames(BodyMotion) {
+  return kBodyMotionNames;
+}
 
 /// Who owns a body in a distributed run. Serial runs only have local bodies.
 enum class BodyOwnership : std::uint8_t { Local, Remote };
