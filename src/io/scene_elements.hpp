@@ -443,6 +443,7 @@ struct GlobalInitialConditionAttributes {
           .required()
           .withDoc("first state, last state, or the first state with t >= time"));
     v(field<&S::time>("time")
+          .derived()
           .requiredWhen([](const S& s) { return s.whichState == WhichState::Time; },
                         "with whichState=\"time\"")
           .withBound(settings::Bound::NonNegative)

@@ -262,8 +262,9 @@ T readValue(const Element& e, std::string_view name, T v) {
 /// a Derived one absent leaves the member as it is, and one that this
 /// element (variant) lacks or accepts without effect (Ignored) is not read. Values were checked
 /// against the rows (type, range, enumeration names) when `e` was constructed. Then a field
-/// required in some cases (requiredWhen) that is absent where its condition holds is an error at
-/// the element: "missing required attribute 'minPoint' (required with buildMode=\"predefined\")".
+/// required in some cases (requiredWhen; derived or optional elsewhere) that is absent where its
+/// condition holds is an error at the element: "missing required attribute 'minPoint' (required
+/// with buildMode=\"predefined\")".
 template <class S>
 void readSettings(const Element& e, S& s, std::string_view element = {}) {
   // The row of a member this element reads, or null.

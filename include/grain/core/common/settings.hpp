@@ -165,8 +165,8 @@ struct Field {
   /// The element of the scene that holds the attribute, if not the struct's own element (e.g.
   /// threadCount of InclusionSolverSettings sits on TimeStepperSettings).
   std::string_view element = {};
-  /// Derived fields the scene must give where `requiredIf` holds (read after the others), and
-  /// the case as the message names it: "missing required attribute 'NAME' (required CASE)".
+  /// Fields the scene must give where `requiredIf` holds (checked after the others are read),
+  /// and the case as the message names it: "missing required attribute 'NAME' (required CASE)".
   bool (*requiredIf)(const S&) = nullptr;
   std::string_view requiredCase = {};
 
@@ -206,11 +206,12 @@ struct Field {
   constexpr Field in(std::string_view elementName) const {
     return with([elementName](Field& f) { f.element = elementName; });
   }
-  /// Derived, and required where `condition` holds; `when` names the case: "with
-  /// buildMode=\"predefined\"" gives "(required with buildMode=\"predefined\")".
+  /// Required where `condition` holds; elsewhere the field keeps its use: derived() (absent:
+  /// not given, as minPoint without buildMode="predefined") or optional (absent: the default).
+  /// `when` names the case: "with buildMode=\"predefined\"" gives "(required with
+  /// buildMode=\"predefined\")".
   constexpr Field requiredWhen(bool (*condition)(const S&), std::string_view when) const {
     return with([condition, when](Field& f) {
-      f.use = Use::Derived;
       f.requiredIf = condition;
       f.requiredCase = when;
     });

@@ -112,15 +112,18 @@ struct LoadBalanceSettings {
     constexpr auto predefined = [](const S& s) { return s.buildMode == BuildMode::Predefined; };
     constexpr std::string_view kWithPredefined = "with buildMode=\"predefined\"";
     v(field<&S::aligned>("aligned")
+          .derived()
           .requiredWhen(predefined, kWithPredefined)
           .in(kTopo)
           .withDoc("buildMode=\"predefined\": must be true (axis-aligned box)"));
     v(field<&S::minPoint>("minPoint")
+          .derived()
           .requiredWhen(predefined, kWithPredefined)
           .in(kTopo)
           .withUnit("m")
           .withDoc("buildMode=\"predefined\": lower corner (required there)"));
     v(field<&S::maxPoint>("maxPoint")
+          .derived()
           .requiredWhen(predefined, kWithPredefined)
           .in(kTopo)
           .withUnit("m")
