@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -49,6 +48,62 @@ using Options = grain::app::SimOptions;
 
 /// Set once the run folder exists: later errors are runtime failures, not bad input.
 bool gOutputCreated = false;
+
+/// The serial run's step and records. A step that fails names the body: its group element in
+/// GRAIN_CHECK_INVARIANTS builds, the first non-finite body after a failure on a non-finite state
+/// (e.g. in collision detection).
+class SerialHooks final : public grain::app::RunHooks {
+ public:
+  SerialHooks(const grain::io::SceneDescription& scene, grain::DynamicsSystem& system,
+              grain::MoreauStepper& stepper, grain::app::RunRecord& record,
+              grain::app::FclibDump& dump)
+      : scene_(scene), system_(system), stepper_(stepper), record_(record), dump_(dump) {}
+
+  grain::StepStats step() override {
+    try {
+      return stepper_.step(system_);
+    } catch (const grain::InvariantError& e) {
+      throw grain::Error(std::string(e.what()) + (e.hasBody()
+                                                      ? grain::app::groupElementOf(scene_, e.body())
+                                                      : std::string()));
+    } catch (const grain::Error& e) {
+      const std::size_t bad = grain::findNonFiniteBody(system_.bodies);
+      if (bad == system_.bodies.size()) {
+        throw;
+      }
+      throw grain::Error(
+          std::string(e.what()) + "; " +
+          grain::nonFiniteBodyMessage(system_.bodies, bad, stepper_.stepCount() + 1) +
+          grain::app::groupElementOf(scene_, system_.bodies.ids()[bad]));
+    }
+  }
+  void record(const grain::StepStats& stats, std::uint64_t step) override {
+    dump_.finish(stepper_);
+    record_.recordStep(stats, step, system_, stepper_);
+  }
+  bool stopRequested() override { return grain::app::stopRequested(); }
+
+ private:
+  const grain::io::SceneDescription& scene_;
+  grain::DynamicsSystem& system_;
+  grain::MoreauStepper& stepper_;
+  grain::app::RunRecord& record_;
+  grain::app::FclibDump& dump_;
+};
+
+/// The run stopped on non-finite velocities after `step` steps: says so and names the first
+/// such body.
+void sayNonFinite(const grain::io::SceneDescription& scene, const grain::DynamicsSystem& system,
+                  std::uint64_t step) {
+  std::fprintf(stderr, "\ngrain-sim: non-finite velocities at t = %g s (step %llu); stopped\n",
+               system.time, static_cast<unsigned long long>(step));
+  const std::size_t bad = grain::findNonFiniteBody(system.bodies);
+  if (bad < system.bodies.size()) {
+    std::fprintf(stderr, "grain-sim: %s%s\n",
+                 grain::nonFiniteBodyMessage(system.bodies, bad, step).c_str(),
+                 grain::app::groupElementOf(scene, system.bodies.ids()[bad]).c_str());
+  }
+}
 
 int run(const Options& opt) {
   // Everything that can fail on bad input happens before the output folder is created.
@@ -110,61 +165,13 @@ int run(const Options& opt) {
   const std::uint64_t firstStep = resume.step;
   const std::uint64_t lastStep = firstStep + grain::app::stepsUntil(system.time, endTime, dt);
 
-  /// The serial run's step and records.
-  class SerialHooks final : public grain::app::RunHooks {
-   public:
-    explicit SerialHooks(std::function<grain::StepStats()> step,
-                         std::function<void(const grain::StepStats&, std::uint64_t)> record)
-        : step_(std::move(step)), record_(std::move(record)) {}
-    grain::StepStats step() override { return step_(); }
-    void record(const grain::StepStats& stats, std::uint64_t step) override {
-      record_(stats, step);
-    }
-    bool stopRequested() override { return grain::app::stopRequested(); }
-
-   private:
-    std::function<grain::StepStats()> step_;
-    std::function<void(const grain::StepStats&, std::uint64_t)> record_;
-  };
-  SerialHooks hooks(
-      [&] {
-        try {
-          return stepper.step(system);
-        } catch (const grain::InvariantError& e) {
-          // GRAIN_CHECK_INVARIANTS builds: name the body's group element too.
-          throw grain::Error(
-              std::string(e.what()) +
-              (e.hasBody() ? grain::app::groupElementOf(scene, e.body()) : std::string()));
-        } catch (const grain::Error& e) {
-          // A step that fails on a non-finite state (e.g. in collision detection) names the
-          // first non-finite body.
-          const std::size_t bad = grain::findNonFiniteBody(system.bodies);
-          if (bad == system.bodies.size()) {
-            throw;
-          }
-          throw grain::Error(
-              std::string(e.what()) + "; " +
-              grain::nonFiniteBodyMessage(system.bodies, bad, stepper.stepCount() + 1) +
-              grain::app::groupElementOf(scene, system.bodies.ids()[bad]));
-        }
-      },
-      [&](const grain::StepStats& stats, std::uint64_t step) {
-        dump.finish(stepper);
-        record.recordStep(stats, step, system, stepper);
-      });
+  SerialHooks hooks(scene, system, stepper, record, dump);
   const grain::app::LoopResult result =
       grain::app::runSteps(hooks, firstStep, lastStep, system.time, &progress);
   const std::uint64_t step = result.step;
   record.close();
   if (result.nonFinite) {
-    std::fprintf(stderr, "\ngrain-sim: non-finite velocities at t = %g s (step %llu); stopped\n",
-                 system.time, static_cast<unsigned long long>(step));
-    const std::size_t bad = grain::findNonFiniteBody(system.bodies);
-    if (bad < system.bodies.size()) {
-      std::fprintf(stderr, "grain-sim: %s%s\n",
-                   grain::nonFiniteBodyMessage(system.bodies, bad, step).c_str(),
-                   grain::app::groupElementOf(scene, system.bodies.ids()[bad]).c_str());
-    }
+    sayNonFinite(scene, system, step);
     return kExitFailure;
   }
   const bool stopped = result.stopped;

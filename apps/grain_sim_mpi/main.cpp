@@ -658,6 +658,61 @@ void sayNonFinite(const io::SceneDescription& scene, const BodyStorage& bodies,
   }
 }
 
+/// The bodies of a run in place on their processes (collective).
+struct Placement {
+  io::ResumePoint resume;  ///< where a restart continues (default: the scene's start)
+  app::CollectiveReadBytes readBytes;
+  mpi::LoadBalanceSettings balance;  ///< the scene's decomposition (balanceSettings)
+  std::unique_ptr<mpi::DistributedExchange> exchange;
+};
+
+/// Reads the state to continue from (readStartState); the first decomposition gives each body its
+/// owner and one exchange moves it there; then the scene's decomposition is built in parallel
+/// from the bodies each process holds. Says the processes line. Null if the input is bad (every
+/// process has said why; collective). Held by pointer: the exchange and the settings stay where
+/// they were built.
+std::unique_ptr<Placement> placeBodies(const app::SimOptions& opt, Setup& setup,
+                                       MoreauStepper& stepper) {
+  io::SceneDescription& scene = setup.scene;
+  DynamicsSystem& system = scene.system;
+  auto placement = std::make_unique<Placement>();
+  Placement& p = *placement;
+  std::shared_ptr<const mpi::Topology> topology;
+  std::string topologyText;
+  if (!checkedOnAll([&] { p.resume = readStartState(opt, setup, stepper, p.readBytes); })) {
+    return nullptr;
+  }
+  if (!checkedOnAll(
+          [&] { topology = firstDecomposition(scene, setup.simulatedInScene, topologyText); })) {
+    return nullptr;
+  }
+  const unsigned splitRatio = scene.mpi ? scene.mpi->splitNodeUpdateRatio : 1;
+  const unsigned checkRatio = scene.mpi ? scene.mpi->convergenceCheckRatio : 1;
+  p.exchange =
+      std::make_unique<mpi::DistributedExchange>(MPI_COMM_WORLD, topology, splitRatio, checkRatio);
+  mpi::DistributedExchange& exchange = *p.exchange;
+  // The global geometry ids (.sim extra bytes) of the bodies this process built travel with them.
+  exchange.setOwnedBodyTags(std::move(setup.globalGeomId));
+  if (!checkedOnAll([&] {
+        std::vector<detail::PercussionCacheEntry> warmStart = stepper.takeWarmStartCache();
+        exchange.setTopology(topology, system, warmStart);
+      })) {
+    return nullptr;
+  }
+  if (gSize > 1) {
+    topologyText += shareText(system.bodies);
+  }
+  p.balance = balanceSettings(scene);
+  if (scene.mpi && gSize > 1 && !checkedOnAll([&] {
+        applySceneDecomposition(p.balance, system, stepper, exchange, topologyText);
+      })) {
+    return nullptr;
+  }
+  say("processes  " + std::to_string(gSize) + ", " + topologyText + "; splitNodeUpdateRatio " +
+      std::to_string(splitRatio) + ", convergenceCheckRatio " + std::to_string(checkRatio) + "\n");
+  return placement;
+}
+
 int run(const app::SimOptions& opt) {
   // 1. Input, on every process (all reach the same verdict).
   std::optional<Setup> setup;
@@ -684,43 +739,13 @@ int run(const app::SimOptions& opt) {
   }
 
   // 2. State to continue from, decomposition, owned bodies.
-  io::ResumePoint resume;
-  std::shared_ptr<const mpi::Topology> topology;
-  std::string topologyText;
-  // The first decomposition gives each body its owner, and one exchange moves it there.
-  app::CollectiveReadBytes readBytes;
-  if (!checkedOnAll([&] { resume = readStartState(opt, *setup, stepper, readBytes); })) {
+  const std::unique_ptr<Placement> placed = placeBodies(opt, *setup, stepper);
+  if (!placed) {
     return kExitBadInput;
   }
-  if (!checkedOnAll(
-          [&] { topology = firstDecomposition(scene, setup->simulatedInScene, topologyText); })) {
-    return kExitBadInput;
-  }
+  const io::ResumePoint& resume = placed->resume;
+  mpi::DistributedExchange& exchange = *placed->exchange;
   const auto simulated = static_cast<std::uint32_t>(setup->simulatedInScene);
-  const unsigned splitRatio = scene.mpi ? scene.mpi->splitNodeUpdateRatio : 1;
-  const unsigned checkRatio = scene.mpi ? scene.mpi->convergenceCheckRatio : 1;
-  mpi::DistributedExchange exchange(MPI_COMM_WORLD, topology, splitRatio, checkRatio);
-  // The global geometry ids (.sim extra bytes) of the bodies this process built travel with them.
-  exchange.setOwnedBodyTags(std::move(setup->globalGeomId));
-  if (!checkedOnAll([&] {
-        std::vector<detail::PercussionCacheEntry> warmStart = stepper.takeWarmStartCache();
-        exchange.setTopology(topology, system, warmStart);
-      })) {
-    return kExitBadInput;
-  }
-  if (gSize > 1) {
-    topologyText += shareText(system.bodies);
-  }
-  // The scene's decomposition, built in parallel from the bodies the first decomposition gave each
-  // process.
-  const mpi::LoadBalanceSettings balance = balanceSettings(scene);
-  if (scene.mpi && gSize > 1 && !checkedOnAll([&] {
-        applySceneDecomposition(balance, system, stepper, exchange, topologyText);
-      })) {
-    return kExitBadInput;
-  }
-  say("processes  " + std::to_string(gSize) + ", " + topologyText + "; splitNodeUpdateRatio " +
-      std::to_string(splitRatio) + ", convergenceCheckRatio " + std::to_string(checkRatio) + "\n");
 
   // 3. Output: the first process makes the record folder and writes its text files; the states
   // are written by all processes together.
@@ -748,7 +773,7 @@ int run(const app::SimOptions& opt) {
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   }
   if (!opt.restart.empty()) {
-    sayRestart(resume, readBytes);
+    sayRestart(resume, placed->readBytes);
   }
   say(record.contactForcesNote() + dump->note() + "output     " + record.folder().string() + "\n");
 
@@ -762,7 +787,7 @@ int run(const app::SimOptions& opt) {
   const std::uint64_t firstStep = resume.step;
   const std::uint64_t lastStep =
       firstStep + app::stepsUntil(system.time, endTime, scene.stepper.deltaT);
-  MpiHooks hooks(system, stepper, exchange, balance, record, *dump,
+  MpiHooks hooks(system, stepper, exchange, placed->balance, record, *dump,
                  processLog.is_open() ? &processLog : nullptr);
   app::LoopResult result;
   try {
