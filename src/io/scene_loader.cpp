@@ -309,13 +309,6 @@ class SceneBuilder {
                "matrixFree=\"true\" is supported by methods APGD and PQN only (got method \"" +
                    method + "\")");
     }
-    // Not yet stated by InclusionSolverSettings::describe, where requiredWhen on the optional
-    // field would give this message (docs/architecture.md#settings).
-    if (s.driftCorrectionGap && !e.has("driftCorrectionGapAlpha")) {
-      e.fail(
-          "missing required attribute 'driftCorrectionGapAlpha' (required when "
-          "driftCorrectionGap is true)");
-    }
     atElement(e, [&] { validate(out_.stepper); });
   }
 

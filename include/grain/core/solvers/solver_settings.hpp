@@ -257,6 +257,8 @@ struct InclusionSolverSettings {
           .withDoc("push penetrating contacts apart"));
     v(field<&S::driftCorrectionGapAlpha>("driftCorrectionGapAlpha")
           .withBound(Bound::UnitInterval)
+          .requiredWhen([](const S& s) { return s.driftCorrectionGap; },
+                        "when driftCorrectionGap is true")
           .withDoc("fraction of the penetration removed per step; required when "
                    "driftCorrectionGap is true"));
     v(field<&S::driftCorrectionGapSlop>("driftCorrectionGapSlop")
