@@ -119,7 +119,7 @@ void RunRecord::openFiles(const io::ResumePoint& resume) {
       writeTextFile(folder_ / "EffectiveScene.xml", scene_.effectiveXml);
     }
     if (fresh) {
-      io::writeRunInfo(folder_, place_.sceneFile, place_.mediaDir);
+      writeTextFile(folder_ / io::kRunInfoFile, io::runInfoText(place_.sceneFile, place_.mediaDir));
       log_.open(folder_ / "SimData.dat");
     } else {
       log_.openAppend(folder_ / "SimData.dat", resume.step);

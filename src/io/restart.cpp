@@ -76,17 +76,15 @@ std::string errnoText() {
 
 }  // namespace
 
-void writeRunInfo(const std::filesystem::path& record, const std::filesystem::path& scene,
-                  const std::filesystem::path& mediaDirectory) {
-  std::ofstream o(record / kRunInfoFile, std::ios::trunc);
+std::string runInfoText(const std::filesystem::path& scene,
+                        const std::filesystem::path& mediaDirectory) {
+  std::ostringstream o;
   o << "version\t" << versionString() << "\n";
   o << "scene\t" << std::filesystem::absolute(scene).string() << "\n";
   o << "media\t"
     << (mediaDirectory.empty() ? std::string() : std::filesystem::absolute(mediaDirectory).string())
     << "\n";
-  if (!o) {
-    throw Error((record / kRunInfoFile).string() + ": cannot write");
-  }
+  return o.str();
 }
 
 std::filesystem::path recordedMediaDirectory(const std::filesystem::path& record) {

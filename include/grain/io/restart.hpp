@@ -31,12 +31,12 @@ inline constexpr const char* kRestartCacheFile = "RestartCache.bin";
 inline constexpr const char* kRestartCachePreviousFile = "RestartCache.prev.bin";
 inline constexpr const char* kRunInfoFile = "RunInfo.txt";
 
-/// Writes RECORD_DIR/RunInfo.txt, lines "key<TAB>value": `version` (grain's version that started
-/// the run), `scene` and `media` (the scene file and media directory the run was started with,
-/// absolute), so that a restart resolves relative mesh paths as the original run did. Readers
-/// ignore keys they do not know.
-void writeRunInfo(const std::filesystem::path& record, const std::filesystem::path& scene,
-                  const std::filesystem::path& mediaDirectory);
+/// The text of RECORD_DIR/RunInfo.txt, lines "key<TAB>value": `version` (grain's version that
+/// started the run), `scene` and `media` (the scene file and media directory the run was started
+/// with, absolute), so that a restart resolves relative mesh paths as the original run did.
+/// Readers ignore keys they do not know. The record writes it whole (app::writeTextFile).
+std::string runInfoText(const std::filesystem::path& scene,
+                        const std::filesystem::path& mediaDirectory);
 
 /// The media directory of a recorded run: from RunInfo.txt (the one given, else the original
 /// scene file's folder); empty if the file is missing.

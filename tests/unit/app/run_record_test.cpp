@@ -92,6 +92,27 @@ TEST(RunRecord, SerialRecordHoldsEveryFileOfTheFolder) {
             "contacts   forces of every 1-th step to " + (f / "ContactForces.dat").string() + "\n");
 }
 
+// RunInfo.txt is written whole, like the scene files: when its temporary file cannot be written
+// (here a folder of that name), opening the files fails with the file named and no RunInfo.txt
+// exists, rather than a part of one.
+TEST(RunRecord, RunInfoIsWrittenWholeOrNotAtAll) {
+  testing::TempDir dir("grain_app_");
+  io::SceneDescription scene = tinyScene();
+  app::SerialRecordWriters writers;
+  app::RunRecord record(writers, scene, {dir / "out", {}, dir / "tiny.xml", {}, false});
+  record.create();
+  const fs::path f = record.folder();
+  fs::create_directory(f / "RunInfo.txt.part");
+  try {
+    record.openFiles({});
+    ADD_FAILURE() << "openFiles succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find((f / "RunInfo.txt.part").string()), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(f / "RunInfo.txt"));
+}
+
 /// A process of a distributed run other than the folder writer: `shared` are the texts the
 /// folder writer sends (its error or "", its folder), `states` the steps of the states written.
 class OtherProcess final : public app::RecordWriters {

@@ -207,12 +207,13 @@ TEST(RestartIo, RecordedMediaDirectory) {
   convert::test::writeText(dir / kRunInfoFile,
                            "scene\t" + (dir / "old" / "a.xml").string() + "\nmedia\t\n");
   EXPECT_EQ(recordedMediaDirectory(dir.path()), dir / "old");
-  writeRunInfo(dir.path(), dir / "scenes" / "a.xml", {});
+  convert::test::writeText(dir / kRunInfoFile, runInfoText(dir / "scenes" / "a.xml", {}));
   EXPECT_EQ(convert::test::readText(dir / kRunInfoFile)
                 .rfind("version\t" + std::string(versionString()) + "\n", 0),
             0u);
   EXPECT_EQ(recordedMediaDirectory(dir.path()), std::filesystem::absolute(dir / "scenes"));
-  writeRunInfo(dir.path(), dir / "scenes" / "a.xml", dir / "media");
+  convert::test::writeText(dir / kRunInfoFile,
+                           runInfoText(dir / "scenes" / "a.xml", dir / "media"));
   EXPECT_EQ(recordedMediaDirectory(dir.path()), std::filesystem::absolute(dir / "media"));
 }
 
