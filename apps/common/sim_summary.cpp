@@ -33,12 +33,18 @@ void printSummary(const grain::io::SceneDescription& scene) {
       s.driftCorrectionGapSlop);
   if (s.localMethod) {
     const grain::LocalSolverSettings l = grain::localSolverSettings(s);
+    // The interior point method solves the convex relaxation and stops on its relaxed error.
+    const bool relaxed =
+        grain::problemSolved(l.method) == grain::LocalProblemKind::ConvexRelaxation;
     std::printf(
-        "local      %s (%s Delassus problem each step): stops on %s error <= %g, maxIter "
-        "%u, alphaSOR %g alphaJOR %g, warm start %s\n",
+        "local      %s (%s %s each step): stops on %s error <= %g, maxIter %u, alphaSOR %g "
+        "alphaJOR %g, warm start %s\n",
         std::string(toString(l.method)).c_str(), s.matrixFree ? "matrix-free" : "assembled",
-        std::string(toString(l.errorMeasure)).c_str(), l.tolerance, l.maxIter, l.alphaSor,
-        l.alphaJor, s.usePercussionCache ? "from the previous step" : "off");
+        relaxed ? "convex relaxation of the Delassus problem (sliding contacts dilate)"
+                : "Delassus problem",
+        std::string(toString(relaxed ? grain::LocalErrorMeasure::Relaxed : l.errorMeasure)).c_str(),
+        l.tolerance, relaxed ? l.ipmMaxIter : l.maxIter, l.alphaSor, l.alphaJor,
+        s.usePercussionCache && !relaxed ? "from the previous step" : "off");
   }
   const char* mode =
       scene.recorder.mode == grain::io::RecorderMode::NoOutput ? "noOutput" : "every X steps";

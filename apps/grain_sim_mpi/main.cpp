@@ -543,18 +543,17 @@ Setup loadScene(const app::SimOptions& opt) {
     }
   }
   s.ordinals = io::SimulatedOrdinals(s.scene.groups);
-  // Of the local (Delassus) solvers only matrix-free APGD and PQN run distributed.
+  // Of the local (Delassus) solvers only the matrix-free ones (APGD, PQN, IPM) run distributed.
   const InclusionSolverSettings& solver = s.scene.stepper.solver;
-  const bool matrixFreeCapable =
-      solver.localMethod == LocalSolverMethod::Apgd || solver.localMethod == LocalSolverMethod::Pqn;
+  const bool matrixFreeCapable = solver.localMethod && runsMatrixFree(*solver.localMethod);
   if (gSize > 1 && solver.localMethod && !(matrixFreeCapable && solver.matrixFree)) {
     const std::string method(sceneName(*solver.localMethod));
     throw io::SceneError(
         opt.scene.string(), lineOf(s.scene.text, "<InclusionSolverSettings"),
         "SceneSettings/TimeStepperSettings/InclusionSolverSettings",
         "method=\"" + method + "\"" + (matrixFreeCapable ? " without matrixFree=\"true\"" : "") +
-            " is serial: with more than one process use method=\"APGD\" or \"PQN\" with "
-            "matrixFree=\"true\", or a velocity prox method (method=\"SORContact\" etc.)");
+            " is serial: with more than one process use one of " + matrixFreeMethodNames() +
+            " with matrixFree=\"true\", or a velocity prox method (method=\"SORContact\" etc.)");
   }
   return s;
 }

@@ -303,11 +303,9 @@ class SceneBuilder {
              ": it stops on the NaturalMap error <= relTol");
     }
     detail::checkRelations(e, s);
-    if (s.matrixFree && s.localMethod != LocalSolverMethod::Apgd &&
-        s.localMethod != LocalSolverMethod::Pqn) {
-      e.failAt("matrixFree",
-               "matrixFree=\"true\" is supported by methods APGD and PQN only (got method \"" +
-                   method + "\")");
+    if (s.matrixFree && !(s.localMethod && runsMatrixFree(*s.localMethod))) {
+      e.failAt("matrixFree", "matrixFree=\"true\" is supported by methods " +
+                                 matrixFreeMethodNames() + " only (got method \"" + method + "\")");
     }
     atElement(e, [&] { validate(out_.stepper); });
   }

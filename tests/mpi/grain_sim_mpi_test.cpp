@@ -474,13 +474,19 @@ TEST_F(GrainSimMpi, MatrixFreePqnGivesTheSerialStates) {
                             "finished 30 steps (wall time");
 }
 
-// The local solvers that do not run distributed (NSN, the Delassus prox methods, APGD and PQN on
-// the assembled matrix) are refused on more than one process before anything is written, naming
-// the method and what runs instead; on one process they run.
+// Matrix-free IPM likewise (the convex relaxation, its Newton systems by PCG with every sum
+// global): grain-sim-mpi accepts it on several processes and gives grain-sim's states.
+TEST_F(GrainSimMpi, MatrixFreeIpmGivesTheSerialStates) {
+  checkGivesTheSerialStates("IPM", R"(method="IPM" matrixFree="true")", 0.03, 4, 25);
+}
+
+// The local solvers that do not run distributed (NSN, the Delassus prox methods, APGD, PQN and
+// IPM on the assembled matrix) are refused on more than one process before anything is written,
+// naming the method and what runs instead; on one process they run.
 TEST_F(GrainSimMpi, SerialLocalSolversAreRefusedBeforeWriting) {
   const fs::path dir = makeTempDir("mpi_serial_solvers");
-  for (const char* method :
-       {R"(method="PQN")", R"(method="APGD")", R"(method="DelassusSOR")", R"(method="NSN")"}) {
+  for (const char* method : {R"(method="PQN")", R"(method="APGD")", R"(method="IPM")",
+                             R"(method="DelassusSOR")", R"(method="NSN")"}) {
     SCOPED_TRACE(method);
     writeText(dir / "scene.xml", pileSolvedBy(0.002, method));
     const fs::path out = dir / "out";
@@ -489,8 +495,8 @@ TEST_F(GrainSimMpi, SerialLocalSolversAreRefusedBeforeWriting) {
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find("scene.xml:"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(std::string(method) + " "), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find(R"(is serial: with more than one process use method="APGD" or )"
-                            R"("PQN" with matrixFree="true")"),
+    EXPECT_NE(r.output.find(R"(is serial: with more than one process use one of APGD, PQN and )"
+                            R"(IPM with matrixFree="true")"),
               std::string::npos)
         << r.output;
     EXPECT_FALSE(fs::exists(out / "SimFiles"));

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // The local solvers inside the Moreau stepper (InclusionSolverSettings::localMethod): closed-form
-// sliding and sticking on an incline with every method, and Delassus SOR = velocity SORContact;
-// PQN (assembled and matrix-free) against each other and on the settled 96-sphere pile.
+// sliding and sticking on an incline with every method of the Coulomb problem, the dilation of
+// the interior point method's convex relaxation, and Delassus SOR = velocity SORContact; PQN
+// (assembled and matrix-free) against each other and on the settled 96-sphere pile.
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -80,8 +83,20 @@ TEST_P(LocalMethodInStepper, StaysAtRestWhenMuExceedsTanTheta) {
   EXPECT_NEAR(slideOnIncline(GetParam().method, 0.3, 0.5, 0.3), 0.0, 1e-7);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryLocalMethod, LocalMethodInStepper,
-                         ::testing::ValuesIn(kLocalMethodNames),
+/// The local methods that solve the Coulomb problem (every one but the interior point method,
+/// whose convex relaxation dilates: IpmInStepper below).
+std::vector<LocalMethodName> coulombMethods() {
+  std::vector<LocalMethodName> methods;
+  for (const LocalMethodName& m : kLocalMethodNames) {
+    if (m.solves == LocalProblemKind::Coulomb) {
+      methods.push_back(m);
+    }
+  }
+  return methods;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCoulombLocalMethod, LocalMethodInStepper,
+                         ::testing::ValuesIn(coulombMethods()),
                          [](const ::testing::TestParamInfo<LocalMethodName>& p) {
                            return std::string(p.param.sceneName);
                          });
@@ -102,6 +117,51 @@ TEST(MatrixFreePqnInStepper, SlidesAndSticksOnIncline) {
   EXPECT_NEAR(slideOnIncline(LocalSolverMethod::Pqn, theta, 0.1, 0.3, true), a * 0.3,
               1e-6 * a * 0.3);
   EXPECT_NEAR(slideOnIncline(LocalSolverMethod::Pqn, theta, 0.5, 0.3, true), 0.0, 1e-7);
+}
+
+/// The box of slideOnIncline() released at rest on the incline (tan theta > mu), one step with
+/// `method`: its velocity along the slope and along the plane's normal (m/s).
+std::pair<Real, Real> firstStepOnIncline(LocalSolverMethod method, Real theta, Real mu,
+                                         bool matrixFree) {
+  const Real dt = 1e-3;
+  DynamicsSystem sys = makeSystem(mu, 0.0);
+  const Vec3 n(std::sin(theta), 0.0, std::cos(theta));
+  const Quat tilt = quat::fromAxisAngle(Vec3::UnitY(), theta);
+  addStatic(sys, 0, Halfspace{n}, Vec3::Zero());
+  const std::size_t box = addSimulated(sys, 0, kBox, 1.0, (0.05 - 1e-9) * n, tilt);
+  MoreauStepper stepper(localSettings(method, dt, matrixFree));
+  const StepStats s = stepper.step(sys);
+  EXPECT_EQ(s.contacts, 4u);
+  EXPECT_TRUE(s.converged);
+  EXPECT_NEAR(sys.bodies.omegasBody()[box].norm(), 0.0, 1e-7);
+  const Vec3 downSlope(std::cos(theta), 0.0, -std::sin(theta));
+  const Vec3 v = sys.bodies.velocities()[box];
+  return {v.dot(downSlope), v.dot(n)};
+}
+
+// The interior point method solves the convex relaxation, in the stepper too (assembled and
+// matrix-free): a box starting to slide down an incline does not keep to the plane as under
+// Coulomb's law (SOR: v_N = 0, v_T = g dt (sin theta - mu cos theta)) but lifts off with the
+// dilation v_N = mu v_T, and the larger normal percussion brakes it more:
+// v_T = g dt (sin theta - mu cos theta) / (1 + mu^2). Where nothing slides the relaxation is the
+// Coulomb problem: the box stays at rest.
+TEST(IpmInStepper, SlidingBoxDilatesAndStickingBoxStays) {
+  const Real theta = 0.3;
+  const Real mu = 0.1;
+  const Real dt = 1e-3;
+  const Real coulomb = kG * dt * (std::sin(theta) - mu * std::cos(theta));
+  const auto [sorT, sorN] = firstStepOnIncline(LocalSolverMethod::SorProx, theta, mu, false);
+  EXPECT_NEAR(sorT, coulomb, 1e-8 * coulomb);
+  EXPECT_NEAR(sorN, 0.0, 1e-10);
+  for (const bool matrixFree : {false, true}) {
+    SCOPED_TRACE(matrixFree ? "matrix-free" : "assembled");
+    const auto [t, nrm] = firstStepOnIncline(LocalSolverMethod::Ipm, theta, mu, matrixFree);
+    const Real relaxed = coulomb / (1.0 + mu * mu);
+    EXPECT_NEAR(t, relaxed, 1e-7 * relaxed);
+    EXPECT_NEAR(nrm, mu * relaxed, 1e-7 * relaxed);
+    EXPECT_GT(nrm, 1e-3 * coulomb);  // not the Coulomb solution
+    EXPECT_NEAR(slideOnIncline(LocalSolverMethod::Ipm, theta, 0.5, 0.3, matrixFree), 0.0, 1e-7);
+  }
 }
 
 /// Nine spheres dropped in a 3 x 3 grid onto a floor, with sphere-sphere contacts from the start.

@@ -4,12 +4,13 @@
 namespace grain {
 
 std::string_view sceneName(LocalSolverMethod method) {
-  for (const LocalMethodName& m : kLocalMethodNames) {
-    if (m.method == method) {
-      return m.sceneName;
-    }
-  }
-  return {};
+  const LocalMethodName* e = localMethodEntry(method);
+  return e != nullptr ? e->sceneName : std::string_view{};
+}
+
+LocalProblemKind problemSolved(LocalSolverMethod method) {
+  const LocalMethodName* e = localMethodEntry(method);
+  return e != nullptr ? e->solves : LocalProblemKind::Coulomb;
 }
 
 std::string_view methodSceneName(const InclusionSolverSettings& s) {

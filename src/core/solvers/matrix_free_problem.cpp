@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include <grain/core/common/error.hpp>
 #include <grain/core/solvers/contact_rows.hpp>
@@ -12,6 +13,7 @@
 
 #include "local_apgd.hpp"
 #include "local_pqn_iteration.hpp"
+#include "matrix_free_ops.hpp"
 
 namespace grain {
 
@@ -22,15 +24,34 @@ void MatrixFreeProblem::build(const BodyStorage& bodies, const ContactProblem& p
   detail::setupSolverContacts(bodies, problem, settings, bodies_, contacts_, rolling_);
   const std::size_t n = contacts_.size();
   q_.resize(static_cast<Eigen::Index>(3 * n));
+  for (std::size_t i = 0; i < n; ++i) {
+    // As assembleLocalProblem(): q_i = 0 for a contact without a simulated body.
+    q_.segment<3>(static_cast<Eigen::Index>(3 * i)) =
+        contacts_.kind[i] == detail::PairKind::Passive
+            ? Vec3::Zero()
+            : Vec3(detail::contactVelocity(contacts_, bodies_, i) + contacts_.b[i]);
+  }
+  setUpMeasures();
+}
+
+void MatrixFreeProblem::assign(detail::SolverBodies bodies, detail::SolverContacts contacts,
+                               const VecX& q) {
+  GRAIN_REQUIRE(q.size() == static_cast<Eigen::Index>(3 * contacts.size()),
+                "q must have 3n = " + std::to_string(3 * contacts.size()) + " entries, got " +
+                    std::to_string(q.size()));
+  bodies_ = std::move(bodies);
+  contacts_ = std::move(contacts);
+  rolling_ = detail::SolverRolling{};
+  q_ = q;
+  setUpMeasures();
+}
+
+void MatrixFreeProblem::setUpMeasures() {
+  const std::size_t n = contacts_.size();
   mu_.resize(static_cast<Eigen::Index>(n));
   blockInverse_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const auto k = static_cast<Eigen::Index>(3 * i);
     mu_[static_cast<Eigen::Index>(i)] = contacts_.law[i].mu;
-    // As assembleLocalProblem(): q_i = 0 for a contact without a simulated body.
-    q_.segment<3>(k) = contacts_.kind[i] == detail::PairKind::Passive
-                           ? Vec3::Zero()
-                           : Vec3(detail::contactVelocity(contacts_, bodies_, i) + contacts_.b[i]);
     blockInverse_[i] = blockInverse(diagonalBlock(i));
   }
   qSquaredNorm_ = q_.squaredNorm();
@@ -101,30 +122,7 @@ Real MatrixFreeProblem::error(LocalErrorMeasure m, const VecX& r, const VecX& u,
 
 namespace {
 
-/// The Ops (delassus_ops.hpp) of the matrix-free problem.
-struct MatrixFreeOps {
-  MatrixFreeProblem& problem;
-  LocalErrorMeasure measure;
-  Reducer* reducer;
-  SplitBodyExchange* split;
-
-  std::size_t contacts() const { return problem.contactCount(); }
-  const VecX& q() const { return problem.q(); }
-  Real mu(std::size_t i) const { return problem.mu()[static_cast<Eigen::Index>(i)]; }
-  Mat3 diagonalBlock(std::size_t i) const { return problem.diagonalBlock(i); }
-
-  void multiply(const VecX& x, VecX& y) const {
-    if (split == nullptr) {
-      problem.delassus().multiply(x, y);
-    } else {
-      problem.delassus().multiply(x, y, [this](std::span<Vec3> linear, std::span<Vec3> angular) {
-        split->sum(linear, angular);
-      });
-    }
-  }
-  Real sum(Real local) const { return reducedSum(local, reducer); }
-  Real error(const VecX& r, const VecX& u) const { return problem.error(measure, r, u, reducer); }
-};
+using detail::MatrixFreeOps;
 
 /// The start of solveApgd() and solvePqn(): fills `x` with the initial iterate (0, or the guess
 /// projected onto the cones) and returns true if the problem is solved without iterating (then
@@ -155,6 +153,7 @@ bool startMatrixFree(const MatrixFreeProblem& problem, const LocalSolverSettings
   if (reducer != nullptr && initialGuess == nullptr &&
       settings.errorMeasure != LocalErrorMeasure::Relaxed) {
     separating = reducer->allTrue(separating);
+    ++result.reductions;
   }
   if (separating || (n == 0 && (reducer == nullptr || !reducer->distributed()))) {
     result.r = x;
@@ -176,7 +175,8 @@ void solveApgd(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
   result.resetKeepingStorage();
   VecX x;
   if (!startMatrixFree(problem, settings, initialGuess, result, reducer, x)) {
-    MatrixFreeOps ops{problem, settings.errorMeasure, reducer, split};
+    MatrixFreeOps ops{problem, settings.errorMeasure,    reducer,
+                      split,   &result.delassusProducts, &result.reductions};
     detail::apgdIterate(ops, settings, std::move(x), result);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -200,7 +200,8 @@ void solvePqn(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
   result.resetKeepingStorage();
   VecX x;
   if (!startMatrixFree(problem, settings, initialGuess, result, reducer, x)) {
-    MatrixFreeOps ops{problem, settings.errorMeasure, reducer, split};
+    MatrixFreeOps ops{problem, settings.errorMeasure,    reducer,
+                      split,   &result.delassusProducts, &result.reductions};
     detail::pqnIterate(ops, settings, std::move(x), result,
                        [](detail::PqnNewtonOperator<MatrixFreeOps>&, const VecX& c) -> VecX {
                          // Refused by checkMatrixFreePqn().

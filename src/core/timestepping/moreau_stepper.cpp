@@ -177,15 +177,16 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
                                       const StepExchanges& exchanges) {
   checkRollingResistanceSupported(settings_.solver, problem.parameters);
   const InclusionSolverSettings& s = settings_.solver;
-  // Matrix-free APGD and PQN run distributed: every process takes part in every solve, contacts
-  // or not.
+  // The matrix-free local solvers (APGD, PQN, IPM) run distributed: every process takes part in
+  // every solve, contacts or not.
   const bool distributed = s.matrixFree && exchanges.split != nullptr;
   if (!distributed) {
     for (const std::uint32_t m : problem.multiplicity) {
       GRAIN_REQUIRE(
           m <= 1,
           "the assembled local contact solvers are serial: they cannot solve split bodies "
-          "(only matrix-free APGD and PQN run distributed)");
+          "(only matrix-free " +
+              matrixFreeMethodNames() + " run distributed)");
     }
   }
   localFallbacks_ = 0;
@@ -217,7 +218,7 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
   // True once the bodies hold u^E (the PQN fallback leaves them so).
   bool applied = false;
   if (s.matrixFree) {
-    // APGD or PQN on the matrix-free Delassus operator: nothing is assembled.
+    // APGD, PQN or IPM on the matrix-free Delassus operator: nothing is assembled.
     matrixFree_.build(bodies, problem, s);
     // Told on every step, so that all processes stay in step.
     if (distributed && exchanges.split->beginSolve(bodies, matrixFree_.bodyStorageIndex())) {
@@ -229,6 +230,8 @@ SolverStats MoreauStepper::solveLocal(BodyStorage& bodies, const ContactProblem&
       if (!localResult_.converged) {
         applied = fallBackToSor(bodies, problem, exchanges, settings, guess, split);
       }
+    } else if (s.localMethod == LocalSolverMethod::Ipm) {
+      solveIpm(matrixFree_, settings, guess, localResult_, reducer, split);
     } else {
       solveApgd(matrixFree_, settings, guess, localResult_, reducer, split);
     }

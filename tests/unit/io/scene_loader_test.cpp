@@ -687,7 +687,7 @@ const BadCase kBadCases[] = {
   {"NegativeInstances", "instances=\"4\"", "instances=\"-4\"", 18,
    "SceneObjects/RigidBodies[name=\"beads\"]: attribute 'instances' must be a non-negative integer (got '-4')"},
   {"UnknownEnumValue", "method=\"SORContact\"", "method=\"Gauss\"", 6,
-   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'method' has unknown value 'Gauss' (expected one of: SOR, SORContact, SORFull, SORNormalTangential, JOR, DelassusSOR, DelassusJOR, APGD, PQN, NSN, NSNProx)"},
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'method' has unknown value 'Gauss' (expected one of: SOR, SORContact, SORFull, SORNormalTangential, JOR, DelassusSOR, DelassusJOR, APGD, PQN, IPM, NSN, NSNProx)"},
   {"NonNumericOnContinuationLine", "alphaSORProx=\"1.2\"", "alphaSORProx=\"fast\"", 7,
    "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'alphaSORProx' must be a number (got 'fast')"},
   {"AlphaOutOfRange", "alphaSORProx=\"1.2\"", "alphaSORProx=\"2.5\"", 7,
@@ -715,7 +715,7 @@ const BadCase kBadCases[] = {
   {"SimulatedWithoutMass", "<Mass distribute=\"homogen\" density=\"2500\"/>", "", 22,
    "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties: missing required element 'Mass' (simulated bodies need a mass)"},
   {"MatrixFreeWithoutApgdOrPqn", "method=\"SORContact\"", "method=\"NSN\" matrixFree=\"true\"", 6,
-   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: matrixFree=\"true\" is supported by methods APGD and PQN only (got method \"NSN\")"},
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: matrixFree=\"true\" is supported by methods APGD, PQN and IPM only (got method \"NSN\")"},
   // Attributes described by their settings structs: the messages the hand-written rows and
   // checks gave.
   {"ZeroStatesPerSecond", " statesPerSecond=\"100\"", " statesPerSecond=\"0\"", 4,
@@ -779,7 +779,7 @@ const BadCase kBadCases[] = {
   {"ElementInWrongParent", "radius=\"0.01\"/>", "radius=\"0.01\"/><Mass distribute=\"uniform\" value=\"1\"/>", 20,
    "SceneObjects/RigidBodies[name=\"beads\"]/Geometry/Mass: element 'Mass' is not allowed in <Geometry> (it belongs in <DynamicProperties>) (allowed: Sphere, Box, Capsule, Halfspace, Mesh, GlobalGeomId)"},
   {"ValueSuggestion", "method=\"SORContact\"", "method=\"SORContakt\"", 6,
-   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'method' has unknown value 'SORContakt'; did you mean 'SORContact'? (expected one of: SOR, SORContact, SORFull, SORNormalTangential, JOR, DelassusSOR, DelassusJOR, APGD, PQN, NSN, NSNProx)"},
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'method' has unknown value 'SORContakt'; did you mean 'SORContact'? (expected one of: SOR, SORContact, SORFull, SORNormalTangential, JOR, DelassusSOR, DelassusJOR, APGD, PQN, IPM, NSN, NSNProx)"},
   {"VariantSuggestion", "<Mass distribute=\"homogen\"", "<Mass distribute=\"homogeneous\"", 24,
    "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties/Mass: attribute 'distribute' has unknown value 'homogeneous'; did you mean 'homogen'? (expected one of: uniform, homogen)"},
   {"Placeholder", "radius=\"0.01\"", "radius=\"${Study:radius}\"", 20,

@@ -179,12 +179,17 @@ TEST(SettingsDescription, MethodIsOneAttributeOfTwoMembers) {
   ASSERT_TRUE(settings::valueOf("JOR", c));
   setSolverChoice(s, c);
   EXPECT_EQ(s.method, SolverMethod::Jor);
-  EXPECT_FALSE(settings::valueOf("Ipm", c));  // not a method of the stepper
+  ASSERT_TRUE(settings::valueOf("IPM", c));  // the interior point method, the convex relaxation
+  setSolverChoice(s, c);
+  EXPECT_EQ(s.localMethod, LocalSolverMethod::Ipm);
+  EXPECT_FALSE(settings::valueOf("InteriorPoint", c));
   const AttributeSpec* method =
       io::schema::findAttribute(spec("InclusionSolverSettings", "TimeStepperSettings"), "method");
   ASSERT_NE(method, nullptr);
   EXPECT_EQ(method->use, AttrUse::Required);
   EXPECT_NE(method->doc.find("DelassusSOR"), std::string_view::npos);
+  // The scene reference says that IPM solves the convex relaxation.
+  EXPECT_NE(method->doc.find("IPM solves the convex relaxation"), std::string_view::npos);
 }
 
 TEST(SettingsDescription, EnumerationValuesAreTheDescribedNames) {
@@ -193,7 +198,7 @@ TEST(SettingsDescription, EnumerationValuesAreTheDescribedNames) {
   ASSERT_NE(method, nullptr);
   EXPECT_EQ(method->values,
             "SOR|SORContact|SORFull|SORNormalTangential|JOR|DelassusSOR|"
-            "DelassusJOR|APGD|PQN|NSN|NSNProx");
+            "DelassusJOR|APGD|PQN|IPM|NSN|NSNProx");
   const AttributeSpec* conv = io::schema::findAttribute(
       spec("InclusionSolverSettings", "TimeStepperSettings"), "convergenceMethod");
   ASSERT_NE(conv, nullptr);

@@ -6,26 +6,19 @@
 
 #include <gtest/gtest.h>
 
+#include <grain/core/common/error.hpp>
 #include <grain/core/solvers/local_method_settings.hpp>
 
 namespace grain {
 namespace {
 
 // Every LocalSolverMethod (every value toString() knows) has exactly one scene name, and the
-// names round-trip, unless it is listed as not offered in the stepper. A method added to the enum
-// without a table entry or an exclusion fails here.
+// names round-trip. A method added to the enum without a table entry fails here.
 TEST(LocalMethodSettings, EveryLocalMethodHasOneSceneName) {
   int methods = 0;
-  int excluded = 0;
   for (int v = 0; v < 256; ++v) {
     const auto m = static_cast<LocalSolverMethod>(v);
     if (toString(m) == "?") {
-      continue;
-    }
-    if (std::find(kLocalMethodsNotInStepper.begin(), kLocalMethodsNotInStepper.end(), m) !=
-        kLocalMethodsNotInStepper.end()) {
-      EXPECT_TRUE(sceneName(m).empty()) << toString(m) << " is excluded but has a scene name";
-      ++excluded;
       continue;
     }
     ++methods;
@@ -36,9 +29,10 @@ TEST(LocalMethodSettings, EveryLocalMethodHasOneSceneName) {
       entries += e.method == m ? 1 : 0;
     }
     EXPECT_EQ(entries, 1) << toString(m);
+    ASSERT_NE(localMethodEntry(m), nullptr);
+    EXPECT_EQ(localMethodEntry(m)->sceneName, name);
   }
   EXPECT_EQ(methods, static_cast<int>(kLocalMethodNames.size()));
-  EXPECT_EQ(excluded, static_cast<int>(kLocalMethodsNotInStepper.size()));
   std::set<std::string_view> names;
   for (const LocalMethodName& e : kLocalMethodNames) {
     EXPECT_TRUE(names.insert(e.sceneName).second) << "duplicate scene name " << e.sceneName;
@@ -48,6 +42,35 @@ TEST(LocalMethodSettings, EveryLocalMethodHasOneSceneName) {
       EXPECT_NE(e.sceneName, toString(v));
     }
   }
+}
+
+// What the table says of each method: the interior point method solves the convex relaxation
+// (the stepper offers it, its sliding contacts dilate), the others the Coulomb problem; APGD, PQN
+// and IPM also run matrix-free, and the messages name exactly these.
+TEST(LocalMethodSettings, TableSaysWhatEachMethodSolvesAndWhereItRuns) {
+  for (const LocalMethodName& e : kLocalMethodNames) {
+    const bool ipm = e.method == LocalSolverMethod::Ipm;
+    EXPECT_EQ(problemSolved(e.method),
+              ipm ? LocalProblemKind::ConvexRelaxation : LocalProblemKind::Coulomb)
+        << e.sceneName;
+    const bool matrixFree =
+        e.method == LocalSolverMethod::Apgd || e.method == LocalSolverMethod::Pqn || ipm;
+    EXPECT_EQ(runsMatrixFree(e.method), matrixFree) << e.sceneName;
+  }
+  EXPECT_EQ(sceneName(LocalSolverMethod::Ipm), "IPM");
+  EXPECT_EQ(matrixFreeMethodNames(), "APGD, PQN and IPM");
+  InclusionSolverSettings s;
+  s.matrixFree = true;
+  for (const LocalMethodName& e : kLocalMethodNames) {
+    s.localMethod = e.method;
+    if (e.matrixFree) {
+      EXPECT_NO_THROW(validate(s)) << e.sceneName;
+    } else {
+      EXPECT_THROW(validate(s), Error) << e.sceneName;
+    }
+  }
+  s.localMethod.reset();
+  EXPECT_THROW(validate(s), Error);
 }
 
 TEST(LocalMethodSettings, SettingsFollowTheScene) {

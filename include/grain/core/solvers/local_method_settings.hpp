@@ -13,19 +13,15 @@
 /// InclusionSolverSettings.
 namespace grain {
 
-// LocalMethodName and kLocalMethodNames, the one table of scene names of the local solvers, are
-// declared beside InclusionSolverSettings (solver_settings.hpp), whose `method` attribute they
-// name.
-
-/// Local solvers the stepper does not offer: the interior point method solves the convex
-/// relaxation (no De Saxce term), whose sliding contacts dilate (u_N = mu |u_T| > 0), so it is not
-/// a Coulomb contact law for a time step. Every LocalSolverMethod is either in kLocalMethodNames
-/// or here (a unit test checks it).
-inline constexpr std::array<LocalSolverMethod, 1> kLocalMethodsNotInStepper{
-    {LocalSolverMethod::Ipm}};
+// LocalMethodName and kLocalMethodNames, the one table of scene names of the local solvers (with
+// the problem each solves and whether it also runs matrix-free), are declared beside
+// InclusionSolverSettings (solver_settings.hpp), whose `method` attribute they name.
 
 /// The scene name of a local solver ("" if it has none, which a unit test forbids).
 std::string_view sceneName(LocalSolverMethod m);
+/// The problem the local solver `m` solves (LocalProblemKind::ConvexRelaxation for the interior
+/// point method, whose sliding contacts dilate).
+LocalProblemKind problemSolved(LocalSolverMethod m);
 /// The scene name of the method the settings select: a local solver's, or the velocity prox
 /// solver's toString(method).
 std::string_view methodSceneName(const InclusionSolverSettings& s);

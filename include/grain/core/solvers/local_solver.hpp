@@ -70,7 +70,9 @@
 ///     u = W r + q without the De Saxce term), followed by semismooth Newton polishing
 ///     (local_ipm.hpp). It always stops on, and reports, LocalErrorMeasure::Relaxed: its
 ///     solution is not that of FC(W, q, mu) where contacts slide (they separate with
-///     u_N = mu ||u_T||). It ignores the initial guess and counts ipmMaxIter, not maxIter.
+///     u_N = mu ||u_T||). It ignores the initial guess and counts ipmMaxIter, not maxIter. The
+///     same method runs on the matrix-free Delassus operator of a time step, its Newton systems
+///     solved by preconditioned conjugate gradients (matrix_free_problem.hpp, solveIpm).
 ///   - Nsn: semismooth Newton method on the Alart-Curnier function of the whole problem, with a
 ///     non-monotone line search, SOR rescue sweeps when it stalls and SorProx as the fallback
 ///     (local_nsn.hpp).
@@ -155,6 +157,10 @@ struct LocalSolverSettings {
   Real ipmRegularization = 1e-10;     ///< delta relative to the mean diagonal entry, >= 0
   std::uint32_t ipmPolishSteps = 5;   ///< Newton polishing steps after the IPM (0: none)
   std::uint32_t ipmApgdSteps = 2000;  ///< then APGD steps on the relaxation (0: none)
+  /// Matrix-free IPM (solveIpm): PCG stops a Newton system at |A dx - b| <= ipmCgTolerance |b|
+  /// (2-norms over all processes), in (0, 1).
+  Real ipmCgTolerance = 1e-6;
+  std::uint32_t ipmCgMaxIter = 500;  ///< matrix-free IPM: PCG iterations per Newton system
 
   /// The description of the members (grain/core/common/settings.hpp): no scene attributes (the
   /// stepper derives the settings from InclusionSolverSettings, localSolverSettings()), the
@@ -191,6 +197,8 @@ struct LocalSolverSettings {
     v(field<&S::ipmMaxIter>("ipmMaxIter").internal().withBound(Bound::AtLeastOne));
     v(field<&S::ipmStepFraction>("ipmStepFraction").internal().withBound(Bound::OpenUnitInterval));
     v(field<&S::ipmRegularization>("ipmRegularization").internal().withBound(Bound::NonNegative));
+    v(field<&S::ipmCgTolerance>("ipmCgTolerance").internal().withBound(Bound::OpenUnitInterval));
+    v(field<&S::ipmCgMaxIter>("ipmCgMaxIter").internal().withBound(Bound::AtLeastOne));
   }
 };
 
@@ -207,10 +215,13 @@ struct LocalSolverResult {
   std::uint32_t warmStartIterations = 0;  ///< PQN: SOR sweeps before the first Newton step
   std::uint32_t polishSteps = 0;          ///< IPM: Newton polishing and APGD steps (in iterations)
   std::uint32_t gmresIterations = 0;      ///< PQN: GMRES iterations of all its Newton steps
-  double seconds = 0.0;                   ///< wall time of the whole solve (setup included)
-  Real error = 0.0;                       ///< selected measure at (r, u) (Ipm: Relaxed)
-  bool converged = false;                 ///< error <= tolerance
-  bool finite = true;                     ///< false if a NaN/Inf appeared (the solve then stops)
+  std::uint32_t cgIterations = 0;         ///< matrix-free IPM: PCG iterations of all its systems
+  std::uint32_t delassusProducts = 0;     ///< matrix-free solvers: products with W
+  std::uint32_t reductions = 0;  ///< matrix-free solvers: global sums, maxima and ANDs (allreduces)
+  double seconds = 0.0;          ///< wall time of the whole solve (setup included)
+  Real error = 0.0;              ///< selected measure at (r, u) (Ipm: Relaxed)
+  bool converged = false;        ///< error <= tolerance
+  bool finite = true;            ///< false if a NaN/Inf appeared (the solve then stops)
 
   /// Every field but r and u back to its default (r and u keep their values and storage).
   void resetKeepingStorage() {
@@ -219,6 +230,9 @@ struct LocalSolverResult {
     warmStartIterations = 0;
     polishSteps = 0;
     gmresIterations = 0;
+    cgIterations = 0;
+    delassusProducts = 0;
+    reductions = 0;
     seconds = 0.0;
     error = 0.0;
     converged = false;

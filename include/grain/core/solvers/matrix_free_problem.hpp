@@ -37,6 +37,11 @@ class MatrixFreeProblem {
   void build(const BodyStorage& bodies, const ContactProblem& problem,
              const InclusionSolverSettings& settings);
 
+  /// The problem of contact rows built elsewhere (e.g. from an FCLIB global problem's H and M):
+  /// W of `contacts` and `bodies`, the given q (3n, contact frames), mu of the contacts' laws.
+  /// applyPercussions() needs the rows of build(). Throws grain::Error if q has not 3n entries.
+  void assign(detail::SolverBodies bodies, detail::SolverContacts contacts, const VecX& q);
+
   /// The BodyStorage index of every solver body, in the order of the operator's body arrays
   /// (for SplitBodyExchange::beginSolve()).
   std::span<const std::uint32_t> bodyStorageIndex() const { return bodies_.storageIndex; }
@@ -66,6 +71,9 @@ class MatrixFreeProblem {
   Real error(LocalErrorMeasure m, const VecX& r, const VecX& u, Reducer* reducer) const;
 
  private:
+  /// mu, W_ii^-1 and the sums of the measures from the rows and q.
+  void setUpMeasures();
+
   detail::SolverBodies bodies_;
   detail::SolverContacts contacts_;
   detail::SolverRolling rolling_;
@@ -103,6 +111,52 @@ void solveApgd(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
 /// GMRES inner product). Throws grain::Error (checkMatrixFreePqn()) for the options that need
 /// the assembled matrix. settings.method is not read.
 void solvePqn(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
+              const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer = nullptr,
+              SplitBodyExchange* split = nullptr);
+
+/// The interior point method of LocalSolverMethod::Ipm (local_ipm.hpp) on the matrix-free
+/// problem: the same convex relaxation (Anitescu's cone complementarity problem, no De Saxce
+/// term: sliding contacts separate with u_N = mu |u_T|), the same start, Nesterov-Todd scaling,
+/// Mehrotra predictor-corrector, step rules, relaxed stopping measure, polishing stages and
+/// settings, with the Newton systems
+///   (N + G^-2) dx = b,   N = S W S,
+/// solved by preconditioned conjugate gradients (the assembled method factorises N + G^-2 +
+/// delta I and refines towards N + G^-2) from dx = 0 until |b - A dx| <= ipmCgTolerance |b|, at
+/// most ipmCgMaxIter iterations per system. W is symmetric positive semi-definite and G^-2
+/// symmetric positive definite at interior points, so A is SPD and CG applies. The primal
+/// residual does not depend on the accuracy of dx (dy = N dx - r_p is formed from the same
+/// products, and y - N x - p shrinks by 1 - a in every step), so an inexact dx only bends the path
+/// towards the central path; the iteration stops, as the assembled one when its factorisation
+/// fails, if a scaling G_i is not finite.
+///
+/// Preconditioner: block-Jacobi, per contact (S_i W_ii S_i + G_i^-2 + delta I)^-1, delta =
+/// ipmRegularization times the mean positive diagonal entry of N. The barrier makes the Newton
+/// matrix ill-conditioned as x . y tends to 0, and most of that sits in the 3 x 3 blocks G_i^-2
+/// of the contacts whose pairs (x_i, y_i) approach the cone boundaries (huge for separating
+/// contacts, tiny for sticking ones), which the block-Jacobi preconditioner inverts exactly
+/// together with the contact's own W_ii (Kleinert et al. find a block-diagonal preconditioner
+/// sufficient). It needs no communication: W_ii comes from the contact's own rows. What it does
+/// not reach is a rank-deficient W: on the redundant directions of the sticking contacts only
+/// G^-2, of the order of x . y, holds the matrix, and PCG then needs many iterations
+/// (docs/solvers.md, spheres-in-a-box).
+///
+/// Polishing (if the IPM stops short of the tolerance): the semismooth Newton step of the
+/// assembled method, (J + delta' I) dr = -F with J = I - D + D W, by restarted GMRES(30) (block-
+/// Jacobi from W_ii), then its Levenberg-Marquardt steps (J^T J + s I) dr = -J^T F by PCG (two
+/// products per iteration); both to ipmCgTolerance within ipmCgMaxIter iterations, their
+/// iterations counted in cgIterations. Then the APGD steps on the relaxation (solveApgd's
+/// iteration).
+///
+/// Costs per interior point iteration: two PCG solves (predictor and corrector), each one product
+/// with W and two global reductions per CG iteration (p . A p; |r|^2 and r . z together) and one
+/// for the first residual; plus one product for u = W r + q and five reductions (x . y with the
+/// count of non-finite scalings, the predicted complementarity, the two steps to the boundary as
+/// global minima, the relaxed error). result counts them (delassusProducts, reductions) and the
+/// Krylov iterations (cgIterations). The initial guess is not used (the method needs an interior
+/// start); it must have 3n entries if given. Distributed: as solveApgd(); every process makes the
+/// same calls in the same order, with or without contacts. result.error and converged refer to
+/// LocalErrorMeasure::Relaxed whatever settings.errorMeasure says; settings.method is not read.
+void solveIpm(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
               const VecX* initialGuess, LocalSolverResult& result, Reducer* reducer = nullptr,
               SplitBodyExchange* split = nullptr);
 

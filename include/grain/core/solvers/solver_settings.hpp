@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include <grain/core/common/settings.hpp>
@@ -91,22 +92,56 @@ constexpr std::span<const settings::EnumName<ConvergenceMethod>> enumNames(Conve
 /// time stepper's settings can select one (InclusionSolverSettings::localMethod).
 enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn, Ipm, Nsn, NsnProx };
 
+/// The problem a local solver solves.
+enum class LocalProblemKind : std::uint8_t {
+  /// FC(W, q, mu): the Coulomb friction law of the time step (u_N = 0 at a sliding contact).
+  Coulomb,
+  /// Anitescu's cone complementarity problem, the convex relaxation of FC(W, q, mu) (no De Saxce
+  /// term): a sliding contact separates with the normal "dilation" velocity u_N = mu |u_T| > 0.
+  /// It equals the Coulomb problem where no contact slides and without friction (local_ipm.hpp).
+  ConvexRelaxation,
+};
+
 struct LocalMethodName {
   LocalSolverMethod method;
   std::string_view sceneName;  ///< value of the scene attribute InclusionSolverSettings/@method
+  LocalProblemKind solves = LocalProblemKind::Coulomb;
+  /// Also runs on the matrix-free Delassus operator (InclusionSolverSettings::matrixFree,
+  /// matrix_free_problem.hpp), the form that runs distributed in grain-sim-mpi.
+  bool matrixFree = false;
 };
 
-/// The one table of scene names of the local solvers (the scene reader, the schema and the
-/// settings printout use it, through kSolverChoiceNames). Every LocalSolverMethod but those of
-/// kLocalMethodsNotInStepper (local_method_settings.hpp) has exactly one entry.
-inline constexpr std::array<LocalMethodName, 6> kLocalMethodNames{{
+/// The one table of scene names of the local solvers (the scene reader, the schema, the settings
+/// printout and the checks of matrixFree use it, through kSolverChoiceNames and
+/// localMethodEntry()): every LocalSolverMethod has exactly one entry (a unit test checks it).
+inline constexpr std::array<LocalMethodName, 7> kLocalMethodNames{{
     {LocalSolverMethod::SorProx, "DelassusSOR"},
     {LocalSolverMethod::JorProx, "DelassusJOR"},
-    {LocalSolverMethod::Apgd, "APGD"},
-    {LocalSolverMethod::Pqn, "PQN"},
+    {LocalSolverMethod::Apgd, "APGD", LocalProblemKind::Coulomb, true},
+    {LocalSolverMethod::Pqn, "PQN", LocalProblemKind::Coulomb, true},
+    {LocalSolverMethod::Ipm, "IPM", LocalProblemKind::ConvexRelaxation, true},
     {LocalSolverMethod::Nsn, "NSN"},
     {LocalSolverMethod::NsnProx, "NSNProx"},
 }};
+
+/// The entry of `m` in kLocalMethodNames (null if it has none, which a unit test forbids).
+constexpr const LocalMethodName* localMethodEntry(LocalSolverMethod m) {
+  for (const LocalMethodName& e : kLocalMethodNames) {
+    if (e.method == m) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+/// True if the local solver `m` also runs matrix-free (and so distributed).
+constexpr bool runsMatrixFree(LocalSolverMethod m) {
+  const LocalMethodName* e = localMethodEntry(m);
+  return e != nullptr && e->matrixFree;
+}
+
+/// The scene names of the local solvers that run matrix-free, "APGD, PQN and IPM" (for messages).
+std::string matrixFreeMethodNames();
 
 /// The scene's InclusionSolverSettings/@method: one attribute for two members, a velocity prox
 /// method (InclusionSolverSettings::method) or a local solver (::localMethod). A value is the
@@ -147,10 +182,10 @@ struct InclusionSolverSettings {
   /// If set, every step assembles the local problem and solves it with this local solver
   /// instead of the velocity prox solver (`method` is then unused; see MoreauStepper).
   std::optional<LocalSolverMethod> localMethod;
-  /// With localMethod Apgd or Pqn: the step's problem is not assembled; the method runs on the
-  /// matrix-free Delassus operator (MatrixFreeProblem, solveApgd, solvePqn) with the same settings
-  /// and measures (PQN falls back to the velocity SOR prox, see MoreauStepper). Only valid with
-  /// localMethod Apgd or Pqn (validate()).
+  /// With localMethod Apgd, Pqn or Ipm: the step's problem is not assembled; the method runs on
+  /// the matrix-free Delassus operator (MatrixFreeProblem, solveApgd, solvePqn, solveIpm) with the
+  /// same settings and measures (PQN falls back to the velocity SOR prox, see MoreauStepper). Only
+  /// valid with a local method that runs matrix-free (runsMatrixFree(), validate()).
   bool matrixFree = false;
   Real alphaSorProx = 1.2;  ///< relaxation in (0, 2) for the SOR methods
   Real alphaJorProx = 0.5;  ///< relaxation in (0, 2) for JOR
@@ -205,10 +240,14 @@ struct InclusionSolverSettings {
     v(field("method", &solverChoice, &setSolverChoice)
           .required()
           .withDoc("contact solver; SOR = SORContact (velocity prox, thesis 8.3.2); DelassusSOR, "
-                   "DelassusJOR, APGD, PQN, NSN, NSNProx: local solvers on the assembled "
-                   "Delassus problem (docs/solvers.md). grain-sim-mpi on more than one process "
-                   "runs the velocity prox methods and APGD and PQN with matrixFree=\"true\" "
-                   "only and refuses the others (docs/mpi.md)"));
+                   "DelassusJOR, APGD, PQN, IPM, NSN, NSNProx: local solvers on the assembled "
+                   "Delassus problem, APGD, PQN and IPM also matrix-free (matrixFree; "
+                   "docs/solvers.md). IPM solves the convex relaxation of the Coulomb law, not "
+                   "the law: a sliding contact separates with the normal velocity mu |u_T| "
+                   "(dilation); it equals the Coulomb solution where no contact slides or "
+                   "without friction. grain-sim-mpi on more than one process runs the velocity "
+                   "prox methods and APGD, PQN and IPM with matrixFree=\"true\" only and "
+                   "refuses the others (docs/mpi.md)"));
     v(field<&S::alphaJorProx>("alphaJORProx")
           .required()
           .withBound(Bound::OpenZeroTwo)
@@ -226,7 +265,8 @@ struct InclusionSolverSettings {
           .withUnsupported("InEnergyLocalMix")
           .withDoc("stopping test: In*: quantity compared between sweeps (velocity prox methods); "
                    "NaturalMap, Koziara: accuracy measure of the iterate <= relTol (absTol "
-                   "unused); local solvers stop on Koziara if given, else on NaturalMap"));
+                   "unused); local solvers stop on Koziara if given, else on NaturalMap (IPM on "
+                   "the natural map of its convex relaxation, whatever is given)"));
     v(field<&S::minIter>("minIter").withDoc("minimum number of sweeps (<= maxIter)"));
     v(field<&S::maxIter>("maxIter")
           .required()
@@ -246,10 +286,11 @@ struct InclusionSolverSettings {
     v(field<&S::usePercussionCache>("usePercussionCache")
           .withDoc("warm start from the previous step"));
     v(field<&S::matrixFree>("matrixFree")
-          .withDoc("APGD and PQN only: iterate on the matrix-free Delassus operator instead of "
-                   "the assembled matrix (docs/solvers.md); the form of these methods that runs "
-                   "distributed in grain-sim-mpi (PQN falls back to SORContact sweeps when its "
-                   "Newton steps fail)"));
+          .withDoc("APGD, PQN and IPM only: iterate on the matrix-free Delassus operator "
+                   "instead of the assembled matrix (docs/solvers.md; IPM solves its Newton "
+                   "systems by preconditioned conjugate gradients); the form of these methods "
+                   "that runs distributed in grain-sim-mpi (PQN falls back to SORContact sweeps "
+                   "when its Newton steps fail)"));
     v(field<&S::reserveContacts>("reserveContacts").withDoc("contacts to reserve memory for"));
     v(field<&S::isFiniteCheck>("isFiniteCheck")
           .withDoc("check velocities for NaN/inf after each solve"));
@@ -306,7 +347,7 @@ inline void setSolverChoice(InclusionSolverSettings& s, const SolverChoice& c) {
 
 /// Throws grain::Error naming the field if a value is out of range: the bounds and relations of
 /// InclusionSolverSettings::describe and ::relations (settings::check: minIter <= maxIter), and
-/// matrixFree only with the local methods APGD and PQN.
+/// matrixFree only with the local methods that run matrix-free (runsMatrixFree()).
 void validate(const InclusionSolverSettings& s);
 
 /// The gap (m) the drift correction acts on, alpha * 2 driftGap / dt: g_N + slop for an overlap

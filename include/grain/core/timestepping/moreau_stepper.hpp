@@ -63,9 +63,11 @@ void validate(const StepperSettings& s);
 /// from the previous step's percussions if usePercussionCache (the same cache as ContactSolver's,
 /// projected onto the new contact frames; contacts without an entry start at 0), and the
 /// percussions are applied to the bodies (applyContactPercussions). With settings.solver.matrixFree
-/// (APGD or PQN) the problem is not assembled: MatrixFreeProblem holds the step's contact rows and
-/// solveApgd() or solvePqn() iterates on the DelassusOperator. Only these local solvers run
-/// distributed (with StepExchanges): every process solves its share of the contacts together
+/// (APGD, PQN or IPM) the problem is not assembled: MatrixFreeProblem holds the step's contact rows
+/// and solveApgd(), solvePqn() or solveIpm() iterates on the DelassusOperator. The interior point
+/// method (assembled or matrix-free) solves the convex relaxation of the step's Coulomb problem:
+/// its sliding contacts separate with u_N = mu |u_T| (LocalProblemKind). Only these local solvers
+/// run distributed (with StepExchanges): every process solves its share of the contacts together
 /// with all the others (products with split bodies' impulses summed by exchanges.split, every sum
 /// over exchanges.reducer, on every step whether it has contacts or not), so the result is the
 /// serial one's; the percussions are then applied with the split bodies' impulses summed the same

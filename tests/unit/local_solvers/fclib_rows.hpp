@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include <grain/core/solvers/contact_rows.hpp>
+#include <grain/fclib/fclib_io.hpp>
+
+namespace grain::test {
+
+/// The contact rows of an FCLIB global problem of rigid bodies: M diagonal with 6 entries per
+/// body (mass three times, then the principal inertia), H with per contact the 6 x 3 blocks
+/// (A_IC; J) of body B and their negatives for body A (the linear parts exactly opposite). The
+/// angular unknowns are the file's (body frame), so the rows use them with rotation I. Fails the
+/// test if the file has another structure.
+struct GlobalRows {
+  detail::SolverBodies bodies;
+  detail::SolverContacts contacts;
+};
+
+inline void buildGlobalRows(const fclib::GlobalProblem& g, GlobalRows& rows) {
+  detail::SolverBodies& bodies = rows.bodies;
+  detail::SolverContacts& contacts = rows.contacts;
+  const Eigen::Index dofs = g.M.rows();
+  ASSERT_EQ(dofs % 6, 0);
+  const auto nb = static_cast<std::size_t>(dofs / 6);
+  const VecX m = g.M.diagonal();
+  for (Eigen::Index col = 0; col < g.M.outerSize(); ++col) {
+    for (SparseMat::InnerIterator it(g.M, col); it; ++it) {
+      ASSERT_TRUE(it.row() == it.col() || it.value() == 0.0) << "M is not diagonal";
+    }
+  }
+  for (std::size_t k = 0; k < nb; ++k) {
+    const auto d = static_cast<Eigen::Index>(6 * k);
+    ASSERT_EQ(m[d], m[d + 1]);
+    ASSERT_EQ(m[d], m[d + 2]);
+    bodies.storageIndex.push_back(static_cast<std::uint32_t>(k));
+    bodies.invMass.push_back(1.0 / m[d]);
+    bodies.invInertia.push_back(detail::SymMat3::rotateDiagonal(
+        Mat3::Identity(), Vec3(1.0 / m[d + 3], 1.0 / m[d + 4], 1.0 / m[d + 5])));
+  }
+  const auto n = static_cast<std::size_t>(g.mu.size());
+  ASSERT_EQ(g.spaceDim, 3);
+  // Per contact: body -> its 6 x 3 block of H.
+  std::vector<std::map<std::uint32_t, Eigen::Matrix<Real, 6, 3>>> blocks(n);
+  for (Eigen::Index col = 0; col < g.H.outerSize(); ++col) {
+    for (SparseMat::InnerIterator it(g.H, col); it; ++it) {
+      auto& block = blocks[static_cast<std::size_t>(it.col() / 3)];
+      const auto body = static_cast<std::uint32_t>(it.row() / 6);
+      if (block.find(body) == block.end()) {
+        block[body].setZero();
+      }
+      block[body](it.row() % 6, it.col() % 3) += it.value();
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_GE(blocks[i].size(), 1u);
+    ASSERT_LE(blocks[i].size(), 2u);
+    const auto b = blocks[i].rbegin();
+    contacts.bodyB.push_back(b->first);
+    contacts.frame.push_back(b->second.topRows<3>());
+    contacts.jacB.push_back(b->second.bottomRows<3>());
+    contacts.dOmegaB.push_back(Mat3::Zero());  // not used by the operator
+    contacts.dOmegaA.push_back(Mat3::Zero());
+    contacts.b.push_back(Vec3::Zero());
+    detail::ContactLaw law;
+    law.mu = g.mu[static_cast<Eigen::Index>(i)];
+    contacts.law.push_back(law);
+    if (blocks[i].size() == 1) {
+      contacts.kind.push_back(detail::PairKind::OneBody);
+      contacts.bodyA.push_back(detail::kNoSolverBody);
+      contacts.jacA.push_back(Mat3::Zero());
+      continue;
+    }
+    const auto a = blocks[i].begin();
+    const Mat3 linearA = a->second.topRows<3>();
+    ASSERT_LE((linearA + contacts.frame.back()).cwiseAbs().maxCoeff(), 1e-14)
+        << "contact " << i << ": the linear blocks of its bodies are not opposite";
+    contacts.kind.push_back(detail::PairKind::TwoBodies);
+    contacts.bodyA.push_back(a->first);
+    contacts.jacA.push_back(-a->second.bottomRows<3>());
+  }
+}
+
+}  // namespace grain::test
