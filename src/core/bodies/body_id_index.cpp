@@ -3,12 +3,16 @@
 #include <bit>
 
 #include <grain/core/bodies/body_id_index.hpp>
+#include <grain/core/common/error.hpp>
 
 namespace grain {
 
 std::size_t BodyIdIndex::slotOf(std::uint32_t i, std::span<const BodyId> ids) const {
   std::size_t s = home(ids[i]);
   while (slots_[s] != i) {
+    // An empty slot ends the probe run: the id column was changed behind the storage's back.
+    GRAIN_REQUIRE(slots_[s] != kEmpty,
+                  "body " + formatBodyId(ids[i]) + ": its id changed outside BodyStorage");
     s = (s + 1) & mask_;
   }
   return s;

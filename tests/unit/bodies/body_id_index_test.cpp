@@ -107,5 +107,15 @@ TEST(BodyIdIndex, AfterRemovalAndMigrationAgainstAReferenceMap) {
   EXPECT_THROW(b.remove(makeBodyId(5, 8)), Error);
 }
 
+TEST(BodyIdIndex, AnIdChangedOutsideTheStorageIsAnErrorNotAHang) {
+  BodyStorage b;
+  for (std::uint32_t k = 0; k < 10; ++k) {
+    b.add(bodyWithId(makeBodyId(0, k)), 0.1);
+  }
+  b.ids()[9] = makeBodyId(4, 4);  // the last body, which remove() moves into the hole
+  EXPECT_FALSE(b.indexOf(makeBodyId(0, 9)).has_value());
+  EXPECT_THROW(b.remove(makeBodyId(0, 0)), Error);
+}
+
 }  // namespace
 }  // namespace grain
