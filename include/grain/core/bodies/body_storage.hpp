@@ -156,7 +156,7 @@ class BodyStorage {
   std::vector<BodyMotion> motion_;
   std::vector<BodyOwnership> ownership_;
   std::vector<Real> boundingRadius_;
-  BodyIdIndex indexOfId_;  ///< ids_ -> index
+  BodyIdIndex indexOfId_;  ///< id_ -> index
   std::size_t simulatedCount_ = 0;
   /// sortById()'s buffers, kept between calls.
   struct SortScratch {
