@@ -10,7 +10,7 @@
 namespace grain {
 
 std::size_t BodyStorage::add(const BodyDef& def, Real boundingRadius) {
-  GRAIN_REQUIRE(!indexOfId_.contains(def.id), "body " + formatBodyId(def.id) + " exists already");
+  GRAIN_REQUIRE(!indexOfId_.find(def.id, id_), "body " + formatBodyId(def.id) + " exists already");
   const bool simulated = def.motion == BodyMotion::Simulated;
   if (simulated) {
     GRAIN_REQUIRE(std::isfinite(def.mass) && def.mass > 0.0,
@@ -24,6 +24,7 @@ std::size_t BodyStorage::add(const BodyDef& def, Real boundingRadius) {
   const Real qn = def.orientation.norm();
   GRAIN_REQUIRE(qn > 0.0, "body " + formatBodyId(def.id) + ": orientation must be non-zero");
 
+  GRAIN_REQUIRE(id_.size() < BodyIdIndex::kEmpty, "too many bodies");
   const std::size_t i = id_.size();
   id_.push_back(def.id);
   position_.push_back(def.position);
@@ -44,7 +45,7 @@ std::size_t BodyStorage::add(const BodyDef& def, Real boundingRadius) {
   motion_.push_back(def.motion);
   ownership_.push_back(def.ownership);
   boundingRadius_.push_back(boundingRadius);
-  indexOfId_.emplace(def.id, i);
+  indexOfId_.pushed(id_);
   if (simulated) {
     ++simulatedCount_;
   }
@@ -60,10 +61,11 @@ void BodyStorage::remapShapes(const std::vector<ShapeIndex>& newIndex) {
 }
 
 void BodyStorage::remove(BodyId id) {
-  const auto it = indexOfId_.find(id);
-  GRAIN_REQUIRE(it != indexOfId_.end(), "body " + formatBodyId(id) + " does not exist");
-  const std::size_t i = it->second;
+  const std::optional<std::uint32_t> found = indexOfId_.find(id, id_);
+  GRAIN_REQUIRE(found.has_value(), "body " + formatBodyId(id) + " does not exist");
+  const std::size_t i = *found;
   const std::size_t last = id_.size() - 1;
+  indexOfId_.removing(i, id_);
   if (motion_[i] == BodyMotion::Simulated) {
     --simulatedCount_;
   }
@@ -88,18 +90,14 @@ void BodyStorage::remove(BodyId id) {
   moveLast(motion_);
   moveLast(ownership_);
   moveLast(boundingRadius_);
-  indexOfId_.erase(it);
-  if (i != last) {
-    indexOfId_[id_[i]] = i;
-  }
 }
 
 std::optional<std::size_t> BodyStorage::indexOf(BodyId id) const {
-  const auto it = indexOfId_.find(id);
-  if (it == indexOfId_.end()) {
+  const std::optional<std::uint32_t> i = indexOfId_.find(id, id_);
+  if (!i) {
     return std::nullopt;
   }
-  return it->second;
+  return *i;
 }
 
 void BodyStorage::reserve(std::size_t n) {
@@ -120,7 +118,7 @@ void BodyStorage::reserve(std::size_t n) {
   motion_.reserve(n);
   ownership_.reserve(n);
   boundingRadius_.reserve(n);
-  indexOfId_.reserve(n);
+  indexOfId_.reserve(n, id_);
 }
 
 bool BodyStorage::sortedById() const {
@@ -157,7 +155,7 @@ bool BodyStorage::sortById() {
   std::vector<char>& done = sortScratch_.done;
   cycles.clear();
   done.assign(n, 0);
-  constexpr std::uint32_t kEnd = std::numeric_limits<std::uint32_t>::max();
+  constexpr std::uint32_t kEnd = BodyIdIndex::kEmpty;  // permuting() skips these
   for (std::uint32_t k = 0; k < n; ++k) {
     if (done[k] != 0 || order[k] == k) {
       continue;
@@ -180,6 +178,7 @@ bool BodyStorage::sortById() {
       c = k + 2;
     }
   };
+  indexOfId_.permuting(cycles, order, id_);
   permute(id_);
   permute(position_);
   permute(orientation_);
@@ -197,11 +196,6 @@ bool BodyStorage::sortById() {
   permute(motion_);
   permute(ownership_);
   permute(boundingRadius_);
-  for (const std::uint32_t k : cycles) {
-    if (k != kEnd) {
-      indexOfId_[id_[k]] = k;
-    }
-  }
   return true;
 }
 

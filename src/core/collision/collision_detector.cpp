@@ -14,12 +14,8 @@ namespace grain {
 
 namespace {
 
-/// Bounding radius enlarged by a relative margin (see collision::aabbMargin).
-inline Real inflateRadius(Real r, const Vec3& center) {
-  return r + 1e-12 * (r + center.cwiseAbs().maxCoeff()) + 1e-300;
-}
-
-/// Bounding sphere of a sphere, box or capsule about its own centre (I frame).
+/// Bounding sphere of a sphere, box or capsule about its own centre (I frame), not yet enlarged
+/// by the margin (CollisionDetector::inflateRadius).
 inline void boundingSphere(const Shape& shape, const collision::ShapePose& pose, Vec3& center,
                            Real& radius) {
   if (const auto* s = std::get_if<Sphere>(&shape)) {
@@ -33,7 +29,6 @@ inline void boundingSphere(const Shape& shape, const collision::ShapePose& pose,
     center = pose.position;
     radius = 0.5 * c->length + c->radius;
   }
-  radius = inflateRadius(radius, center);
 }
 
 /// Sorts keys whose significant bits are below `bits` (LSD radix sort, <= 12-bit digits).
@@ -110,12 +105,11 @@ void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& sha
   const std::size_t n = bodies.size();
   GRAIN_REQUIRE(n < (std::size_t{1} << 31), "collision: too many bodies");
   spheres_.resize(n);
-  centers_.resize(n);
-  radii_.resize(n);
   simulated_.resize(n);
   slot_.resize(n);
   poses_.clear();
   boxes_.clear();
+  bounds_.clear();
   simulatedBodies_.clear();
   candidates_.clear();
   halfspaces_.clear();
@@ -133,8 +127,6 @@ void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& sha
     if (type == ShapeType::Sphere) {
       const Real r = std::get_if<Sphere>(&shape)->radius;
       spheres_[i].radius = r;
-      centers_[i] = pos[i];
-      radii_[i] = inflateRadius(r, pos[i]);
       slot_[i] = kSphereSlot;
     } else {
       slot_[i] = static_cast<std::uint32_t>(poses_.size());
@@ -144,6 +136,7 @@ void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& sha
       pose.meshBvh = nullptr;
       pose.rotation = ori[i].toRotationMatrix();
       Aabb& aabb = boxes_.emplace_back();
+      collision::CellList::Sphere& bounds = bounds_.emplace_back();
       if (type == ShapeType::Halfspace || type == ShapeType::Mesh) {
         GRAIN_REQUIRE(!sim,
                       "collision: simulated bodies with halfspace or mesh shapes are not "
@@ -161,7 +154,8 @@ void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& sha
       }
       aabb = collision::shapeAabb(shape, pos[i], pose.rotation);
       aabb.inflate(collision::aabbMargin(aabb));
-      boundingSphere(shape, pose, centers_[i], radii_[i]);
+      boundingSphere(shape, pose, bounds.center, bounds.radius);
+      bounds.radius = inflateRadius(bounds.radius, bounds.center);
     }
     candidates_.push_back(idx);
     if (sim) {
@@ -174,7 +168,7 @@ void CollisionDetector::gridBroadPhase() {
   // Large-body threshold from the mean bounding radius of the simulated bodies.
   Real sum = 0.0;
   for (const std::uint32_t i : simulatedBodies_) {
-    sum += radii_[i];
+    sum += bound(i).radius;
   }
   const Real cut = settings_.largeBodyRatio * sum / static_cast<Real>(simulatedBodies_.size());
   GRAIN_REQUIRE(std::isfinite(cut), "collision: non-finite body positions or sizes");
@@ -182,16 +176,17 @@ void CollisionDetector::gridBroadPhase() {
   largeBodies_.clear();
   Real maxRadius = 0.0;
   for (const std::uint32_t i : candidates_) {
-    GRAIN_REQUIRE(centers_[i].allFinite(), "collision: non-finite body position");
-    if (radii_[i] <= cut) {
+    const collision::CellList::Sphere s = bound(i);
+    GRAIN_REQUIRE(s.center.allFinite(), "collision: non-finite body position");
+    if (s.radius <= cut) {
       gridBodies_.push_back(i);
-      maxRadius = std::max(maxRadius, radii_[i]);
+      maxRadius = std::max(maxRadius, s.radius);
     } else {
       largeBodies_.push_back(i);
     }
   }
-  grid_.build(gridBodies_, centers_, radii_, simulated_,
-              2.0 * maxRadius * settings_.cellSizeFactor);
+  const auto sphereOf = [this](std::uint32_t i) { return bound(i); };
+  grid_.build(gridBodies_, sphereOf, simulated_, 2.0 * maxRadius * settings_.cellSizeFactor);
   stats_.gridBodies = gridBodies_.size();
   stats_.largeBodies = largeBodies_.size();
   stats_.cellSize = grid_.cellSize();
@@ -224,9 +219,9 @@ void CollisionDetector::gridBroadPhase() {
   } else {
     Real maxLarge = 0.0;
     for (const std::uint32_t i : largeBodies_) {
-      maxLarge = std::max(maxLarge, radii_[i]);
+      maxLarge = std::max(maxLarge, bound(i).radius);
     }
-    largeGrid_.build(largeBodies_, centers_, radii_, simulated_, 2.0 * maxLarge);
+    largeGrid_.build(largeBodies_, sphereOf, simulated_, 2.0 * maxLarge);
     largeGrid_.forEachPair([this](std::uint32_t a, std::uint32_t b, bool simA, bool simB) {
       if (box(a).overlaps(box(b))) {
         addPair(a, b, simA, simB);
@@ -236,15 +231,24 @@ void CollisionDetector::gridBroadPhase() {
 }
 
 void CollisionDetector::planeAndMeshPairs() {
+  // Each body's box is formed once and tested against every plane (the pairs are sorted later,
+  // so the order in which they are found does not matter).
+  planes_.clear();
   for (const std::uint32_t h : halfspaces_) {
     const collision::ShapePose& ph = poses_[slot_[h]];
     const Vec3 n = ph.rotation * std::get_if<Halfspace>(ph.shape)->normal;
-    const Vec3 absN = n.cwiseAbs();
+    planes_.push_back(Plane{n, n.cwiseAbs(), ph.position, h});
+  }
+  if (!planes_.empty()) {
     for (const std::uint32_t j : simulatedBodies_) {
       const Aabb b = box(j);
-      // Lowest point of the (margin-enlarged) box along n against the plane.
-      if (n.dot(b.center() - ph.position) - absN.dot(b.halfExtent()) <= 0.0) {
-        addPair(h, j);
+      const Vec3 center = b.center();
+      const Vec3 halfExtent = b.halfExtent();
+      for (const Plane& p : planes_) {
+        // Lowest point of the (margin-enlarged) box along n against the plane.
+        if (p.normal.dot(center - p.position) - p.absNormal.dot(halfExtent) <= 0.0) {
+          addPair(p.body, j);
+        }
       }
     }
   }

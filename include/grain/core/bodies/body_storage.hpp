@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include <grain/core/bodies/body_id.hpp>
+#include <grain/core/bodies/body_id_index.hpp>
 #include <grain/core/common/settings.hpp>
 #include <grain/core/geometry/shapes.hpp>
 #include <grain/core/math/types.hpp>
@@ -64,7 +64,14 @@ struct BodyDef {
 /// Besides the state q = (r, p), u = (v, Omega), each body carries its step-start state
 /// (p^S, v^S, Omega^S of the current step): the first half step and the force stage write it,
 /// the contact problem and the second half step read it, so a body that changes its process in
-/// the middle of a step takes it along.
+/// the middle of a step takes it along. It is needed on one process too, so it is kept (80 B
+/// per body): p^S by the second half step (p^E = p^S + dt/2 F(p^M) (Omega^S + Omega^E)),
+/// Omega^S there and, with v^S, by the contact problem (gamma^S of the restitution term, read
+/// when the rows are set up); none of them can be formed again from q^M or u with the same bits
+/// (the half steps normalise, the gyroscopic step is implicit). Only p^S travels with a body
+/// (it changes process between the half steps, before v^S and Omega^S are written).
+///
+/// indexOf() looks ids up in a BodyIdIndex (4-byte slots, at most half full: 8-16 B per body).
 ///
 /// Copies are exact: add() stores the given state bit for bit (an orientation that is not a
 /// unit quaternion to 1e-12 is normalised), so a remote copy equals its original.
@@ -149,7 +156,7 @@ class BodyStorage {
   std::vector<BodyMotion> motion_;
   std::vector<BodyOwnership> ownership_;
   std::vector<Real> boundingRadius_;
-  std::unordered_map<BodyId, std::size_t> indexOfId_;
+  BodyIdIndex indexOfId_;  ///< id_ -> index
   std::size_t simulatedCount_ = 0;
   /// sortById()'s buffers, kept between calls.
   struct SortScratch {

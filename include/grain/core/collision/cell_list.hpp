@@ -30,11 +30,27 @@ namespace grain::collision {
 /// are told apart by their stored cell. All buffers are reused between builds.
 class CellList {
  public:
-  /// Builds the list. `ids[k]` is the caller's id of item k, `centers`/`radii` are indexed by
-  /// that id (m), `simulated[id]` != 0 marks simulated items. `cellSize` (m) must be positive.
+  /// A bounding sphere as the build reads it: centre (I, m) and radius (m).
+  struct Sphere {
+    Vec3 center;
+    Real radius;
+  };
+
+  /// Builds the list. `ids[k]` is the caller's id of item k, `sphereOf(id)` gives its bounding
+  /// sphere (a CellList::Sphere; called up to three times per item, so it must give the same
+  /// bits every time), `simulated[id]` != 0 marks simulated items. `cellSize` (m) must be
+  /// positive. The list keeps the spheres in cell order (what the pair loop streams), so the
+  /// caller need not keep them per item.
+  template <class SphereOf>
+  void build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
+             const std::vector<std::uint8_t>& simulated, Real cellSize);
+  /// build() with the spheres given as arrays indexed by id (m).
   void build(const std::vector<std::uint32_t>& ids, const std::vector<Vec3>& centers,
              const std::vector<Real>& radii, const std::vector<std::uint8_t>& simulated,
-             Real cellSize);
+             Real cellSize) {
+    const auto sphereOf = [&](std::uint32_t id) { return Sphere{centers[id], radii[id]}; };
+    build(ids, sphereOf, simulated, cellSize);
+  }
 
   /// Number of items.
   std::size_t size() const { return hot_.size(); }
@@ -61,13 +77,44 @@ class CellList {
     Real radius;
   };
   struct Cold {
-    Cell cell;
     std::uint32_t id;
     std::uint8_t simulated;
   };
 
-  Cell cellOf(const Vec3& p) const;
-  std::uint64_t slotOf(const Cell& c) const;
+  /// Cell coordinates are clamped to [0, kMaxCoord] (a monotone map: two points at most k cells
+  /// apart stay at most k cells apart, so clamping never hides a pair).
+  static constexpr Real kMaxCoord = static_cast<Real>(std::int64_t{1} << 30);
+  Cell cellOf(const Vec3& p) const {
+    Cell c;
+    for (int k = 0; k < 3; ++k) {
+      const Real x = std::floor((p[k] - origin_[k]) * invCell_);
+      c[k] = static_cast<std::int32_t>(std::clamp(x, Real(0), kMaxCoord));
+    }
+    return c;
+  }
+  /// build()'s steps that do not read the items: checks `cellSize` and resets the origin.
+  void beginBuild(Real cellSize);
+  /// After the origin and largest radius are known: the reach, the cell edge, the offsets.
+  void setReach(std::size_t n);
+  /// After the occupied range (lo_, hi_) is known: dense or hashed, start_ zeroed, slot_,
+  /// hot_, cold_ and (hashed grids) cells_ sized.
+  void layOut(std::size_t n);
+  /// After the counts: start_ made the cursors at each slot's first item.
+  void countsToCursors();
+  /// After the scatter: start_ shifted back to each slot's first item.
+  void finishBuild();
+  std::uint64_t slotOf(const Cell& c) const {
+    if (dense_) {
+      return static_cast<std::uint64_t>(c[0] - lo_[0]) +
+             static_cast<std::uint64_t>(dims_[0]) *
+                 (static_cast<std::uint64_t>(c[1] - lo_[1]) +
+                  static_cast<std::uint64_t>(dims_[1]) * static_cast<std::uint64_t>(c[2] - lo_[2]));
+    }
+    const std::uint64_t key = (static_cast<std::uint64_t>(c[0]) & 0x1fffff) |
+                              ((static_cast<std::uint64_t>(c[1]) & 0x1fffff) << 21) |
+                              ((static_cast<std::uint64_t>(c[2]) & 0x1fffff) << 42);
+    return (key * 0x9E3779B97F4A7C15ull) >> hashShift_;
+  }
   bool inRange(const Cell& c) const;
   static bool spheresTouch(const Hot& a, const Hot& b) {
     const Real rs = a.radius + b.radius;
@@ -89,12 +136,52 @@ class CellList {
   int hashShift_ = 63;
   std::vector<Hot> hot_;  ///< items in cell order
   std::vector<Cold> cold_;
+  std::vector<Cell> cells_;           ///< items' cells, in cell order (hashed grids only)
   std::vector<std::uint32_t> start_;  ///< per slot: first item (size slots + 1)
-  std::vector<std::uint64_t> slot_;   ///< per input item during the build
-  std::vector<Cell> cellTmp_;
+  std::vector<std::uint32_t> slot_;   ///< per input item during the build
   std::vector<std::array<std::int32_t, 3>> halfShell_;  ///< neighbour offsets (hashed grids)
   std::vector<std::array<std::int32_t, 2>> rows_;       ///< (dy, dz) of whole rows (dense grids)
 };
+
+template <class SphereOf>
+void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
+                     const std::vector<std::uint8_t>& simulated, Real cellSize) {
+  beginBuild(cellSize);
+  const std::size_t n = ids.size();
+  Vec3 top = Vec3::Constant(-std::numeric_limits<Real>::infinity());  // largest centre
+  for (const std::uint32_t id : ids) {
+    const Sphere s = sphereOf(id);
+    origin_ = origin_.cwiseMin(s.center);
+    top = top.cwiseMax(s.center);
+    maxRadius_ = std::max(maxRadius_, s.radius);
+  }
+  setReach(n);
+  // The occupied range. cellOf is monotone along each axis, so the cells of the smallest and
+  // largest centres bound every item's: lo_ is cell 0 (the origin is the smallest centre) and
+  // hi_ the cell of the largest. An item's cell is formed where it is needed (the same bits each
+  // time) rather than kept per item.
+  lo_ = {0, 0, 0};
+  hi_ = n > 0 ? cellOf(top) : Cell{0, 0, 0};
+  layOut(n);
+  // Counting sort by slot; stable, so items of one slot keep the input order.
+  for (std::size_t k = 0; k < n; ++k) {
+    slot_[k] = static_cast<std::uint32_t>(slotOf(cellOf(sphereOf(ids[k]).center)));
+    ++start_[slot_[k] + 1];
+  }
+  countsToCursors();
+  // Scatter using start_ as cursors (finishBuild() shifts them back).
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t dst = start_[slot_[k]]++;
+    const std::uint32_t id = ids[k];
+    const Sphere s = sphereOf(id);
+    hot_[dst] = Hot{s.center, s.radius};
+    cold_[dst] = Cold{id, simulated[id]};
+    if (!dense_) {
+      cells_[dst] = cellOf(s.center);
+    }
+  }
+  finishBuild();
+}
 
 template <class F>
 void CellList::forEachPair(F&& f) const {
@@ -119,7 +206,7 @@ void CellList::forEachPair(F&& f) const {
       }
       for (std::size_t k = 0; k < m; ++k) {
         const Cold& cb = cold[hits[k]];
-        if ((ca.simulated || cb.simulated) && (cell == nullptr || cb.cell == *cell)) {
+        if ((ca.simulated || cb.simulated) && (cell == nullptr || cells_[hits[k]] == *cell)) {
           f(ca.id, cb.id, ca.simulated != 0, cb.simulated != 0);
         }
       }
@@ -173,9 +260,9 @@ void CellList::forEachPair(F&& f) const {
   // it shares its slot with another cell); neighbours are looked up cell by cell.
   std::size_t i = 0;
   while (i < n) {
-    const Cell c = cold_[i].cell;
+    const Cell c = cells_[i];
     std::size_t groupEnd = i + 1;
-    while (groupEnd < n && cold_[groupEnd].cell == c) {
+    while (groupEnd < n && cells_[groupEnd] == c) {
       ++groupEnd;
     }
     const std::uint64_t own = slotOf(c);
@@ -235,7 +322,7 @@ void CellList::forEachInBox(const Aabb& box, F&& f) const {
         const Cell c{x, y, z};
         const std::uint64_t s = slotOf(c);
         for (std::uint32_t k = start_[s]; k < start_[s + 1]; ++k) {
-          if ((dense_ || cold_[k].cell == c) && meets(hot_[k])) {
+          if ((dense_ || cells_[k] == c) && meets(hot_[k])) {
             f(cold_[k].id, cold_[k].simulated != 0);
           }
         }

@@ -202,10 +202,27 @@ class CollisionDetector {
   /// slot_ entry of a sphere body.
   static constexpr std::uint32_t kSphereSlot = 0xffffffffu;
 
+  /// Bounding sphere of a sphere, box or capsule body i (I, m), its radius enlarged by the
+  /// margin of the broad phase. A sphere's is formed from spheres_ each time it is read (the
+  /// same bits every time): the detector keeps no per-body copy of the bounding spheres, the
+  /// cell list keeps the grid bodies' in cell order.
+  collision::CellList::Sphere bound(std::uint32_t i) const {
+    if (slot_[i] == kSphereSlot) {
+      const SphereData& s = spheres_[i];
+      return {s.position, inflateRadius(s.radius, s.position)};
+    }
+    return bounds_[slot_[i]];
+  }
+  /// Bounding radius enlarged by a relative margin (see collision::aabbMargin), so that
+  /// contacts with g_N = 0 computed with rounding are never culled.
+  static Real inflateRadius(Real r, const Vec3& center) {
+    return r + 1e-12 * (r + center.cwiseAbs().maxCoeff()) + 1e-300;
+  }
   /// World AABB of body i (not for halfspaces). A sphere's is formed from its bounding sphere.
   Aabb box(std::uint32_t i) const {
     if (slot_[i] == kSphereSlot) {
-      return Aabb{centers_[i].array() - radii_[i], centers_[i].array() + radii_[i]};
+      const collision::CellList::Sphere s = bound(i);
+      return Aabb{s.center.array() - s.radius, s.center.array() + s.radius};
     }
     return boxes_[slot_[i]];
   }
@@ -223,13 +240,12 @@ class CollisionDetector {
   // Per body (indexed by body index), rebuilt every call. Spheres, the bulk of a granular
   // scene, keep only these; poses and boxes are stored for the other bodies alone (slot_).
   std::vector<SphereData> spheres_;
-  std::vector<Vec3> centers_;  ///< bounding sphere centre (I)
-  std::vector<Real> radii_;    ///< bounding sphere radius (m)
   std::vector<std::uint8_t> simulated_;
-  std::vector<std::uint32_t> slot_;  ///< index into poses_/boxes_, kSphereSlot for spheres
+  std::vector<std::uint32_t> slot_;  ///< index into poses_/boxes_/bounds_, kSphereSlot for spheres
   // Per body that is not a sphere, in body order.
   std::vector<collision::ShapePose> poses_;
-  std::vector<Aabb> boxes_;  ///< world AABB (not used for halfspaces)
+  std::vector<Aabb> boxes_;                          ///< world AABB (not used for halfspaces)
+  std::vector<collision::CellList::Sphere> bounds_;  ///< bounding sphere (boxes and capsules)
 
   // Body lists.
   std::vector<std::uint32_t> simulatedBodies_;
@@ -237,6 +253,15 @@ class CollisionDetector {
   std::vector<std::uint32_t> gridBodies_;
   std::vector<std::uint32_t> largeBodies_;
   std::vector<std::uint32_t> halfspaces_;
+  /// A halfspace body as planeAndMeshPairs() tests it: unit normal n (I), |n| per component,
+  /// a point of the plane (I, m).
+  struct Plane {
+    Vec3 normal;
+    Vec3 absNormal;
+    Vec3 position;
+    std::uint32_t body;
+  };
+  std::vector<Plane> planes_;
   std::vector<std::uint32_t> meshes_;
 
   collision::CellList grid_;
