@@ -82,7 +82,7 @@ struct RecordPlace {
 /// The record folder of a run and its files:
 /// - SceneFile.xml (the scene as run) and EffectiveScene.xml, each written whole or not at all
 ///   (writeTextFile); written by a fresh run and by a restart with --set;
-/// - RunInfo.txt (io::writeRunInfo), by a fresh run;
+/// - RunInfo.txt (io::runInfoText), written whole or not at all (writeTextFile), by a fresh run;
 /// - SimData.dat, one line per step (io::RunLogWriter), continued by a restart;
 /// - SimState.sim and RestartCache.bin / RestartCache.prev.bin (RecordWriters), the states the
 ///   scene's RecorderSettings ask for, each after its warm-start data;

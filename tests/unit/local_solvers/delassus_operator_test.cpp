@@ -332,15 +332,11 @@ TEST(DelassusOperator, ReducedSumGoesThroughTheReducer) {
 // FCLIB global problems (M, H) of tests/data/fclib: the operator on their rows equals the
 // condensed W = H^T M^-1 H of fclib::condense() to round-off, product by product.
 TEST(DelassusOperator, EqualsCondensedFclibGlobalProblems) {
-  for (const char* name : {"Box_Stacks-i0122-82-5.hdf5", "Spheres-i099-356-679.hdf5",
-                           "spheres-in-a-box-98-i10000-256-10.hdf5"}) {
+  for (const char* name : test::kFclibGlobalProblems) {
     SCOPED_TRACE(name);
-    const std::filesystem::path file = grain::testing::testDataDir() / "fclib" / name;
-    ASSERT_TRUE(std::filesystem::exists(file)) << file << " not found (tests/data/fclib)";
-    const fclib::GlobalProblem global = fclib::readGlobal(file.string());
-    const LocalProblem condensed = fclib::condense(global);
+    LocalProblem condensed;
     test::GlobalRows rows;
-    test::buildGlobalRows(global, rows);
+    test::loadFclibRows(name, condensed, rows);
     if (HasFatalFailure()) {
       return;
     }

@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 
 #include <gtest/gtest.h>
 
 #include <grain/core/solvers/contact_rows.hpp>
+#include <grain/core/solvers/local_problem.hpp>
 #include <grain/fclib/fclib_io.hpp>
+
+#include "../../common/test_util.hpp"
 
 namespace grain::test {
 
@@ -83,6 +88,22 @@ inline void buildGlobalRows(const fclib::GlobalProblem& g, GlobalRows& rows) {
     contacts.bodyA.push_back(a->first);
     contacts.jacA.push_back(-a->second.bottomRows<3>());
   }
+}
+
+/// The FCLIB global problems of tests/data/fclib that the matrix-free operator tests read.
+inline constexpr std::array<const char*, 3> kFclibGlobalProblems{
+    "Box_Stacks-i0122-82-5.hdf5", "Spheres-i099-356-679.hdf5",
+    "spheres-in-a-box-98-i10000-256-10.hdf5"};
+
+/// Reads tests/data/fclib/`name`: its condensed local problem (fclib::condense) and its contact
+/// rows (buildGlobalRows). Fails the test (the caller checks HasFatalFailure()) if the file is
+/// missing or of another structure.
+inline void loadFclibRows(const char* name, LocalProblem& condensed, GlobalRows& rows) {
+  const std::filesystem::path file = grain::testing::testDataDir() / "fclib" / name;
+  ASSERT_TRUE(std::filesystem::exists(file)) << file << " not found (tests/data/fclib)";
+  const fclib::GlobalProblem global = fclib::readGlobal(file.string());
+  condensed = fclib::condense(global);
+  buildGlobalRows(global, rows);
 }
 
 }  // namespace grain::test
