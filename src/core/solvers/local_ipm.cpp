@@ -192,125 +192,28 @@ class NewtonSolver {
   Eigen::SparseLU<SparseMat> lu_;
 };
 
-/// Relaxed error of r with u = W r + q (u is filled).
-Real relaxedError(const LocalContext& ctx, const VecX& r, VecX& u) {
-  ctx.velocity(r, u);
-  return ctx.evaluator.relaxed(r, u);
-}
-
-/// Newton polishing of r on the relaxed natural map, semismooth and Levenberg-Marquardt steps
-/// (see local_ipm.hpp). Returns the number of accepted steps.
-std::uint32_t polishAssembled(const LocalContext& ctx, BestIterate& best) {
-  const LocalSolverSettings& s = ctx.settings;
-  const std::size_t n = ctx.n;
-  const auto m = static_cast<Eigen::Index>(3 * n);
-  const Real* mu = ctx.problem.mu.data();
-  const Real delta = std::max(s.ipmRegularization, Real(1e-14));
-  const Real deltaW = delta * meanPositiveDiagonal(ctx.problem.W);
-  const auto& rowStart = ctx.w.rowStart();
-  const auto& cols = ctx.w.columns();
-  const auto& blocks = ctx.w.blocks();
-  std::vector<Mat3> d(n);
-  std::vector<Eigen::Triplet<Real>> t;
-  t.reserve(9 * (blocks.size() + n));
-  Eigen::SparseLU<SparseMat> lu;
-  Eigen::SimplicialLDLT<SparseMat, Eigen::Lower> ldlt;
-  bool luAnalysed = false;
-  bool ldltAnalysed = false;
-  VecX f(m);
-  VecX uTrial(m);
-  std::uint32_t steps = 0;
-  for (std::uint32_t it = 0; it < s.ipmPolishSteps && !(best.error <= s.tolerance); ++it) {
-    t.clear();
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      const Vec3 z = best.r.segment<3>(k) - best.u.segment<3>(k);
-      d[i] = ipm::coneProjectionJacobian(z, mu[i]);
-      f.segment<3>(k) = best.r.segment<3>(k) - prox::projectCone(z, mu[i]);
-      const Mat3 diag = Mat3::Identity() - d[i];
-      for (Eigen::Index c = 0; c < 3; ++c) {
-        for (Eigen::Index r = 0; r < 3; ++r) {
-          t.emplace_back(k + r, k + c, diag(r, c));
-        }
-      }
-      for (std::uint32_t b = rowStart[i]; b < rowStart[i + 1]; ++b) {
-        const Mat3 dw = d[i] * blocks[b];
-        const auto kc = static_cast<Eigen::Index>(3 * cols[b]);
-        for (Eigen::Index c = 0; c < 3; ++c) {
-          for (Eigen::Index r = 0; r < 3; ++r) {
-            t.emplace_back(k + r, kc + c, dw(r, c));
-          }
-        }
-      }
-    }
-    SparseMat jac(m, m);
-    jac.setFromTriplets(t.begin(), t.end());
-    jac.makeCompressed();
-    // First the semismooth Newton step (J + delta_W I) dr = -F. Where W is rank-deficient J is
-    // (nearly) singular and that step can be useless; then Levenberg-Marquardt steps
-    // (J^T J + s I) dr = -J^T F, which stay out of the null space, with s growing from
-    // (error) mean diag(J^T J) until the error decreases.
-    bool accepted = false;
-    auto tryStep = [&](const VecX& dr) {
-      if (!dr.allFinite()) {
-        return;
-      }
-      Real tau = 1.0;
-      for (int halving = 0; halving <= 2 && !accepted; ++halving, tau *= 0.5) {
-        const VecX rTrial = best.r + tau * dr;
-        const Real e = relaxedError(ctx, rTrial, uTrial);
-        if (e < best.error) {
-          best.offer(rTrial, uTrial, e);
-          accepted = true;
-        }
-      }
-    };
-    {
-      SparseMat shifted = jac;
-      for (Eigen::Index k = 0; k < m; ++k) {
-        shifted.coeffRef(k, k) += deltaW;
-      }
-      if (!luAnalysed) {
-        lu.analyzePattern(shifted);
-        luAnalysed = true;
-      }
-      lu.factorize(shifted);
-      if (lu.info() == Eigen::Success) {
-        tryStep(-lu.solve(f));
-      }
-    }
-    if (!accepted) {
-      const SparseMat jtj = SparseMat(jac.transpose() * jac);
-      const VecX jtf = jac.transpose() * f;
-      Real shift = meanPositiveDiagonal(jtj) * std::max(std::min(best.error, Real(1e-6)), delta);
-      for (int attempt = 0; attempt < 4 && !accepted; ++attempt, shift *= 100.0) {
-        SparseMat shifted = jtj;
-        for (Eigen::Index k = 0; k < m; ++k) {
-          shifted.coeffRef(k, k) += shift;
-        }
-        if (!ldltAnalysed) {
-          ldlt.analyzePattern(shifted);
-          ldltAnalysed = true;
-        }
-        ldlt.factorize(shifted);
-        if (ldlt.info() == Eigen::Success) {
-          tryStep(-ldlt.solve(jtf));
-        }
-      }
-    }
-    if (!accepted) {
-      break;
-    }
-    ++steps;
+/// Factorises a + shift I with `solver` (the pattern analysed on the first call, `analysed`);
+/// true if the factorisation succeeded.
+template <class Solver>
+bool factorizeShifted(Solver& solver, bool& analysed, const SparseMat& a, Real shift) {
+  SparseMat shifted = a;
+  for (Eigen::Index k = 0; k < shifted.rows(); ++k) {
+    shifted.coeffRef(k, k) += shift;
   }
-  return steps;
+  if (!analysed) {
+    solver.analyzePattern(shifted);
+    analysed = true;
+  }
+  solver.factorize(shifted);
+  return solver.info() == Eigen::Success;
 }
 
 /// The IpmOps (local_ipm_iteration.hpp) of the assembled problem: serial sums, u = W r + q with
 /// the block-row matrix of LocalContext, the Newton matrix N + G^-2 + delta I assembled and
 /// factorised (sparse LDL^T if W is symmetric, of its symmetric part; sparse LU otherwise;
 /// delta multiplied by 100, up to three times, if the factorisation fails) with two steps of
-/// iterative refinement against N + G^-2 per solve.
+/// iterative refinement against N + G^-2 per solve; the polishing's J + delta' I by sparse LU and
+/// J^T J + s I by sparse LDL^T.
 class AssembledIpmOps : public AssembledOps {
  public:
   explicit AssembledIpmOps(const LocalContext& context) : AssembledOps{context} {}
@@ -362,8 +265,60 @@ class AssembledIpmOps : public AssembledOps {
     ndx = nMat_ * dx;
     return 0;
   }
-  std::uint32_t polish(BestIterate& best, LocalSolverResult& /*result*/) const {
-    return polishAssembled(ctx, best);
+
+  Real polishScale() const { return meanPositiveDiagonal(ctx.problem.W); }
+  /// J = I - D + D W assembled from the block rows of W.
+  void linearise(const std::vector<Mat3>& d, Real deltaW) {
+    const auto& rowStart = ctx.w.rowStart();
+    const auto& cols = ctx.w.columns();
+    const auto& blocks = ctx.w.blocks();
+    triplets_.clear();
+    triplets_.reserve(9 * (blocks.size() + d.size()));
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      const Mat3 diag = Mat3::Identity() - d[i];
+      for (Eigen::Index c = 0; c < 3; ++c) {
+        for (Eigen::Index r = 0; r < 3; ++r) {
+          triplets_.emplace_back(k + r, k + c, diag(r, c));
+        }
+      }
+      for (std::uint32_t b = rowStart[i]; b < rowStart[i + 1]; ++b) {
+        const Mat3 dw = d[i] * blocks[b];
+        const auto kc = static_cast<Eigen::Index>(3 * cols[b]);
+        for (Eigen::Index c = 0; c < 3; ++c) {
+          for (Eigen::Index r = 0; r < 3; ++r) {
+            triplets_.emplace_back(k + r, kc + c, dw(r, c));
+          }
+        }
+      }
+    }
+    const auto m = static_cast<Eigen::Index>(3 * d.size());
+    jac_.resize(m, m);
+    jac_.setFromTriplets(triplets_.begin(), triplets_.end());
+    jac_.makeCompressed();
+    deltaW_ = deltaW;
+  }
+  /// By sparse LU (false if the factorisation fails).
+  bool newtonStep(const VecX& f, VecX& dr, std::uint32_t& /*krylov*/) {
+    if (!factorizeShifted(lu_, luAnalysed_, jac_, deltaW_)) {
+      return false;
+    }
+    dr = -lu_.solve(f);
+    return true;
+  }
+  /// J^T J and J^T F assembled; the mean positive diagonal entry of J^T J.
+  Real levenbergMarquardtScale(const VecX& f) {
+    jtj_ = SparseMat(jac_.transpose() * jac_);
+    jtf_ = jac_.transpose() * f;
+    return meanPositiveDiagonal(jtj_);
+  }
+  /// By sparse LDL^T (false if the factorisation fails).
+  bool levenbergMarquardtStep(Real shift, VecX& dr, std::uint32_t& /*krylov*/) {
+    if (!factorizeShifted(ldlt_, ldltAnalysed_, jtj_, shift)) {
+      return false;
+    }
+    dr = ldlt_.solve(jtf_);
+    return true;
   }
   void apgd(const LocalSolverSettings& s, const VecX& r, LocalSolverResult& pg) const {
     const LocalContext apgdCtx(ctx.problem, s);
@@ -378,6 +333,16 @@ class AssembledIpmOps : public AssembledOps {
   Real delta_ = 0;
   Real deltaUsed_ = 0;
   NewtonSolver solver_;
+  // Polishing: J, its triplets, delta', J^T J, J^T F and their factorisations.
+  std::vector<Eigen::Triplet<Real>> triplets_;
+  SparseMat jac_;
+  Real deltaW_ = 0;
+  SparseMat jtj_;
+  VecX jtf_;
+  Eigen::SparseLU<SparseMat> lu_;
+  Eigen::SimplicialLDLT<SparseMat, Eigen::Lower> ldlt_;
+  bool luAnalysed_ = false;
+  bool ldltAnalysed_ = false;
 };
 
 }  // namespace

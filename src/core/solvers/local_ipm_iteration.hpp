@@ -10,6 +10,7 @@
 
 #include <grain/core/solvers/local_ipm.hpp>
 #include <grain/core/solvers/local_solver.hpp>
+#include <grain/core/solvers/prox.hpp>
 
 #include "local_solver_detail.hpp"
 
@@ -29,14 +30,90 @@
 ///   std::uint32_t solve(const VecX& rhs, VecX& dx, VecX& ndx);
 ///                                             dx = (N + G^-2 + delta I)^-1 rhs, ndx = N dx;
 ///                                             returns the CG iterations taken (0 if direct)
-///   std::uint32_t polish(BestIterate& best, LocalSolverResult& result);
-///                                             the Newton polishing of local_ipm.hpp; returns the
-///                                             accepted steps (adds its CG iterations to result)
 ///   void apgd(const LocalSolverSettings& s, const VecX& r, LocalSolverResult& pg);
 ///                                             the APGD steps of s from r
+/// and for the polishing (J = I - D + D W, F the relaxed natural map at the best iterate):
+///   Real polishScale();                       the mean positive diagonal entry of W (over all
+///                                             processes)
+///   void linearise(const std::vector<Mat3>& d, Real deltaW);
+///                                             J of the contacts' D_i, and delta' = deltaW
+///   bool newtonStep(const VecX& f, VecX& dr, std::uint32_t& krylov);
+///                                             dr with (J + delta' I) dr = -F (false: none)
+///   Real levenbergMarquardtScale(const VecX& f);
+///                                             keeps J^T F; returns the scale of the shift (the
+///                                             mean diagonal entry of J^T J or an estimate of it)
+///   bool levenbergMarquardtStep(Real shift, VecX& dr, std::uint32_t& krylov);
+///                                             dr with (J^T J + shift I) dr = J^T F (false: none)
+/// (krylov: the Krylov iterations taken are added to it).
 /// Every process makes the same calls in the same order, with or without contacts, so that the
 /// collective ones line up.
 namespace grain::detail {
+
+/// The Newton polishing of local_ipm.hpp from the best iterate: at most ipmPolishSteps steps on
+/// the relaxed natural map F(r) = r - P_K(r - (W r + q)), each the semismooth Newton step
+/// (J + delta' I) dr = -F, and if that does not lower the error, Levenberg-Marquardt steps
+/// (J^T J + s I) dr = -J^T F with s = min(error, 1e-6) times the scale, multiplied by 100 up to
+/// three times; a step is tried with the lengths 1, 1/2, 1/4 and kept only if it lowers the
+/// relaxed error. Stops at the first step not kept. Returns the steps kept; adds the Krylov
+/// iterations to result.cgIterations.
+template <class IpmOps>
+std::uint32_t ipmPolish(IpmOps& ops, const LocalSolverSettings& s, BestIterate& best,
+                        LocalSolverResult& result) {
+  const std::size_t n = ops.contacts();
+  const auto m = static_cast<Eigen::Index>(3 * n);
+  const Real delta = std::max(s.ipmRegularization, Real(1e-14));
+  const Real deltaW = delta * ops.polishScale();
+  std::vector<Mat3> d(n);
+  VecX f(m);
+  VecX uTrial(m);
+  VecX dr;
+  std::uint32_t steps = 0;
+  for (std::uint32_t it = 0; it < s.ipmPolishSteps && !(best.error <= s.tolerance); ++it) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      const Vec3 z = best.r.segment<3>(k) - best.u.segment<3>(k);
+      d[i] = ipm::coneProjectionJacobian(z, ops.mu(i));
+      f.segment<3>(k) = best.r.segment<3>(k) - prox::projectCone(z, ops.mu(i));
+    }
+    ops.linearise(d, deltaW);
+    bool accepted = false;
+    auto tryStep = [&](const VecX& step) {
+      if (!ops.allTrue(step.allFinite())) {
+        return;
+      }
+      Real tau = 1.0;
+      for (int halving = 0; halving <= 2 && !accepted; ++halving, tau *= 0.5) {
+        const VecX rTrial = best.r + tau * step;
+        ops.multiply(rTrial, uTrial);
+        uTrial += ops.q();
+        const Real e = ops.error(rTrial, uTrial);
+        if (e < best.error) {
+          best.offer(rTrial, uTrial, e);
+          accepted = true;
+        }
+      }
+    };
+    // First the semismooth Newton step. Where W is rank-deficient J is (nearly) singular and that
+    // step can be useless; then Levenberg-Marquardt steps, which stay out of the null space.
+    if (ops.newtonStep(f, dr, result.cgIterations)) {
+      tryStep(dr);
+    }
+    if (!accepted) {
+      Real shift =
+          ops.levenbergMarquardtScale(f) * std::max(std::min(best.error, Real(1e-6)), delta);
+      for (int attempt = 0; attempt < 4 && !accepted; ++attempt, shift *= 100.0) {
+        if (ops.levenbergMarquardtStep(shift, dr, result.cgIterations)) {
+          tryStep(-dr);
+        }
+      }
+    }
+    if (!accepted) {
+      break;
+    }
+    ++steps;
+  }
+  return steps;
+}
 
 /// The interior point method of local_ipm.hpp (start, Mehrotra predictor-corrector with
 /// Nesterov-Todd scaling, steps to the cone boundary, stopping rules), then the polishing and APGD
@@ -186,7 +263,7 @@ void ipmIterate(IpmOps& ops, const LocalSolverSettings& s, LocalSolverResult& re
     }
     best.offer(r, u, e);
   }
-  result.polishSteps = ops.polish(best, result);
+  result.polishSteps = ipmPolish(ops, s, best, result);
   if (!(best.error <= s.tolerance) && s.ipmApgdSteps > 0) {
     // Projection steps: APGD on the relaxation from the best iterate (linear convergence, but it
     // settles the contacts whose active set the Newton steps do not identify).

@@ -106,153 +106,23 @@ Real meanPositiveDiagonal(const MatrixFreeOps& ops, const VecX& sc) {
 /// Restart length of the polishing GMRES (memory: 2 restart vectors of 3n entries).
 constexpr std::uint32_t kPolishGmresRestart = 30;
 
-/// The semismooth Newton and Levenberg-Marquardt polishing of local_ipm.hpp on the matrix-free
-/// problem, the linear systems by Krylov methods instead of sparse LU and LDL^T:
+/// The IpmOps (local_ipm_iteration.hpp) of the matrix-free problem: the Newton systems by PCG
+/// with the block-Jacobi preconditioner (N_ii + G_i^-2 + delta I)^-1, N dx = S (W S dx)
+/// accumulated from the products of the CG directions. The polishing's linear systems by Krylov
+/// methods instead of sparse LU and LDL^T:
 ///   - (J + delta' I) dr = -F by restarted GMRES(30), right block-Jacobi preconditioner
 ///     (D_i W_ii + I - D_i + delta' I)^-1 (PqnNewtonOperator with X = D, Y = I - D);
 ///   - (J^T J + s I) dr = -J^T F by PCG (J^T v = v - D v + W D v, W and D symmetric; two products
 ///     per iteration), preconditioner (J_ii^T J_ii + s I)^-1, J_ii = I - D_i + D_i W_ii; the
 ///     shift's scale mean diag(J^T J) is taken from these blocks (the assembled method reads the
 ///     whole columns of J).
-/// Both stop at ipmCgTolerance relative or ipmCgMaxIter iterations. Returns the accepted steps.
-std::uint32_t polishMatrixFree(MatrixFreeOps& ops, const LocalSolverSettings& s, BestIterate& best,
-                               LocalSolverResult& result) {
-  const std::size_t n = ops.contacts();
-  const auto m = static_cast<Eigen::Index>(3 * n);
-  const Real delta = std::max(s.ipmRegularization, Real(1e-14));
-  const Real deltaW = delta * meanPositiveDiagonal(ops, VecX::Ones(m));
-  detail::PqnNewtonOperator<MatrixFreeOps> op{ops, {}, {}, {}, deltaW, {}};
-  op.x.resize(n);
-  op.y.resize(n);
-  op.preconditioner.resize(n);
-  std::vector<Mat3> jii(n);
-  std::vector<Mat3> lmPreconditioner(n);
-  VecX f(m);
-  VecX uTrial(m);
-  VecX scratch(m);
-  std::uint32_t steps = 0;
-  for (std::uint32_t it = 0; it < s.ipmPolishSteps && !(best.error <= s.tolerance); ++it) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      const Vec3 z = best.r.segment<3>(k) - best.u.segment<3>(k);
-      const Mat3 d = ipm::coneProjectionJacobian(z, ops.mu(i));
-      f.segment<3>(k) = best.r.segment<3>(k) - prox::projectCone(z, ops.mu(i));
-      op.x[i] = d;
-      op.y[i] = Mat3::Identity() - d;
-      jii[i] = op.y[i] + d * ops.diagonalBlock(i);
-      op.preconditioner[i] = safeInverse(jii[i] + deltaW * Mat3::Identity());
-    }
-    bool accepted = false;
-    auto tryStep = [&](const VecX& dr) {
-      if (!ops.allTrue(dr.allFinite())) {
-        return;
-      }
-      Real tau = 1.0;
-      for (int halving = 0; halving <= 2 && !accepted; ++halving, tau *= 0.5) {
-        const VecX rTrial = best.r + tau * dr;
-        ops.multiply(rTrial, uTrial);
-        uTrial += ops.q();
-        const Real e = ops.error(rTrial, uTrial);
-        if (e < best.error) {
-          best.offer(rTrial, uTrial, e);
-          accepted = true;
-        }
-      }
-    };
-    // The semismooth Newton step, restarted GMRES from 0 on the residual of the previous cycles.
-    {
-      const VecX b = -f;
-      const Real bNorm = op.norm(b);
-      const Real tol = s.ipmCgTolerance * bNorm;
-      VecX dr = VecX::Zero(m);
-      VecX residual = b;
-      std::uint32_t used = 0;
-      while (used < s.ipmCgMaxIter) {
-        std::uint32_t cycle = 0;
-        dr += detail::pqnGmres(op, residual, tol,
-                               std::min(kPolishGmresRestart, s.ipmCgMaxIter - used), cycle);
-        used += cycle;
-        op.apply(dr, scratch);
-        residual = b - scratch;
-        if (cycle == 0 || !(op.norm(residual) > tol)) {
-          break;
-        }
-      }
-      result.cgIterations += used;
-      tryStep(dr);
-    }
-    if (!accepted) {
-      // J v and J^T v (D symmetric, W symmetric).
-      VecX jv(m);
-      auto applyJ = [&](const VecX& v, VecX& out) {
-        ops.multiply(v, scratch);
-        out.resize(m);
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto k = static_cast<Eigen::Index>(3 * i);
-          out.segment<3>(k) = op.y[i] * v.segment<3>(k) + op.x[i] * scratch.segment<3>(k);
-        }
-      };
-      auto applyJt = [&](const VecX& v, VecX& out) {
-        VecX dv(m);
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto k = static_cast<Eigen::Index>(3 * i);
-          dv.segment<3>(k) = op.x[i] * v.segment<3>(k);
-        }
-        ops.multiply(dv, scratch);
-        out.resize(m);
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto k = static_cast<Eigen::Index>(3 * i);
-          out.segment<3>(k) = op.y[i] * v.segment<3>(k) + scratch.segment<3>(k);
-        }
-      };
-      VecX jtf(m);
-      applyJt(f, jtf);
-      std::array<Real, 2> diag{};
-      for (std::size_t i = 0; i < n; ++i) {
-        diag[0] += (jii[i].transpose() * jii[i]).trace();
-        diag[1] += 3.0;
-      }
-      ops.sum(diag);
-      const Real meanDiag = diag[0] > 0.0 ? diag[0] / diag[1] : 1.0;
-      Real shift = meanDiag * std::max(std::min(best.error, Real(1e-6)), delta);
-      for (int attempt = 0; attempt < 4 && !accepted; ++attempt, shift *= 100.0) {
-        for (std::size_t i = 0; i < n; ++i) {
-          lmPreconditioner[i] = safeInverse(jii[i].transpose() * jii[i] + shift * Mat3::Identity());
-        }
-        VecX dr;
-        result.cgIterations += pcg(
-            ops, jtf, s.ipmCgTolerance, s.ipmCgMaxIter,
-            [&](const VecX& v, VecX& out) {
-              applyJ(v, jv);
-              applyJt(jv, out);
-              out += shift * v;
-            },
-            [&](const VecX& v, VecX& out) {
-              out.resize(m);
-              for (std::size_t i = 0; i < n; ++i) {
-                const auto k = static_cast<Eigen::Index>(3 * i);
-                out.segment<3>(k) = lmPreconditioner[i] * v.segment<3>(k);
-              }
-            },
-            [](Real) {}, dr);
-        tryStep(-dr);
-      }
-    }
-    if (!accepted) {
-      break;
-    }
-    ++steps;
-  }
-  return steps;
-}
-
-/// The IpmOps (local_ipm_iteration.hpp) of the matrix-free problem: the Newton systems by PCG
-/// with the block-Jacobi preconditioner (N_ii + G_i^-2 + delta I)^-1, N dx = S (W S dx)
-/// accumulated from the products of the CG directions; polishing by GMRES and PCG (polish above).
+/// Both stop at ipmCgTolerance relative or ipmCgMaxIter iterations.
 class MatrixFreeIpmOps : public MatrixFreeOps {
  public:
   MatrixFreeIpmOps(const MatrixFreeOps& ops, const LocalSolverSettings& s)
-      : MatrixFreeOps(ops), settings_(s) {}
+      : MatrixFreeOps(ops), settings_(s), newton_{*this, {}, {}, {}, 0.0, {}} {}
+  MatrixFreeIpmOps(const MatrixFreeIpmOps&) = delete;
+  MatrixFreeIpmOps& operator=(const MatrixFreeIpmOps&) = delete;
 
   Real scale(const VecX& sc) {
     const std::size_t n = contacts();
@@ -302,8 +172,78 @@ class MatrixFreeIpmOps : public MatrixFreeOps {
     ndx = sc_.cwiseProduct(wsdx_);
     return iterations;
   }
-  std::uint32_t polish(BestIterate& best, LocalSolverResult& result) {
-    return polishMatrixFree(*this, settings_, best, result);
+
+  Real polishScale() const {
+    return meanPositiveDiagonal(*this, VecX::Ones(static_cast<Eigen::Index>(3 * contacts())));
+  }
+  void linearise(const std::vector<Mat3>& d, Real deltaW) {
+    const std::size_t n = d.size();
+    newton_.x.resize(n);
+    newton_.y.resize(n);
+    newton_.preconditioner.resize(n);
+    newton_.delta = deltaW;
+    jii_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      newton_.x[i] = d[i];
+      newton_.y[i] = Mat3::Identity() - d[i];
+      jii_[i] = newton_.y[i] + d[i] * diagonalBlock(i);
+      newton_.preconditioner[i] = safeInverse(jii_[i] + deltaW * Mat3::Identity());
+    }
+  }
+  /// Restarted GMRES from 0 on the residual of the previous cycles.
+  bool newtonStep(const VecX& f, VecX& dr, std::uint32_t& krylov) {
+    const VecX b = -f;
+    const Real tol = settings_.ipmCgTolerance * newton_.norm(b);
+    dr.setZero(b.size());
+    VecX residual = b;
+    std::uint32_t used = 0;
+    while (used < settings_.ipmCgMaxIter) {
+      std::uint32_t cycle = 0;
+      dr += detail::pqnGmres(newton_, residual, tol,
+                             std::min(kPolishGmresRestart, settings_.ipmCgMaxIter - used), cycle);
+      used += cycle;
+      newton_.apply(dr, scratch_);
+      residual = b - scratch_;
+      if (cycle == 0 || !(newton_.norm(residual) > tol)) {
+        break;
+      }
+    }
+    krylov += used;
+    return true;
+  }
+  /// J^T F; the mean diagonal entry of the blocks J_ii^T J_ii (one reduction).
+  Real levenbergMarquardtScale(const VecX& f) {
+    applyJt(f, jtf_);
+    std::array<Real, 2> diag{};
+    for (const Mat3& j : jii_) {
+      diag[0] += (j.transpose() * j).trace();
+      diag[1] += 3.0;
+    }
+    sum(diag);
+    return diag[0] > 0.0 ? diag[0] / diag[1] : 1.0;
+  }
+  bool levenbergMarquardtStep(Real shift, VecX& dr, std::uint32_t& krylov) {
+    const std::size_t n = jii_.size();
+    lmPreconditioner_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      lmPreconditioner_[i] = safeInverse(jii_[i].transpose() * jii_[i] + shift * Mat3::Identity());
+    }
+    krylov += pcg(
+        *this, jtf_, settings_.ipmCgTolerance, settings_.ipmCgMaxIter,
+        [&](const VecX& v, VecX& out) {
+          applyJ(v, jv_);
+          applyJt(jv_, out);
+          out += shift * v;
+        },
+        [&](const VecX& v, VecX& out) {
+          out.resize(v.size());
+          for (std::size_t i = 0; i < n; ++i) {
+            const auto k = static_cast<Eigen::Index>(3 * i);
+            out.segment<3>(k) = lmPreconditioner_[i] * v.segment<3>(k);
+          }
+        },
+        [](Real) {}, dr);
+    return true;
   }
   void apgd(const LocalSolverSettings& s, const VecX& r, LocalSolverResult& pg) {
     detail::apgdIterate(static_cast<MatrixFreeOps&>(*this), s, r, pg);
@@ -318,6 +258,39 @@ class MatrixFreeIpmOps : public MatrixFreeOps {
   Real delta_ = 0;
   VecX wsp_;   // W S p of the current CG direction
   VecX wsdx_;  // W S dx, accumulated from the CG directions
+  // Polishing: the operator J + delta' I (X = D, Y = I - D) and its preconditioner, the blocks
+  // J_ii, the Levenberg-Marquardt preconditioner, J^T F and scratch vectors.
+  detail::PqnNewtonOperator<MatrixFreeOps> newton_;
+  std::vector<Mat3> jii_;
+  std::vector<Mat3> lmPreconditioner_;
+  VecX jtf_;
+  VecX jv_;
+  VecX scratch_;
+
+  /// out = J v = (I - D) v + D W v.
+  void applyJ(const VecX& v, VecX& out) {
+    multiply(v, scratch_);
+    out.resize(v.size());
+    for (std::size_t i = 0; i < jii_.size(); ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      out.segment<3>(k) = newton_.y[i] * v.segment<3>(k) + newton_.x[i] * scratch_.segment<3>(k);
+    }
+  }
+  /// out = J^T v = (I - D) v + W D v (D and W symmetric).
+  void applyJt(const VecX& v, VecX& out) {
+    dv_.resize(v.size());
+    for (std::size_t i = 0; i < jii_.size(); ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      dv_.segment<3>(k) = newton_.x[i] * v.segment<3>(k);
+    }
+    multiply(dv_, scratch_);
+    out.resize(v.size());
+    for (std::size_t i = 0; i < jii_.size(); ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      out.segment<3>(k) = newton_.y[i] * v.segment<3>(k) + scratch_.segment<3>(k);
+    }
+  }
+  VecX dv_;
 };
 
 }  // namespace
