@@ -20,7 +20,8 @@
 /// GMRES and PCG) (private to grain_core). An `IpmOps` type provides the Ops of delassus_ops.hpp,
 /// its error() being the relaxed measure whatever the settings say, and
 ///   Real scale(const VecX& sc);               sets S = diag(sc); returns the mean positive
-///                                             diagonal entry of N = S W S (over all processes)
+///                                             diagonal entry of N = S W S (over all processes),
+///                                             delta being ipmRegularization times it
 ///   void newtonProduct(const VecX& x, const VecX& wsx, VecX& nx);
 ///                                             nx = N x of the iterate x whose W S x is wsx
 ///   bool prepare(const std::vector<Mat3>& gInv2);
@@ -52,10 +53,10 @@ namespace grain::detail {
 /// The Newton polishing of local_ipm.hpp from the best iterate: at most ipmPolishSteps steps on
 /// the relaxed natural map F(r) = r - P_K(r - (W r + q)), each the semismooth Newton step
 /// (J + delta' I) dr = -F, and if that does not lower the error, Levenberg-Marquardt steps
-/// (J^T J + s I) dr = -J^T F with s = min(error, 1e-6) times the scale, multiplied by 100 up to
-/// three times; a step is tried with the lengths 1, 1/2, 1/4 and kept only if it lowers the
-/// relaxed error. Stops at the first step not kept. Returns the steps kept; adds the Krylov
-/// iterations to result.cgIterations.
+/// (J^T J + s I) dr = -J^T F with s = max(min(error, 1e-6), delta) times the scale (delta =
+/// max(ipmRegularization, 1e-14)), multiplied by 100 up to three times; a step is tried with the
+/// lengths 1, 1/2, 1/4 and kept only if it lowers the relaxed error. Stops at the first step not
+/// kept. Returns the steps kept; adds the Krylov iterations to result.cgIterations.
 template <class IpmOps>
 std::uint32_t ipmPolish(IpmOps& ops, const LocalSolverSettings& s, BestIterate& best,
                         LocalSolverResult& result) {
