@@ -150,26 +150,32 @@ class MatrixFreeIpmOps : public MatrixFreeOps {
   }
   std::uint32_t solve(const VecX& rhs, VecX& dx, VecX& ndx) {
     const auto m = rhs.size();
+    const std::size_t n = gInv2_.size();
+    const VecX& sc = sc_;
+    VecX& wsp = wsp_;
+    const Mat3* gInv2 = gInv2_.data();
+    const Mat3* preconditioner = preconditioner_.data();
     auto applyNewton = [&](const VecX& v, VecX& out) {
-      multiply(sc_.cwiseProduct(v), wsp_);
-      out = sc_.cwiseProduct(wsp_);
-      for (std::size_t i = 0; i < gInv2_.size(); ++i) {
+      multiply(sc.cwiseProduct(v), wsp);
+      out = sc.cwiseProduct(wsp);
+      for (std::size_t i = 0; i < n; ++i) {
         const auto k = static_cast<Eigen::Index>(3 * i);
-        out.segment<3>(k) += gInv2_[i] * v.segment<3>(k);
+        out.segment<3>(k) += gInv2[i] * v.segment<3>(k);
       }
     };
     auto precondition = [&](const VecX& v, VecX& out) {
       out.resize(m);
-      for (std::size_t i = 0; i < preconditioner_.size(); ++i) {
+      for (std::size_t i = 0; i < n; ++i) {
         const auto k = static_cast<Eigen::Index>(3 * i);
-        out.segment<3>(k) = preconditioner_[i] * v.segment<3>(k);
+        out.segment<3>(k) = preconditioner[i] * v.segment<3>(k);
       }
     };
     wsdx_.setZero(m);
+    VecX& wsdx = wsdx_;
     const std::uint32_t iterations = pcg(
         *this, rhs, settings_.ipmCgTolerance, settings_.ipmCgMaxIter, applyNewton, precondition,
-        [&](Real alpha) { wsdx_ += alpha * wsp_; }, dx);
-    ndx = sc_.cwiseProduct(wsdx_);
+        [&](Real alpha) { wsdx += alpha * wsp; }, dx);
+    ndx = sc.cwiseProduct(wsdx);
     return iterations;
   }
 
