@@ -30,6 +30,7 @@
 #include <grain/mpi/topology.hpp>
 
 #include "distributed_pile.hpp"
+#include "distributed_stepping.hpp"
 
 namespace {
 
@@ -39,15 +40,7 @@ using namespace grain::mpi_test;
 constexpr Real kTolerance = 1e-8;  ///< natural-map tolerance of the APGD runs
 
 StepperSettings apgdSettings() {
-  StepperSettings st;
-  st.deltaT = kDt;
-  st.solver.localMethod = LocalSolverMethod::Apgd;
-  st.solver.matrixFree = true;
-  st.solver.convergenceMethod = ConvergenceMethod::NaturalMap;
-  st.solver.relTol = kTolerance;
-  st.solver.maxIter = 100000;
-  st.solver.usePercussionCache = true;
-  return st;
+  return matrixFreeSettings(LocalSolverMethod::Apgd, kTolerance);
 }
 
 /// One contact's row of a product, keyed by its bodies.
@@ -193,98 +186,44 @@ void checkStepping(bool kdTree, int rebuildEvery = 0) {
                            (rebuildEvery > 0 ? " rebuilt" : "") + ", " + std::to_string(gSize) +
                            " processes";
   constexpr int kSteps = 40;
-  DynamicsSystem serial = settledPile();
-  DynamicsSystem dist = serial;
-  MoreauStepper serialStepper(apgdSettings());
-  MoreauStepper distStepper(apgdSettings());
-  // The serial problem's |q| (m/s) per step: the scale of the natural-map error.
-  Real qNorm = 0.0;
-  serialStepper.setContactProblemObserver(
-      [&](const BodyStorage& b, const ContactProblem& p, std::uint64_t) {
-        MatrixFreeProblem mf;
-        mf.build(b, p, apgdSettings().solver);
-        qNorm = mf.q().norm();
+  const SteppingRun run = runStepping(
+      settledPile(), apgdSettings(), kdTree, kSteps, kTolerance,
+      [rebuildEvery](int k, mpi::DistributedExchange& exchange, MoreauStepper& stepper,
+                     DynamicsSystem& dist) {
+        if (rebuildEvery > 0 && k > 0 && k % rebuildEvery == 0) {
+          std::vector<detail::PercussionCacheEntry> cache = stepper.takeWarmStartCache();
+          exchange.setTopology(turnedGrid(dist.bodies, k / rebuildEvery), dist, cache);
+        }
       });
-  const std::size_t total = serial.bodies.simulatedCount();
-  bool converged = true, conserved = true, contactsMatch = true;
-  Real errorGap = 0.0;       // max over steps of |e_dist - e_serial| / tolerance
-  int sameIterations = 0;    // steps with the serial iteration count
-  Real velocityBound = 0.0;  // m/s, accumulated over the steps (see below)
-  Real positionBound = 0.0;  // m
-  Real split = 0.0;
-  std::map<BodyId, BodyRecord> distributed;
-  {
-    mpi::DistributedExchange exchange(MPI_COMM_WORLD, decomposition(dist.bodies, kdTree), 1, 1);
-    exchange.keepOwnedBodies(dist.bodies);
-    const StepExchanges ex{&exchange, &exchange, &exchange.reducer()};
-    for (int k = 0; k < kSteps; ++k) {
-      if (rebuildEvery > 0 && k > 0 && k % rebuildEvery == 0) {
-        std::vector<detail::PercussionCacheEntry> cache = distStepper.takeWarmStartCache();
-        exchange.setTopology(turnedGrid(dist.bodies, k / rebuildEvery), dist, cache);
-      }
-      qNorm = 0.0;
-      const StepStats s = serialStepper.step(serial);
-      const StepStats d = distStepper.step(dist, ex);
-      converged = converged && s.converged && d.converged;
-      contactsMatch = contactsMatch && s.contacts == d.contacts;
-      errorGap = std::max(errorGap, std::abs(d.naturalMapError - s.naturalMapError) / kTolerance);
-      sameIterations += s.iterations == d.iterations ? 1 : 0;
-      // Both solves stop with a natural-map residual below tol * S, S = max(|q|, |r|, |u|): each
-      // step's percussions solve a problem perturbed by at most that much, so the contact
-      // velocities of the two runs may part by up to 2 tol S per step, and a body's velocity by
-      // as much. S is taken as 10 |q| of the serial step: |u| stays below |q| in a settled pile
-      // and |r| (N s, beads of 4 g) far below; the factor also covers the solution's sensitivity
-      // to the perturbation (an estimate with a margin, not a proof). The differences add up over
-      // the steps, the positions' by dt times the velocities'.
-      velocityBound += 2.0 * kTolerance * 10.0 * qNorm;
-      positionBound += kDt * velocityBound;
-      Real splitNow = static_cast<Real>(exchange.splitBodies());
-      exchange.reducer().max(std::span<Real>(&splitNow, 1));
-      split = std::max(split, splitNow);
-      int duplicates = 0;
-      const auto all = gatherBodies(dist.bodies, duplicates);
-      conserved = conserved && (gRank != 0 || (duplicates == 0 && all.size() == total));
-    }
-    int duplicates = 0;
-    distributed = gatherBodies(dist.bodies, duplicates);
-  }
   if (gRank != 0) {
     return;
   }
-  const auto [dr, dv] = maxStateDifference(serial.bodies, distributed);
-  std::printf(
-      "stepping (%s): %d steps, max |dr| %.3g m (bound %.3g), max |dv| %.3g m/s (bound "
-      "%.3g), max |e - e_serial| %.3g tol, serial iteration count in %d steps, split bodies "
-      "%g\n",
-      name.c_str(), kSteps, dr, positionBound, dv, velocityBound, errorGap, sameIterations, split);
-  check(converged, "stepping: every step converges, serially and distributed (" + name + ")");
-  check(conserved, "stepping: every id exactly once in every state (" + name + ")");
-  check(contactsMatch,
-        "stepping: contacts summed over processes equal the serial count (" + name + ")");
-  check(gSize == 1 || split > 0, "stepping: bodies were split over processes (" + name + ")");
+  Real errorGap = 0.0;  // max over steps of |e_dist - e_serial| / tolerance
+  for (const StepPair& p : run.steps) {
+    errorGap = std::max(
+        errorGap, std::abs(p.distributed.naturalMapError - p.serial.naturalMapError) / kTolerance);
+  }
+  char details[200];
+  std::snprintf(details, sizeof details,
+                "max |e - e_serial| %.3g tol, serial iteration count in %d steps, split bodies %g",
+                errorGap, run.sameIterations(), run.split);
+  printStepping(run, name, details);
+  checkSteppingRun(run, name, false);
   // The same iteration on the same problem: the global error of each step is the serial one,
   // unless round-off moves the stop by an iteration (both below the tolerance then).
   check(errorGap <= 1.0, "stepping: the natural-map error is the serial step's (" + name + ")");
-  check(sameIterations >= kSteps / 2,
+  check(run.sameIterations() >= kSteps / 2,
         "stepping: most steps take the serial iteration count (" + name + ")");
-  check(dv <= velocityBound, "stepping: velocities within the tolerance's bound (" + name + ")");
-  check(dr <= positionBound, "stepping: positions within the tolerance's bound (" + name + ")");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
-  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
-  for (const bool kdTree : {false, true}) {
-    checkProduct(kdTree);
-    checkStepping(kdTree);
-  }
-  checkStepping(false, 10);
-  if (gRank == 0) {
-    std::printf("%d passed, %d failed\n", gPassed, gFailed);
-  }
-  MPI_Finalize();
-  return gFailed == 0 ? 0 : 1;
+  return runChecks(argc, argv, [] {
+    for (const bool kdTree : {false, true}) {
+      checkProduct(kdTree);
+      checkStepping(kdTree);
+    }
+    checkStepping(false, 10);
+  });
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // What the distributed solver tests on the settled pile (distributed_apgd_test.cpp,
-// distributed_pqn_test.cpp; the pile in tests/common/settled_pile.hpp) share: the pass/fail count
-// of process 0, the grid and kd-tree decompositions, the gathering of every process's bodies on
-// process 0.
+// distributed_ipm_test.cpp, distributed_pqn_test.cpp; the pile in tests/common/settled_pile.hpp)
+// share: the pass/fail count of process 0, the grid and kd-tree decompositions, the gathering of
+// every process's bodies on process 0 (their stepping comparison: distributed_stepping.hpp).
 #pragma once
 
 #include <algorithm>
@@ -42,6 +42,21 @@ inline void check(bool ok, const std::string& what) {
     ++gFailed;
     std::printf("FAILED: %s\n", what.c_str());
   }
+}
+
+/// The main() of a test program: initialises MPI and gRank, gSize, runs `checks`, prints
+/// "N passed, N failed" on process 0; returns the exit status (0 if no check failed).
+template <class Checks>
+int runChecks(int argc, char** argv, const Checks& checks) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
+  checks();
+  if (gRank == 0) {
+    std::printf("%d passed, %d failed\n", gPassed, gFailed);
+  }
+  MPI_Finalize();
+  return gFailed == 0 ? 0 : 1;
 }
 
 // The pile itself (no MPI): tests/common/settled_pile.hpp.

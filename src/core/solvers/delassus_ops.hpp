@@ -2,14 +2,15 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include <grain/core/solvers/local_problem.hpp>
 
 #include "local_solver_detail.hpp"
 
 /// The Delassus operator as the iterations written once for assembled and matrix-free problems
-/// see it (APGD, local_apgd.hpp; PQN, local_pqn_iteration.hpp; private to grain_core). An `Ops`
-/// type provides
+/// see it (APGD, local_apgd.hpp; PQN, local_pqn_iteration.hpp; IPM, local_ipm_iteration.hpp;
+/// private to grain_core). An `Ops` type provides
 ///   std::size_t contacts() const;            n (this process's contacts)
 ///   const VecX& q() const;                   q (3n)
 ///   Real mu(std::size_t i) const;            mu_i
@@ -17,6 +18,9 @@
 ///   void multiply(const VecX& x, VecX& y);   y = W x (distributed: the split bodies' impulses
 ///                                            summed over their copies)
 ///   Real sum(Real local);                    the sum of `local` over the processes
+///   void sum(std::span<Real> values);        every entry summed over the processes (one call)
+///   Real max(Real local);                    the maximum of `local` over the processes
+///   bool allTrue(bool local);                logical AND of `local` over the processes
 ///   Real error(const VecX& r, const VecX& u); the selected measure (global)
 /// Called once per product, dot product or measure: the per-contact loops of the iterations
 /// have no indirect call. Every process makes the same calls in the same order, with or without
@@ -33,6 +37,9 @@ struct AssembledOps {
   Mat3 diagonalBlock(std::size_t i) const { return ctx.w.diagonalBlock(i); }
   void multiply(const VecX& x, VecX& y) const { ctx.w.multiply(x, y); }
   static Real sum(Real local) { return local; }
+  static void sum(std::span<Real> /*values*/) {}
+  static Real max(Real local) { return local; }
+  static bool allTrue(bool local) { return local; }
   Real error(const VecX& r, const VecX& u) const { return ctx.error(r, u); }
 };
 

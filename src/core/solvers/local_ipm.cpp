@@ -10,6 +10,8 @@
 
 #include <grain/core/solvers/local_ipm.hpp>
 
+#include "delassus_ops.hpp"
+#include "local_ipm_iteration.hpp"
 #include "local_solver_detail.hpp"
 
 namespace grain::ipm {
@@ -99,8 +101,6 @@ namespace grain::detail {
 
 namespace {
 
-using ipm::NtScaling;
-
 /// Mean of the positive diagonal entries of a sparse matrix (1 if there are none).
 Real meanPositiveDiagonal(const SparseMat& a) {
   Real sum = 0.0;
@@ -121,6 +121,7 @@ struct BlockDiagonalSlots {
   SparseMat a;
   std::vector<std::array<Eigen::Index, 9>> slot;  // per contact, (row r, col c) at 3 c + r
 
+  BlockDiagonalSlots() = default;
   BlockDiagonalSlots(const SparseMat& b, std::size_t n) {
     std::vector<Eigen::Triplet<Real>> t;
     t.reserve(static_cast<std::size_t>(b.nonZeros()) + 9 * n);
@@ -161,7 +162,10 @@ struct BlockDiagonalSlots {
 /// Factorisation of the Newton matrix: LDL^T if symmetric, LU otherwise.
 class NewtonSolver {
  public:
-  explicit NewtonSolver(bool symmetric) : symmetric_(symmetric) {}
+  void setSymmetric(bool symmetric) {
+    symmetric_ = symmetric;
+    analysed_ = false;
+  }
 
   bool factorize(const SparseMat& a) {
     if (symmetric_) {
@@ -182,51 +186,100 @@ class NewtonSolver {
   VecX solve(const VecX& b) const { return symmetric_ ? VecX(ldlt_.solve(b)) : VecX(lu_.solve(b)); }
 
  private:
-  bool symmetric_;
+  bool symmetric_ = true;
   bool analysed_ = false;
   Eigen::SimplicialLDLT<SparseMat, Eigen::Lower> ldlt_;
   Eigen::SparseLU<SparseMat> lu_;
 };
 
-/// Relaxed error of r with u = W r + q (u is filled).
-Real relaxedError(const LocalContext& ctx, const VecX& r, VecX& u) {
-  ctx.velocity(r, u);
-  return ctx.evaluator.relaxed(r, u);
+/// Factorises a + shift I with `solver` (the pattern analysed on the first call, `analysed`);
+/// true if the factorisation succeeded.
+template <class Solver>
+bool factorizeShifted(Solver& solver, bool& analysed, const SparseMat& a, Real shift) {
+  SparseMat shifted = a;
+  for (Eigen::Index k = 0; k < shifted.rows(); ++k) {
+    shifted.coeffRef(k, k) += shift;
+  }
+  if (!analysed) {
+    solver.analyzePattern(shifted);
+    analysed = true;
+  }
+  solver.factorize(shifted);
+  return solver.info() == Eigen::Success;
 }
 
-/// Newton polishing of r on the relaxed natural map, semismooth and Levenberg-Marquardt steps
-/// (see local_ipm.hpp). Returns the number of accepted steps.
-std::uint32_t polish(const LocalContext& ctx, BestIterate& best) {
-  const LocalSolverSettings& s = ctx.settings;
-  const std::size_t n = ctx.n;
-  const auto m = static_cast<Eigen::Index>(3 * n);
-  const Real* mu = ctx.problem.mu.data();
-  const Real delta = std::max(s.ipmRegularization, Real(1e-14));
-  const Real deltaW = delta * meanPositiveDiagonal(ctx.problem.W);
-  const auto& rowStart = ctx.w.rowStart();
-  const auto& cols = ctx.w.columns();
-  const auto& blocks = ctx.w.blocks();
-  std::vector<Mat3> d(n);
-  std::vector<Eigen::Triplet<Real>> t;
-  t.reserve(9 * (blocks.size() + n));
-  Eigen::SparseLU<SparseMat> lu;
-  Eigen::SimplicialLDLT<SparseMat, Eigen::Lower> ldlt;
-  bool luAnalysed = false;
-  bool ldltAnalysed = false;
-  VecX f(m);
-  VecX uTrial(m);
-  std::uint32_t steps = 0;
-  for (std::uint32_t it = 0; it < s.ipmPolishSteps && !(best.error <= s.tolerance); ++it) {
-    t.clear();
-    for (std::size_t i = 0; i < n; ++i) {
+/// The IpmOps (local_ipm_iteration.hpp) of the assembled problem: serial sums, u = W r + q with
+/// the block-row matrix of LocalContext, the Newton matrix N + G^-2 + delta I assembled and
+/// factorised (sparse LDL^T if W is symmetric, of its symmetric part; sparse LU otherwise;
+/// delta multiplied by 100, up to three times, if the factorisation fails) with two steps of
+/// iterative refinement against N + G^-2 per solve; the polishing's J + delta' I by sparse LU and
+/// J^T J + s I by sparse LDL^T.
+class AssembledIpmOps : public AssembledOps {
+ public:
+  explicit AssembledIpmOps(const LocalContext& context) : AssembledOps{context} {}
+
+  /// The relaxed measure (whatever settings.errorMeasure says).
+  Real error(const VecX& r, const VecX& u) const { return ctx.evaluator.relaxed(r, u); }
+
+  Real scale(const VecX& sc) {
+    const SparseMat& w = ctx.problem.W;
+    const SparseMat wt = w.transpose();
+    const Real asym = SparseMat(w - wt).norm();
+    const bool symmetric = asym <= 1e-12 * w.norm();
+    const SparseMat wUsed = symmetric ? SparseMat(0.5 * (w + wt)) : w;
+    nMat_ = sc.asDiagonal() * wUsed * sc.asDiagonal();
+    newton_ = BlockDiagonalSlots(nMat_, contacts());
+    base_.assign(newton_.a.valuePtr(), newton_.a.valuePtr() + newton_.a.nonZeros());
+    diagMean_ = meanPositiveDiagonal(nMat_);
+    delta_ = ctx.settings.ipmRegularization * diagMean_;
+    solver_.setSymmetric(symmetric);
+    return diagMean_;
+  }
+  /// N x with the assembled (symmetrised) N; W S x is not used.
+  void newtonProduct(const VecX& x, const VecX& /*wsx*/, VecX& nx) const { nx = nMat_ * x; }
+  bool prepare(const std::vector<Mat3>& gInv2) {
+    bool factorised = false;
+    for (int attempt = 0; attempt < 4 && !factorised; ++attempt) {
+      deltaUsed_ = attempt == 0 ? delta_ : std::max(100.0 * deltaUsed_, 1e-14 * diagMean_);
+      Real* values = newton_.a.valuePtr();
+      std::copy(base_.begin(), base_.end(), values);
+      for (std::size_t i = 0; i < gInv2.size(); ++i) {
+        const Mat3 gi2 = gInv2[i] + deltaUsed_ * Mat3::Identity();
+        for (int c = 0; c < 3; ++c) {
+          for (int rr = 0; rr < 3; ++rr) {
+            values[newton_.slot[i][static_cast<std::size_t>(3 * c + rr)]] += gi2(rr, c);
+          }
+        }
+      }
+      factorised = solver_.factorize(newton_.a);
+    }
+    return factorised;
+  }
+  std::uint32_t solve(const VecX& rhs, VecX& dx, VecX& ndx) const {
+    dx = solver_.solve(rhs);
+    // Iterative refinement against the matrix without the shift delta.
+    for (int refine = 0; refine < 2; ++refine) {
+      const VecX res = rhs - (newton_.a * dx - deltaUsed_ * dx);
+      dx += solver_.solve(res);
+    }
+    ndx = nMat_ * dx;
+    return 0;
+  }
+
+  Real polishScale() const { return meanPositiveDiagonal(ctx.problem.W); }
+  /// J = I - D + D W assembled from the block rows of W.
+  void linearise(const std::vector<Mat3>& d, Real deltaW) {
+    const auto& rowStart = ctx.w.rowStart();
+    const auto& cols = ctx.w.columns();
+    const auto& blocks = ctx.w.blocks();
+    triplets_.clear();
+    triplets_.reserve(9 * (blocks.size() + d.size()));
+    for (std::size_t i = 0; i < d.size(); ++i) {
       const auto k = static_cast<Eigen::Index>(3 * i);
-      const Vec3 z = best.r.segment<3>(k) - best.u.segment<3>(k);
-      d[i] = ipm::coneProjectionJacobian(z, mu[i]);
-      f.segment<3>(k) = best.r.segment<3>(k) - prox::projectCone(z, mu[i]);
       const Mat3 diag = Mat3::Identity() - d[i];
       for (Eigen::Index c = 0; c < 3; ++c) {
         for (Eigen::Index r = 0; r < 3; ++r) {
-          t.emplace_back(k + r, k + c, diag(r, c));
+          triplets_.emplace_back(k + r, k + c, diag(r, c));
         }
       }
       for (std::uint32_t b = rowStart[i]; b < rowStart[i + 1]; ++b) {
@@ -234,247 +287,69 @@ std::uint32_t polish(const LocalContext& ctx, BestIterate& best) {
         const auto kc = static_cast<Eigen::Index>(3 * cols[b]);
         for (Eigen::Index c = 0; c < 3; ++c) {
           for (Eigen::Index r = 0; r < 3; ++r) {
-            t.emplace_back(k + r, kc + c, dw(r, c));
+            triplets_.emplace_back(k + r, kc + c, dw(r, c));
           }
         }
       }
     }
-    SparseMat jac(m, m);
-    jac.setFromTriplets(t.begin(), t.end());
-    jac.makeCompressed();
-    // First the semismooth Newton step (J + delta_W I) dr = -F. Where W is rank-deficient J is
-    // (nearly) singular and that step can be useless; then Levenberg-Marquardt steps
-    // (J^T J + s I) dr = -J^T F, which stay out of the null space, with s growing from
-    // (error) mean diag(J^T J) until the error decreases.
-    bool accepted = false;
-    auto tryStep = [&](const VecX& dr) {
-      if (!dr.allFinite()) {
-        return;
-      }
-      Real tau = 1.0;
-      for (int halving = 0; halving <= 2 && !accepted; ++halving, tau *= 0.5) {
-        const VecX rTrial = best.r + tau * dr;
-        const Real e = relaxedError(ctx, rTrial, uTrial);
-        if (e < best.error) {
-          best.offer(rTrial, uTrial, e);
-          accepted = true;
-        }
-      }
-    };
-    {
-      SparseMat shifted = jac;
-      for (Eigen::Index k = 0; k < m; ++k) {
-        shifted.coeffRef(k, k) += deltaW;
-      }
-      if (!luAnalysed) {
-        lu.analyzePattern(shifted);
-        luAnalysed = true;
-      }
-      lu.factorize(shifted);
-      if (lu.info() == Eigen::Success) {
-        tryStep(-lu.solve(f));
-      }
-    }
-    if (!accepted) {
-      const SparseMat jtj = SparseMat(jac.transpose() * jac);
-      const VecX jtf = jac.transpose() * f;
-      Real shift = meanPositiveDiagonal(jtj) * std::max(std::min(best.error, Real(1e-6)), delta);
-      for (int attempt = 0; attempt < 4 && !accepted; ++attempt, shift *= 100.0) {
-        SparseMat shifted = jtj;
-        for (Eigen::Index k = 0; k < m; ++k) {
-          shifted.coeffRef(k, k) += shift;
-        }
-        if (!ldltAnalysed) {
-          ldlt.analyzePattern(shifted);
-          ldltAnalysed = true;
-        }
-        ldlt.factorize(shifted);
-        if (ldlt.info() == Eigen::Success) {
-          tryStep(-ldlt.solve(jtf));
-        }
-      }
-    }
-    if (!accepted) {
-      break;
-    }
-    ++steps;
+    const auto m = static_cast<Eigen::Index>(3 * d.size());
+    jac_.resize(m, m);
+    jac_.setFromTriplets(triplets_.begin(), triplets_.end());
+    jac_.makeCompressed();
+    deltaW_ = deltaW;
   }
-  return steps;
-}
+  /// By sparse LU (false if the factorisation fails).
+  bool newtonStep(const VecX& f, VecX& dr, std::uint32_t& /*krylov*/) {
+    if (!factorizeShifted(lu_, luAnalysed_, jac_, deltaW_)) {
+      return false;
+    }
+    dr = -lu_.solve(f);
+    return true;
+  }
+  /// J^T J and J^T F assembled; the mean positive diagonal entry of J^T J.
+  Real levenbergMarquardtScale(const VecX& f) {
+    jtj_ = SparseMat(jac_.transpose() * jac_);
+    jtf_ = jac_.transpose() * f;
+    return meanPositiveDiagonal(jtj_);
+  }
+  /// By sparse LDL^T (false if the factorisation fails).
+  bool levenbergMarquardtStep(Real shift, VecX& dr, std::uint32_t& /*krylov*/) {
+    if (!factorizeShifted(ldlt_, ldltAnalysed_, jtj_, shift)) {
+      return false;
+    }
+    dr = ldlt_.solve(jtf_);
+    return true;
+  }
+  void apgd(const LocalSolverSettings& s, const VecX& r, LocalSolverResult& pg) const {
+    const LocalContext apgdCtx(ctx.problem, s);
+    runApgd(apgdCtx, r, pg);
+  }
+
+ private:
+  SparseMat nMat_;  // N = S W S
+  BlockDiagonalSlots newton_;
+  std::vector<Real> base_;  // the values of N in the pattern of newton_
+  Real diagMean_ = 1;
+  Real delta_ = 0;
+  Real deltaUsed_ = 0;
+  NewtonSolver solver_;
+  // Polishing: J, its triplets, delta', J^T J, J^T F and their factorisations.
+  std::vector<Eigen::Triplet<Real>> triplets_;
+  SparseMat jac_;
+  Real deltaW_ = 0;
+  SparseMat jtj_;
+  VecX jtf_;
+  Eigen::SparseLU<SparseMat> lu_;
+  Eigen::SimplicialLDLT<SparseMat, Eigen::Lower> ldlt_;
+  bool luAnalysed_ = false;
+  bool ldltAnalysed_ = false;
+};
 
 }  // namespace
 
 void runIpm(const LocalContext& ctx, LocalSolverResult& result) {
-  const LocalSolverSettings& s = ctx.settings;
-  const LocalProblem& prob = ctx.problem;
-  const std::size_t n = ctx.n;
-  const auto m = static_cast<Eigen::Index>(3 * n);
-  const Real* mu = prob.mu.data();
-
-  BestIterate best;
-  {
-    VecX r0 = VecX::Zero(m);
-    VecX u0;
-    best.offer(r0, u0, relaxedError(ctx, r0, u0));
-  }
-
-  // Scaled problem: N = S W S, p = S q, S = diag(1, mu, mu) per contact.
-  VecX sc(m);
-  for (std::size_t i = 0; i < n; ++i) {
-    sc.segment<3>(static_cast<Eigen::Index>(3 * i)) = Vec3(1.0, mu[i], mu[i]);
-  }
-  const SparseMat wt = prob.W.transpose();
-  const Real asym = SparseMat(prob.W - wt).norm();
-  const bool symmetric = asym <= 1e-12 * prob.W.norm();
-  const SparseMat wUsed = symmetric ? SparseMat(0.5 * (prob.W + wt)) : prob.W;
-  const SparseMat nMat = sc.asDiagonal() * wUsed * sc.asDiagonal();
-  const VecX p = sc.cwiseProduct(prob.q);
-
-  BlockDiagonalSlots newton(nMat, n);
-  const std::vector<Real> base(newton.a.valuePtr(), newton.a.valuePtr() + newton.a.nonZeros());
-  const Real diagMean = meanPositiveDiagonal(nMat);
-  const Real delta = s.ipmRegularization * diagMean;
-  NewtonSolver solver(symmetric);
-  Real deltaUsed = delta;
-
-  // Start.
-  const Real pInf = p.cwiseAbs().maxCoeff();
-  const Real rhoY = pInf > 0.0 ? pInf : 1.0;
-  const Real rhoX = rhoY / diagMean;
-  VecX x = VecX::Zero(m);
-  for (std::size_t i = 0; i < n; ++i) {
-    x[static_cast<Eigen::Index>(3 * i)] = rhoX;
-  }
-  VecX y = nMat * x + p;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto k = static_cast<Eigen::Index>(3 * i);
-    const Real lowest = y[k] - std::hypot(y[k + 1], y[k + 2]);
-    if (lowest < rhoY) {
-      y[k] += rhoY - lowest;
-    }
-  }
-
-  std::vector<NtScaling> nt(n);
-  VecX rp(m);
-  VecX rhs(m);
-  VecX dxAff(m);
-  VecX dyAff(m);
-  VecX r(m);
-  VecX u(m);
-  std::uint32_t iterations = 0;
-  const auto nReal = static_cast<Real>(n);
-
-  // One Newton direction for the complementarity target t (per contact from `target`).
-  auto direction = [&](auto&& target, VecX& dx, VecX& dy) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      const Vec3 di = ipm::arrowSolve(nt[i].lambda, target(i));
-      rhs.segment<3>(k) = nt[i].applyInverse(di) + rp.segment<3>(k);
-    }
-    dx = solver.solve(rhs);
-    // Iterative refinement against the matrix without the shift delta.
-    for (int refine = 0; refine < 2; ++refine) {
-      const VecX res = rhs - (newton.a * dx - deltaUsed * dx);
-      dx += solver.solve(res);
-    }
-    dy = nMat * dx - rp;
-  };
-  auto maxStep = [&](const VecX& dx, const VecX& dy) {
-    Real a = std::numeric_limits<Real>::infinity();
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      a = std::min({a, ipm::maxConeStep(x.segment<3>(k), dx.segment<3>(k)),
-                    ipm::maxConeStep(y.segment<3>(k), dy.segment<3>(k))});
-    }
-    return a;
-  };
-
-  for (std::uint32_t it = 0; it < s.ipmMaxIter && !(best.error <= s.tolerance); ++it) {
-    // Scalings and the Newton matrix N + G^-2 + delta I (delta raised if the factorisation
-    // fails).
-    for (std::size_t i = 0; i < n; ++i) {
-      nt[i] = ipm::ntScaling(x.segment<3>(static_cast<Eigen::Index>(3 * i)),
-                             y.segment<3>(static_cast<Eigen::Index>(3 * i)));
-    }
-    bool factorised = false;
-    for (int attempt = 0; attempt < 4 && !factorised; ++attempt) {
-      deltaUsed = attempt == 0 ? delta : std::max(100.0 * deltaUsed, 1e-14 * diagMean);
-      Real* values = newton.a.valuePtr();
-      std::copy(base.begin(), base.end(), values);
-      for (std::size_t i = 0; i < n; ++i) {
-        const Mat3 gi = nt[i].inverseMatrix();
-        const Mat3 gi2 = gi * gi + deltaUsed * Mat3::Identity();
-        for (int c = 0; c < 3; ++c) {
-          for (int rr = 0; rr < 3; ++rr) {
-            values[newton.slot[i][static_cast<std::size_t>(3 * c + rr)]] += gi2(rr, c);
-          }
-        }
-      }
-      factorised = solver.factorize(newton.a);
-    }
-    if (!factorised) {
-      break;
-    }
-    rp = y - nMat * x - p;
-    const Real muC = x.dot(y) / nReal;
-
-    // Predictor.
-    direction([&](std::size_t i) { return Vec3(-ipm::jordanProduct(nt[i].lambda, nt[i].lambda)); },
-              dxAff, dyAff);
-    const Real aAff = std::min(1.0, maxStep(dxAff, dyAff));
-    const Real muAff = (x + aAff * dxAff).dot(y + aAff * dyAff) / nReal;
-    const Real sigma = std::clamp(std::pow(muAff / muC, 3), 0.0, 1.0);
-
-    // Corrector.
-    VecX dx(m);
-    VecX dy(m);
-    direction(
-        [&](std::size_t i) {
-          const auto k = static_cast<Eigen::Index>(3 * i);
-          const Vec3 corr = ipm::jordanProduct(nt[i].applyInverse(dxAff.segment<3>(k)),
-                                               nt[i].apply(dyAff.segment<3>(k)));
-          return Vec3(Vec3(sigma * muC, 0.0, 0.0) - ipm::jordanProduct(nt[i].lambda, nt[i].lambda) -
-                      corr);
-        },
-        dx, dy);
-    const Real a = std::min(1.0, s.ipmStepFraction * maxStep(dx, dy));
-    if (!(a > 1e-12) || !dx.allFinite() || !dy.allFinite()) {
-      break;
-    }
-    x += a * dx;
-    y += a * dy;
-    iterations = it + 1;
-
-    r = sc.cwiseProduct(x);
-    const Real e = relaxedError(ctx, r, u);
-    if (!std::isfinite(e)) {
-      result.finite = false;
-      break;
-    }
-    best.offer(r, u, e);
-  }
-  result.polishSteps = polish(ctx, best);
-  if (!(best.error <= s.tolerance) && s.ipmApgdSteps > 0) {
-    // Projection steps: APGD on the relaxation from the best iterate (linear convergence, but it
-    // settles the contacts whose active set the Newton steps do not identify).
-    LocalSolverSettings apgd = s;
-    apgd.method = LocalSolverMethod::Apgd;
-    apgd.apgdDeSaxce = false;
-    apgd.errorMeasure = LocalErrorMeasure::Relaxed;
-    apgd.maxIter = s.ipmApgdSteps;
-    const LocalContext apgdCtx(prob, apgd);
-    LocalSolverResult pg;
-    runApgd(apgdCtx, best.r, pg);
-    result.polishSteps += pg.iterations;
-    if (pg.finite) {
-      best.offer(pg.r, pg.u, pg.error);
-    }
-  }
-  result.iterations = iterations + result.polishSteps;
-  result.r = std::move(best.r);
-  result.u = std::move(best.u);
-  result.error = best.error;
-  result.converged = result.error <= s.tolerance;
+  AssembledIpmOps ops(ctx);
+  ipmIterate(ops, ctx.settings, result);
 }
 
 }  // namespace grain::detail

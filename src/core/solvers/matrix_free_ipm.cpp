@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The interior point method of local_ipm.hpp on the matrix-free problem (solveIpm,
-// matrix_free_problem.hpp): Newton systems by preconditioned conjugate gradients, polishing by
-// restarted GMRES and CG, every product through MatrixFreeOps::multiply and every global quantity
-// through its reductions.
+// matrix_free_problem.hpp): the iteration of local_ipm_iteration.hpp with Newton systems by
+// preconditioned conjugate gradients, polishing by restarted GMRES and CG, every product through
+// MatrixFreeOps::multiply and every global quantity through its reductions.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -17,6 +17,7 @@
 #include <grain/core/solvers/prox.hpp>
 
 #include "local_apgd.hpp"
+#include "local_ipm_iteration.hpp"
 #include "local_pqn_iteration.hpp"
 #include "local_solver_detail.hpp"
 #include "matrix_free_ops.hpp"
@@ -105,145 +106,198 @@ Real meanPositiveDiagonal(const MatrixFreeOps& ops, const VecX& sc) {
 /// Restart length of the polishing GMRES (memory: 2 restart vectors of 3n entries).
 constexpr std::uint32_t kPolishGmresRestart = 30;
 
-/// The semismooth Newton and Levenberg-Marquardt polishing of local_ipm.hpp on the matrix-free
-/// problem, the linear systems by Krylov methods instead of sparse LU and LDL^T:
+/// The IpmOps (local_ipm_iteration.hpp) of the matrix-free problem: the Newton systems by PCG
+/// with the block-Jacobi preconditioner (N_ii + G_i^-2 + delta I)^-1, N dx = S (W S dx)
+/// accumulated from the products of the CG directions. The polishing's linear systems by Krylov
+/// methods instead of sparse LU and LDL^T:
 ///   - (J + delta' I) dr = -F by restarted GMRES(30), right block-Jacobi preconditioner
 ///     (D_i W_ii + I - D_i + delta' I)^-1 (PqnNewtonOperator with X = D, Y = I - D);
 ///   - (J^T J + s I) dr = -J^T F by PCG (J^T v = v - D v + W D v, W and D symmetric; two products
 ///     per iteration), preconditioner (J_ii^T J_ii + s I)^-1, J_ii = I - D_i + D_i W_ii; the
 ///     shift's scale mean diag(J^T J) is taken from these blocks (the assembled method reads the
 ///     whole columns of J).
-/// Both stop at ipmCgTolerance relative or ipmCgMaxIter iterations. Returns the accepted steps.
-std::uint32_t polish(MatrixFreeOps& ops, const LocalSolverSettings& s, BestIterate& best,
-                     LocalSolverResult& result) {
-  const std::size_t n = ops.contacts();
-  const auto m = static_cast<Eigen::Index>(3 * n);
-  const Real delta = std::max(s.ipmRegularization, Real(1e-14));
-  const Real deltaW = delta * meanPositiveDiagonal(ops, VecX::Ones(m));
-  detail::PqnNewtonOperator<MatrixFreeOps> op{ops, {}, {}, {}, deltaW, {}};
-  op.x.resize(n);
-  op.y.resize(n);
-  op.preconditioner.resize(n);
-  std::vector<Mat3> jii(n);
-  std::vector<Mat3> lmPreconditioner(n);
-  VecX f(m);
-  VecX uTrial(m);
-  VecX scratch(m);
-  std::uint32_t steps = 0;
-  for (std::uint32_t it = 0; it < s.ipmPolishSteps && !(best.error <= s.tolerance); ++it) {
+/// Both stop at ipmCgTolerance relative or ipmCgMaxIter iterations.
+class MatrixFreeIpmOps : public MatrixFreeOps {
+ public:
+  MatrixFreeIpmOps(const MatrixFreeOps& ops, const LocalSolverSettings& s)
+      : MatrixFreeOps(ops), settings_(s), newton_{*this, {}, {}, {}, 0.0, {}} {}
+  MatrixFreeIpmOps(const MatrixFreeIpmOps&) = delete;
+  MatrixFreeIpmOps& operator=(const MatrixFreeIpmOps&) = delete;
+
+  Real scale(const VecX& sc) {
+    const std::size_t n = contacts();
+    sc_ = sc;
+    nBlock_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      const Vec3 z = best.r.segment<3>(k) - best.u.segment<3>(k);
-      const Mat3 d = ipm::coneProjectionJacobian(z, ops.mu(i));
-      f.segment<3>(k) = best.r.segment<3>(k) - prox::projectCone(z, ops.mu(i));
-      op.x[i] = d;
-      op.y[i] = Mat3::Identity() - d;
-      jii[i] = op.y[i] + d * ops.diagonalBlock(i);
-      op.preconditioner[i] = safeInverse(jii[i] + deltaW * Mat3::Identity());
+      const Vec3 si = sc.segment<3>(static_cast<Eigen::Index>(3 * i));
+      nBlock_[i] = si.asDiagonal() * diagonalBlock(i) * si.asDiagonal();
     }
-    bool accepted = false;
-    auto tryStep = [&](const VecX& dr) {
-      if (!ops.allTrue(dr.allFinite())) {
-        return;
-      }
-      Real tau = 1.0;
-      for (int halving = 0; halving <= 2 && !accepted; ++halving, tau *= 0.5) {
-        const VecX rTrial = best.r + tau * dr;
-        ops.multiply(rTrial, uTrial);
-        uTrial += ops.q();
-        const Real e = ops.error(rTrial, uTrial);
-        if (e < best.error) {
-          best.offer(rTrial, uTrial, e);
-          accepted = true;
-        }
+    const Real diagMean = meanPositiveDiagonal(*this, sc);
+    delta_ = settings_.ipmRegularization * diagMean;
+    return diagMean;
+  }
+  /// N x = S (W S x).
+  void newtonProduct(const VecX& /*x*/, const VecX& wsx, VecX& nx) const {
+    nx = sc_.cwiseProduct(wsx);
+  }
+  bool prepare(const std::vector<Mat3>& gInv2) {
+    preconditioner_.resize(gInv2.size());
+    for (std::size_t i = 0; i < gInv2.size(); ++i) {
+      preconditioner_[i] = safeInverse(nBlock_[i] + gInv2[i] + delta_ * Mat3::Identity());
+    }
+    gInv2_ = gInv2;
+    return true;
+  }
+  std::uint32_t solve(const VecX& rhs, VecX& dx, VecX& ndx) {
+    const auto m = rhs.size();
+    const std::size_t n = gInv2_.size();
+    const VecX& sc = sc_;
+    VecX& wsp = wsp_;
+    const Mat3* gInv2 = gInv2_.data();
+    const Mat3* preconditioner = preconditioner_.data();
+    auto applyNewton = [&](const VecX& v, VecX& out) {
+      multiply(sc.cwiseProduct(v), wsp);
+      out = sc.cwiseProduct(wsp);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto k = static_cast<Eigen::Index>(3 * i);
+        out.segment<3>(k) += gInv2[i] * v.segment<3>(k);
       }
     };
-    // The semismooth Newton step, restarted GMRES from 0 on the residual of the previous cycles.
-    {
-      const VecX b = -f;
-      const Real bNorm = op.norm(b);
-      const Real tol = s.ipmCgTolerance * bNorm;
-      VecX dr = VecX::Zero(m);
-      VecX residual = b;
-      std::uint32_t used = 0;
-      while (used < s.ipmCgMaxIter) {
-        std::uint32_t cycle = 0;
-        dr += detail::pqnGmres(op, residual, tol,
-                               std::min(kPolishGmresRestart, s.ipmCgMaxIter - used), cycle);
-        used += cycle;
-        op.apply(dr, scratch);
-        residual = b - scratch;
-        if (cycle == 0 || !(op.norm(residual) > tol)) {
-          break;
-        }
-      }
-      result.cgIterations += used;
-      tryStep(dr);
-    }
-    if (!accepted) {
-      // J v and J^T v (D symmetric, W symmetric).
-      VecX jv(m);
-      auto applyJ = [&](const VecX& v, VecX& out) {
-        ops.multiply(v, scratch);
-        out.resize(m);
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto k = static_cast<Eigen::Index>(3 * i);
-          out.segment<3>(k) = op.y[i] * v.segment<3>(k) + op.x[i] * scratch.segment<3>(k);
-        }
-      };
-      auto applyJt = [&](const VecX& v, VecX& out) {
-        VecX dv(m);
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto k = static_cast<Eigen::Index>(3 * i);
-          dv.segment<3>(k) = op.x[i] * v.segment<3>(k);
-        }
-        ops.multiply(dv, scratch);
-        out.resize(m);
-        for (std::size_t i = 0; i < n; ++i) {
-          const auto k = static_cast<Eigen::Index>(3 * i);
-          out.segment<3>(k) = op.y[i] * v.segment<3>(k) + scratch.segment<3>(k);
-        }
-      };
-      VecX jtf(m);
-      applyJt(f, jtf);
-      std::array<Real, 2> diag{};
+    auto precondition = [&](const VecX& v, VecX& out) {
+      out.resize(m);
       for (std::size_t i = 0; i < n; ++i) {
-        diag[0] += (jii[i].transpose() * jii[i]).trace();
-        diag[1] += 3.0;
+        const auto k = static_cast<Eigen::Index>(3 * i);
+        out.segment<3>(k) = preconditioner[i] * v.segment<3>(k);
       }
-      ops.sum(diag);
-      const Real meanDiag = diag[0] > 0.0 ? diag[0] / diag[1] : 1.0;
-      Real shift = meanDiag * std::max(std::min(best.error, Real(1e-6)), delta);
-      for (int attempt = 0; attempt < 4 && !accepted; ++attempt, shift *= 100.0) {
-        for (std::size_t i = 0; i < n; ++i) {
-          lmPreconditioner[i] = safeInverse(jii[i].transpose() * jii[i] + shift * Mat3::Identity());
-        }
-        VecX dr;
-        result.cgIterations += pcg(
-            ops, jtf, s.ipmCgTolerance, s.ipmCgMaxIter,
-            [&](const VecX& v, VecX& out) {
-              applyJ(v, jv);
-              applyJt(jv, out);
-              out += shift * v;
-            },
-            [&](const VecX& v, VecX& out) {
-              out.resize(m);
-              for (std::size_t i = 0; i < n; ++i) {
-                const auto k = static_cast<Eigen::Index>(3 * i);
-                out.segment<3>(k) = lmPreconditioner[i] * v.segment<3>(k);
-              }
-            },
-            [](Real) {}, dr);
-        tryStep(-dr);
-      }
-    }
-    if (!accepted) {
-      break;
-    }
-    ++steps;
+    };
+    wsdx_.setZero(m);
+    VecX& wsdx = wsdx_;
+    const std::uint32_t iterations = pcg(
+        *this, rhs, settings_.ipmCgTolerance, settings_.ipmCgMaxIter, applyNewton, precondition,
+        [&](Real alpha) { wsdx += alpha * wsp; }, dx);
+    ndx = sc.cwiseProduct(wsdx);
+    return iterations;
   }
-  return steps;
-}
+
+  Real polishScale() const {
+    return meanPositiveDiagonal(*this, VecX::Ones(static_cast<Eigen::Index>(3 * contacts())));
+  }
+  void linearise(const std::vector<Mat3>& d, Real deltaW) {
+    const std::size_t n = d.size();
+    newton_.x.resize(n);
+    newton_.y.resize(n);
+    newton_.preconditioner.resize(n);
+    newton_.delta = deltaW;
+    jii_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      newton_.x[i] = d[i];
+      newton_.y[i] = Mat3::Identity() - d[i];
+      jii_[i] = newton_.y[i] + d[i] * diagonalBlock(i);
+      newton_.preconditioner[i] = safeInverse(jii_[i] + deltaW * Mat3::Identity());
+    }
+  }
+  /// Restarted GMRES from 0 on the residual of the previous cycles.
+  bool newtonStep(const VecX& f, VecX& dr, std::uint32_t& krylov) {
+    const VecX b = -f;
+    const Real tol = settings_.ipmCgTolerance * newton_.norm(b);
+    dr.setZero(b.size());
+    VecX residual = b;
+    std::uint32_t used = 0;
+    while (used < settings_.ipmCgMaxIter) {
+      std::uint32_t cycle = 0;
+      dr += detail::pqnGmres(newton_, residual, tol,
+                             std::min(kPolishGmresRestart, settings_.ipmCgMaxIter - used), cycle);
+      used += cycle;
+      newton_.apply(dr, scratch_);
+      residual = b - scratch_;
+      if (cycle == 0 || !(newton_.norm(residual) > tol)) {
+        break;
+      }
+    }
+    krylov += used;
+    return true;
+  }
+  /// J^T F; the mean diagonal entry of the blocks J_ii^T J_ii (one reduction).
+  Real levenbergMarquardtScale(const VecX& f) {
+    applyJt(f, jtf_);
+    std::array<Real, 2> diag{};
+    for (const Mat3& j : jii_) {
+      diag[0] += (j.transpose() * j).trace();
+      diag[1] += 3.0;
+    }
+    sum(diag);
+    return diag[0] > 0.0 ? diag[0] / diag[1] : 1.0;
+  }
+  bool levenbergMarquardtStep(Real shift, VecX& dr, std::uint32_t& krylov) {
+    const std::size_t n = jii_.size();
+    lmPreconditioner_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      lmPreconditioner_[i] = safeInverse(jii_[i].transpose() * jii_[i] + shift * Mat3::Identity());
+    }
+    krylov += pcg(
+        *this, jtf_, settings_.ipmCgTolerance, settings_.ipmCgMaxIter,
+        [&](const VecX& v, VecX& out) {
+          applyJ(v, jv_);
+          applyJt(jv_, out);
+          out += shift * v;
+        },
+        [&](const VecX& v, VecX& out) {
+          out.resize(v.size());
+          for (std::size_t i = 0; i < n; ++i) {
+            const auto k = static_cast<Eigen::Index>(3 * i);
+            out.segment<3>(k) = lmPreconditioner_[i] * v.segment<3>(k);
+          }
+        },
+        [](Real) {}, dr);
+    return true;
+  }
+  void apgd(const LocalSolverSettings& s, const VecX& r, LocalSolverResult& pg) {
+    detail::apgdIterate(static_cast<MatrixFreeOps&>(*this), s, r, pg);
+  }
+
+ private:
+  const LocalSolverSettings& settings_;
+  VecX sc_;                           // S
+  std::vector<Mat3> nBlock_;          // N_ii = S_i W_ii S_i
+  std::vector<Mat3> preconditioner_;  // (N_ii + G_i^-2 + delta I)^-1
+  std::vector<Mat3> gInv2_;           // G_i^-2 of this iteration
+  Real delta_ = 0;
+  VecX wsp_;   // W S p of the current CG direction
+  VecX wsdx_;  // W S dx, accumulated from the CG directions
+  // Polishing: the operator J + delta' I (X = D, Y = I - D) and its preconditioner, the blocks
+  // J_ii, the Levenberg-Marquardt preconditioner, J^T F and scratch vectors.
+  detail::PqnNewtonOperator<MatrixFreeOps> newton_;
+  std::vector<Mat3> jii_;
+  std::vector<Mat3> lmPreconditioner_;
+  VecX jtf_;
+  VecX jv_;
+  VecX scratch_;
+
+  /// out = J v = (I - D) v + D W v.
+  void applyJ(const VecX& v, VecX& out) {
+    multiply(v, scratch_);
+    out.resize(v.size());
+    for (std::size_t i = 0; i < jii_.size(); ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      out.segment<3>(k) = newton_.y[i] * v.segment<3>(k) + newton_.x[i] * scratch_.segment<3>(k);
+    }
+  }
+  /// out = J^T v = (I - D) v + W D v (D and W symmetric).
+  void applyJt(const VecX& v, VecX& out) {
+    dv_.resize(v.size());
+    for (std::size_t i = 0; i < jii_.size(); ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      dv_.segment<3>(k) = newton_.x[i] * v.segment<3>(k);
+    }
+    multiply(dv_, scratch_);
+    out.resize(v.size());
+    for (std::size_t i = 0; i < jii_.size(); ++i) {
+      const auto k = static_cast<Eigen::Index>(3 * i);
+      out.segment<3>(k) = newton_.y[i] * v.segment<3>(k) + scratch_.segment<3>(k);
+    }
+  }
+  VecX dv_;
+};
 
 }  // namespace
 
@@ -252,205 +306,16 @@ void solveIpm(MatrixFreeProblem& problem, const LocalSolverSettings& s, const Ve
   const auto start = std::chrono::steady_clock::now();
   validate(s);
   result.resetKeepingStorage();
-  const std::size_t n = problem.contactCount();
-  const auto m = static_cast<Eigen::Index>(3 * n);
+  const auto m = static_cast<Eigen::Index>(3 * problem.contactCount());
   if (initialGuess != nullptr) {
     GRAIN_REQUIRE(initialGuess->size() == m, "initial guess must have 3n = " + std::to_string(m) +
                                                  " entries, got " +
                                                  std::to_string(initialGuess->size()));
   }
-  MatrixFreeOps ops{problem, LocalErrorMeasure::Relaxed, reducer,
-                    split,   &result.delassusProducts,   &result.reductions};
-  const VecX& q = problem.q();
-  // Contacts over all processes (none: r = 0 solves the empty problem, on every process alike).
-  const Real total = ops.sum(static_cast<Real>(n));
-  if (!(total > 0.0)) {
-    result.r = VecX::Zero(m);
-    result.u = q;
-    result.error = 0.0;
-    result.converged = true;
-    result.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return;
-  }
-
-  BestIterate best;
-  best.offer(VecX::Zero(m), q, ops.error(VecX::Zero(m), q));
-
-  // Scaled problem: N = S W S, p = S q, S = diag(1, mu, mu) per contact.
-  VecX sc(m);
-  for (std::size_t i = 0; i < n; ++i) {
-    sc.segment<3>(static_cast<Eigen::Index>(3 * i)) = Vec3(1.0, ops.mu(i), ops.mu(i));
-  }
-  const VecX p = sc.cwiseProduct(q);
-  std::vector<Mat3> nBlock(n);  // N_ii = S_i W_ii S_i
-  for (std::size_t i = 0; i < n; ++i) {
-    const Vec3 si = sc.segment<3>(static_cast<Eigen::Index>(3 * i));
-    nBlock[i] = si.asDiagonal() * ops.diagonalBlock(i) * si.asDiagonal();
-  }
-  const Real diagMean = meanPositiveDiagonal(ops, sc);
-  const Real delta = s.ipmRegularization * diagMean;
-
-  // Start.
-  const Real pInf = ops.max(n > 0 ? p.cwiseAbs().maxCoeff() : 0.0);
-  const Real rhoY = pInf > 0.0 ? pInf : 1.0;
-  const Real rhoX = rhoY / diagMean;
-  VecX x = VecX::Zero(m);
-  for (std::size_t i = 0; i < n; ++i) {
-    x[static_cast<Eigen::Index>(3 * i)] = rhoX;
-  }
-  VecX wsx(m);  // W S x
-  ops.multiply(sc.cwiseProduct(x), wsx);
-  VecX y = sc.cwiseProduct(wsx) + p;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto k = static_cast<Eigen::Index>(3 * i);
-    const Real lowest = y[k] - std::hypot(y[k + 1], y[k + 2]);
-    if (lowest < rhoY) {
-      y[k] += rhoY - lowest;
-    }
-  }
-
-  std::vector<ipm::NtScaling> nt(n);
-  std::vector<Mat3> gInv2(n);           // G_i^-2
-  std::vector<Mat3> preconditioner(n);  // (N_ii + G_i^-2 + delta I)^-1
-  VecX rp(m);
-  VecX rhs(m);
-  VecX dxAff(m);
-  VecX dyAff(m);
-  VecX dx(m);
-  VecX dy(m);
-  VecX wsp(m);   // W S p of the current CG direction
-  VecX wsdx(m);  // W S dx, accumulated from the CG directions
-  VecX r(m);
-  VecX u(m);
-  std::uint32_t iterations = 0;
-
-  auto applyNewton = [&](const VecX& v, VecX& out) {
-    ops.multiply(sc.cwiseProduct(v), wsp);
-    out = sc.cwiseProduct(wsp);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      out.segment<3>(k) += gInv2[i] * v.segment<3>(k);
-    }
-  };
-  auto precondition = [&](const VecX& v, VecX& out) {
-    out.resize(m);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      out.segment<3>(k) = preconditioner[i] * v.segment<3>(k);
-    }
-  };
-  // One Newton direction for the complementarity target t (per contact from `target`): dx by
-  // PCG, dy = N dx - r_p with N dx = S (W S dx) accumulated from the CG directions' products.
-  auto direction = [&](auto&& target, VecX& dxOut, VecX& dyOut) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      const Vec3 di = ipm::arrowSolve(nt[i].lambda, target(i));
-      rhs.segment<3>(k) = nt[i].applyInverse(di) + rp.segment<3>(k);
-    }
-    wsdx.setZero(m);
-    result.cgIterations += pcg(
-        ops, rhs, s.ipmCgTolerance, s.ipmCgMaxIter, applyNewton, precondition,
-        [&](Real alpha) { wsdx += alpha * wsp; }, dxOut);
-    dyOut = sc.cwiseProduct(wsdx) - rp;
-  };
-  // The largest step keeping x and y in L over all processes; -infinity if a direction is not
-  // finite on some process.
-  auto maxStep = [&](const VecX& dxv, const VecX& dyv) {
-    Real a = std::numeric_limits<Real>::infinity();
-    if (!dxv.allFinite() || !dyv.allFinite()) {
-      a = -std::numeric_limits<Real>::infinity();
-    } else {
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto k = static_cast<Eigen::Index>(3 * i);
-        a = std::min({a, ipm::maxConeStep(x.segment<3>(k), dxv.segment<3>(k)),
-                      ipm::maxConeStep(y.segment<3>(k), dyv.segment<3>(k))});
-      }
-    }
-    return -ops.max(-a);
-  };
-
-  for (std::uint32_t it = 0; it < s.ipmMaxIter && !(best.error <= s.tolerance); ++it) {
-    // Scalings, Newton blocks G_i^-2 and the preconditioner; x . y and the count of contacts
-    // whose scaling is not finite (a pair numerically on the cone boundary) in one reduction.
-    std::array<Real, 2> sums{x.dot(y), 0.0};
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto k = static_cast<Eigen::Index>(3 * i);
-      nt[i] = ipm::ntScaling(x.segment<3>(k), y.segment<3>(k));
-      const Mat3 gi = nt[i].inverseMatrix();
-      gInv2[i] = gi * gi;
-      if (!gInv2[i].allFinite() || !nt[i].lambda.allFinite()) {
-        sums[1] += 1.0;
-      }
-    }
-    ops.sum(sums);
-    for (std::size_t i = 0; i < n; ++i) {
-      preconditioner[i] = safeInverse(nBlock[i] + gInv2[i] + delta * Mat3::Identity());
-    }
-    if (sums[1] > 0.0) {
-      // The Newton matrix is not finite: stop, as the assembled method does when it cannot
-      // factorise it.
-      break;
-    }
-    rp = y - sc.cwiseProduct(wsx) - p;
-    const Real muC = sums[0] / total;
-
-    // Predictor.
-    direction([&](std::size_t i) { return Vec3(-ipm::jordanProduct(nt[i].lambda, nt[i].lambda)); },
-              dxAff, dyAff);
-    const Real aAff = std::min(1.0, maxStep(dxAff, dyAff));
-    const Real muAff = ops.sum((x + aAff * dxAff).dot(y + aAff * dyAff)) / total;
-    const Real sigma = std::clamp(std::pow(muAff / muC, 3), 0.0, 1.0);
-
-    // Corrector.
-    direction(
-        [&](std::size_t i) {
-          const auto k = static_cast<Eigen::Index>(3 * i);
-          const Vec3 corr = ipm::jordanProduct(nt[i].applyInverse(dxAff.segment<3>(k)),
-                                               nt[i].apply(dyAff.segment<3>(k)));
-          return Vec3(Vec3(sigma * muC, 0.0, 0.0) - ipm::jordanProduct(nt[i].lambda, nt[i].lambda) -
-                      corr);
-        },
-        dx, dy);
-    const Real a = std::min(1.0, s.ipmStepFraction * maxStep(dx, dy));
-    if (!(a > 1e-12)) {
-      break;
-    }
-    x += a * dx;
-    y += a * dy;
-    iterations = it + 1;
-
-    // u = W r + q with r = S x (and W S x for the next residual).
-    r = sc.cwiseProduct(x);
-    ops.multiply(r, wsx);
-    u = wsx + q;
-    const Real e = ops.error(r, u);
-    if (!std::isfinite(e)) {
-      result.finite = false;
-      break;
-    }
-    best.offer(r, u, e);
-  }
-  result.polishSteps = polish(ops, s, best, result);
-  if (!(best.error <= s.tolerance) && s.ipmApgdSteps > 0) {
-    // Projection steps: APGD on the relaxation from the best iterate (as the assembled method).
-    LocalSolverSettings apgd = s;
-    apgd.method = LocalSolverMethod::Apgd;
-    apgd.apgdDeSaxce = false;
-    apgd.errorMeasure = LocalErrorMeasure::Relaxed;
-    apgd.maxIter = s.ipmApgdSteps;
-    LocalSolverResult pg;
-    detail::apgdIterate(ops, apgd, best.r, pg);
-    result.polishSteps += pg.iterations;
-    if (pg.finite) {
-      best.offer(pg.r, pg.u, pg.error);
-    }
-  }
-  result.iterations = iterations + result.polishSteps;
-  result.r = std::move(best.r);
-  result.u = std::move(best.u);
-  result.error = best.error;
-  result.converged = result.error <= s.tolerance;
+  MatrixFreeIpmOps ops({problem, LocalErrorMeasure::Relaxed, reducer, split,
+                        &result.delassusProducts, &result.reductions},
+                       s);
+  detail::ipmIterate(ops, s, result);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -52,7 +52,9 @@
 ///
 /// Stopping and polishing. After every iteration the relaxed error
 /// (LocalErrorMeasure::Relaxed) of r = S x, u = W r + q is evaluated; the method stops when it
-/// is <= tolerance, after ipmMaxIter iterations, or when the step length falls below 1e-12. The
+/// is <= tolerance, after ipmMaxIter iterations, when the step length falls below 1e-12 (or a
+/// direction is not finite), when a scaling G_i is not finite (a pair numerically on the cone
+/// boundary) or when the Newton matrix cannot be factorised. The
 /// iterate with the smallest error is then polished, if it has not converged, by at most
 /// ipmPolishSteps Newton steps on the relaxed natural map F(r) = r - P_K(r - (W r + q)) with the
 /// generalised Jacobian J = I - D + D W, D = blockdiag of the Jacobians of P_K at r - u
