@@ -4,9 +4,13 @@
 # bench/smpi_scaling.sh (spheres touching on a simple cubic lattice, 30 fixed sweeps per step,
 # warm start, no MPISettings: grain's default decomposition).
 #
-#   bench/mpi_speedup.sh [--bodies N] [--steps S] [--repeat K] [BINARY [BINARY_B]]
+#   bench/mpi_speedup.sh [--bodies N] [--steps S] [--repeat K] [--jitter D] [BINARY [BINARY_B]]
 #
-# N bodies (default 40000), S steps (default 40), K repetitions (default 5); BINARY defaults to
+# N bodies (default 40000), S steps (default 40), K repetitions (default 5); D (m, default 0)
+# moves every sphere's start by D in a random direction (the scene's InitialPosition jitter): the
+# perfect lattice (D = 0) lets one process keep exact symmetry, which 2 processes lose (see
+# docs/benchmarks.md, "Two processes against one"); D = 1e-9 gives every run the round-off of a
+# real pile. BINARY defaults to
 # build/release/apps/grain_sim_mpi/grain-sim-mpi. With BINARY_B the two builds are alternated
 # (A 1, A 2, B 1, B 2, then again), so that a change of the machine's load falls on both. Per run:
 #   run BUILD processes P  s/step T  whole W  load L
@@ -20,13 +24,15 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bodies=40000
 steps=40
 repeat=5
+jitter=0
 builds=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --bodies) bodies="$2"; shift 2 ;;
     --steps) steps="$2"; shift 2 ;;
     --repeat) repeat="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --jitter) jitter="$2"; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mpi_speedup.sh: unknown option $1" >&2; exit 2 ;;
     *) builds+=("$(realpath "$1")"); shift ;;
   esac
@@ -36,10 +42,17 @@ if [ ${#builds[@]} -eq 0 ]; then
   [ -x "${builds[0]}" ] || cmake --build --preset release --target grain-sim-mpi >&2
 fi
 [ "$steps" -ge 7 ] || { echo "mpi_speedup.sh: --steps must be at least 7" >&2; exit 2; }
+/usr/bin/python3 -c "import sys; sys.exit(0 if float('$jitter') >= 0 else 1)" 2> /dev/null ||
+  { echo "mpi_speedup.sh: --jitter must be a length >= 0 (m), got $jitter" >&2; exit 2; }
 out="$root/build/bench_speedup"
 rm -rf "$out"
 mkdir -p "$out"
 "$root/bench/smpi_scaling.sh" --bodies-per-rank "$bodies" --write-scene 1 "$out/scene.xml" >&2
+if [ "$jitter" != 0 ]; then
+  sed -i "s/jitter=\"false\" delta=\"0\"/jitter=\"true\" delta=\"$jitter\"/" "$out/scene.xml"
+  grep -q "jitter=\"true\" delta=\"$jitter\"" "$out/scene.xml" ||
+    { echo "mpi_speedup.sh: could not set the jitter in $out/scene.xml" >&2; exit 1; }
+fi
 end=$(/usr/bin/python3 -c "print(0.0005 * $steps)")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
