@@ -4,9 +4,11 @@
 # touching on a simple cubic lattice, 30 fixed sweeps per step, warm start), and the same scene on
 # 2 processes x 1 thread (grain-sim-mpi) for comparison.
 #
-#   bench/thread_speedup.sh [--bodies N] [--steps S] [--repeat K] [--no-mpi]
+#   bench/thread_speedup.sh [--bodies N] [--steps S] [--repeat K] [--jitter D] [--no-mpi]
 #
-# N bodies (default 40000), S steps (default 40), K repetitions (default 5), with the builds of
+# N bodies (default 40000), S steps (default 40), K repetitions (default 5), D the start jitter
+# (m, default 0; as bench/mpi_speedup.sh: 1e-9 gives the perfect lattice a real pile's
+# round-off, which the coloured sweeps of 2 threads have anyway), with the builds of
 # build/release (grain-sim, grain-sim-mpi). Each repetition runs grain-sim --threads 1, grain-sim
 # --threads 2 and mpirun -np 2 grain-sim-mpi (unless --no-mpi), in turn. Per run:
 #   run CONFIG  s/step T  graph G  solve V  whole W  load L
@@ -21,23 +23,32 @@ bodies=40000
 steps=40
 repeat=5
 mpi=1
+jitter=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bodies) bodies="$2"; shift 2 ;;
     --steps) steps="$2"; shift 2 ;;
     --repeat) repeat="$2"; shift 2 ;;
     --no-mpi) mpi=0; shift ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --jitter) jitter="$2"; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "thread_speedup.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 [ "$steps" -ge 7 ] || { echo "thread_speedup.sh: --steps must be at least 7" >&2; exit 2; }
+/usr/bin/python3 -c "import sys; sys.exit(0 if float('$jitter') >= 0 else 1)" 2> /dev/null ||
+  { echo "thread_speedup.sh: --jitter must be a length >= 0 (m), got $jitter" >&2; exit 2; }
 sim="$root/build/release/apps/grain_sim/grain-sim"
 simMpi="$root/build/release/apps/grain_sim_mpi/grain-sim-mpi"
 out="$root/build/bench_threads"
 rm -rf "$out"
 mkdir -p "$out"
 "$root/bench/smpi_scaling.sh" --bodies-per-rank "$bodies" --write-scene 1 "$out/scene.xml" >&2
+if [ "$jitter" != 0 ]; then
+  sed -i "s/jitter=\"false\" delta=\"0\"/jitter=\"true\" delta=\"$jitter\"/" "$out/scene.xml"
+  grep -q "jitter=\"true\" delta=\"$jitter\"" "$out/scene.xml" ||
+    { echo "thread_speedup.sh: could not set the jitter in $out/scene.xml" >&2; exit 1; }
+fi
 end=$(/usr/bin/python3 -c "print(0.0005 * $steps)")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 configs=(threads-1 threads-2)
