@@ -1,22 +1,44 @@
 // SPDX-License-Identifier: MIT
+#include <algorithm>
 #include <bit>
 
 #include <grain/core/contact/contact_colouring.hpp>
 
 namespace grain {
 
-void ContactColouring::build(const ContactStorage& contacts, const std::vector<bool>& simulated) {
+void ContactColouring::build(const ContactStorage& contacts, const std::vector<bool>& simulated,
+                             std::uint32_t blocks) {
   const std::size_t nc = contacts.size();
+  const std::size_t nb = simulated.size();
   const auto& a = contacts.bodyA();
   const auto& b = contacts.bodyB();
-  bodyColours_.assign(simulated.size(), 0);
+  const std::uint32_t nBlocks = blocks > 1 ? blocks : 0;
+  bodyColours_.assign(nb, 0);
   colour_.resize(nc);
+  block_.resize(nc);
   offsets_.assign(kColourCount + 1, 0);
+  blockOffsets_.assign(std::max<std::uint32_t>(nBlocks, 1) + 1, 0);
+  // Body i lies in block i B / n (64-bit product: n B fits, n B^2 need not).
+  auto blockOf = [&](std::uint32_t i) {
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(i) * nBlocks / nb);
+  };
   // Regular colours are the low kOverflow bits; the overflow bit is never set in a body's mask.
   constexpr std::uint32_t kRegular = (1u << kOverflow) - 1;
   for (std::size_t c = 0; c < nc; ++c) {
     const bool simA = simulated[a[c]];
     const bool simB = simulated[b[c]];
+    if (nBlocks > 0) {
+      // A contact inside one block (or without a simulated body, which constrains nothing).
+      const std::uint32_t blockA = simA ? blockOf(a[c]) : (simB ? blockOf(b[c]) : 0);
+      const std::uint32_t blockB = simB ? blockOf(b[c]) : blockA;
+      if (blockA == blockB) {
+        block_[c] = blockA;
+        colour_[c] = kInBlock;
+        ++blockOffsets_[blockA + 1];
+        continue;
+      }
+    }
+    block_[c] = nBlocks;
     const std::uint32_t used = (simA ? bodyColours_[a[c]] : 0u) | (simB ? bodyColours_[b[c]] : 0u);
     const std::uint32_t free = ~used & kRegular;
     std::uint32_t k = 0;
@@ -35,17 +57,27 @@ void ContactColouring::build(const ContactStorage& contacts, const std::vector<b
     colour_[c] = static_cast<std::uint8_t>(k);
     ++offsets_[k + 1];
   }
+  for (std::size_t k = 1; k < blockOffsets_.size(); ++k) {
+    blockOffsets_[k] += blockOffsets_[k - 1];
+  }
+  offsets_[0] = blockOffsets_.back();
   for (std::uint32_t k = 0; k < kColourCount; ++k) {
     offsets_[k + 1] += offsets_[k];
   }
   order_.resize(nc);
-  // Counting sort by colour; a scratch cursor per colour (kColourCount entries on the stack).
+  // Counting sort by block, then colour; scratch cursors on the stack for the colours.
   std::uint32_t cursor[kColourCount];
   for (std::uint32_t k = 0; k < kColourCount; ++k) {
     cursor[k] = offsets_[k];
   }
+  blockCursor_.assign(blockOffsets_.begin(), blockOffsets_.end() - 1);
   for (std::size_t c = 0; c < nc; ++c) {
-    order_[cursor[colour_[c]]++] = static_cast<std::uint32_t>(c);
+    const auto index = static_cast<std::uint32_t>(c);
+    if (colour_[c] == kInBlock) {
+      order_[blockCursor_[block_[c]]++] = index;
+    } else {
+      order_[cursor[colour_[c]]++] = index;
+    }
   }
 }
 

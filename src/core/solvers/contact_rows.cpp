@@ -98,15 +98,23 @@ void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& proble
       settings.driftCorrectionGap ? settings.driftCorrectionGapAlpha * 2.0 / dt : 0.0;
 
   const auto& materials = bodies.materials();
-  MaterialId lastM1 = 0;
-  MaterialId lastM2 = 0;
-  const ContactParameter* param = nullptr;
-
-  // A_IK of the last simulated body on each side of a contact (0: A, 1: B): contacts come in
-  // order of body A, so most find their matrix formed (the same bits as forming it again).
-  std::array<std::uint32_t, 2> rotationBody = {kNoSolverBody, kNoSolverBody};
-  std::array<Mat3, 2> rotation = {Mat3::Identity(), Mat3::Identity()};
-  for (std::size_t c = 0; c < nc; ++c) {
+  // What consecutive contacts share, kept per thread: the material pair's parameters and A_IK of
+  // the last simulated body on each side of a contact (0: A, 1: B): contacts come in order of
+  // body A, so most find their matrix formed (the same bits as forming it again).
+  struct Recent {
+    MaterialId lastM1 = 0;
+    MaterialId lastM2 = 0;
+    const ContactParameter* param = nullptr;
+    std::array<std::uint32_t, 2> rotationBody = {kNoSolverBody, kNoSolverBody};
+    std::array<Mat3, 2> rotation = {Mat3::Identity(), Mat3::Identity()};
+  };
+  // Row `row` of contact c; every row depends on its contact alone.
+  auto setupContact = [&](std::size_t c, Recent& recent) {
+    MaterialId& lastM1 = recent.lastM1;
+    MaterialId& lastM2 = recent.lastM2;
+    const ContactParameter*& param = recent.param;
+    std::array<std::uint32_t, 2>& rotationBody = recent.rotationBody;
+    std::array<Mat3, 2>& rotation = recent.rotation;
     const std::size_t row = rowOf.empty() ? c : rowOf[c];
     const std::uint32_t a = contacts.bodyA()[c];
     const std::uint32_t b = contacts.bodyB()[c];
@@ -233,6 +241,26 @@ void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& proble
       addRollingContact(rolling, sc, sb, bodies, c, row, a, b, rA, rB, frame, param->muRolling,
                         alpha);
     }
+  };
+  // On several threads the contacts are shared out in static ranges; the rolling contacts are
+  // appended in contact order, so a problem with rolling resistance is set up on one thread.
+  const int threads = static_cast<int>(settings.threadCount);
+  if (threads > 1 && nc >= 2 * static_cast<std::size_t>(settings.minContactsPerThread) &&
+      !problem.parameters.hasRollingResistance()) {
+    const auto count = static_cast<std::ptrdiff_t>(nc);
+#pragma omp parallel num_threads(threads) default(none) shared(setupContact, count)
+    {
+      Recent recent;
+#pragma omp for schedule(static)
+      for (std::ptrdiff_t c = 0; c < count; ++c) {
+        setupContact(static_cast<std::size_t>(c), recent);
+      }
+    }
+    return;
+  }
+  Recent recent;
+  for (std::size_t c = 0; c < nc; ++c) {
+    setupContact(c, recent);
   }
 }
 

@@ -276,27 +276,41 @@ GRAIN_SOLVER_FLATTEN void sweepJor(Hot& h) {
 /// serial sweeps above, one contact at a time.
 /// One sweep in colour order on `threads` threads (OpenMP; the threads of GCC's runtime persist
 /// between parallel regions) over contact rows stored in colour order (`h`, so that a colour is a
-/// contiguous range and is read as a stream). The contacts of a regular colour share no simulated
-/// body, so each thread updates its share of a shared colour without touching what another
-/// thread reads or writes, and a barrier separates the segments; a single-thread segment (small
-/// colours, the overflow colour) is swept by one thread, the last one after the parallel region.
-/// Every segment visits its contacts in order, so the result is the same for every thread count
-/// and schedule, and without threads (`parallel` false): bit for bit deterministic.
+/// contiguous range and is read as a stream). The blocks (ContactColouring, one per thread) share
+/// no simulated body, so each thread sweeps its block in ContactStorage order; the contacts of a
+/// regular colour share no simulated body, so each thread updates its share of a shared colour
+/// without touching what another thread reads or writes; a barrier separates the segments; a
+/// single-thread segment (small colours, the overflow colour) is swept by one thread, the last
+/// one after the parallel region. Every segment visits its contacts in order, so the result is
+/// the same for every schedule and without threads (`parallel` false): bit for bit
+/// deterministic for a given number of blocks (the thread count).
 template <class Kernel>
-void sweepColours(Hot& h, std::span<const detail::ColourSegment> segments, int threads,
-                  bool parallel, Kernel kernel) {
+void sweepColours(Hot& h, std::span<const detail::ColourSegment> segments,
+                  std::span<const std::uint32_t> blockOffsets, int threads, bool parallel,
+                  Kernel kernel) {
   std::size_t inRegion = segments.size();
   if (parallel) {
     if (!segments.empty() && !segments.back().shared) {
       --inRegion;
     }
     const detail::ColourSegment* segment = segments.data();
-#pragma omp parallel num_threads(threads) default(none) shared(h, segment, inRegion, kernel)
+    const std::uint32_t* blockOffset = blockOffsets.data();
+    const auto blockCount = static_cast<std::ptrdiff_t>(blockOffsets.size()) - 1;
+#pragma omp parallel num_threads(threads) default(none) \
+    shared(h, segment, inRegion, kernel, blockOffset, blockCount)
     {
       for (std::size_t s = 0; s < inRegion; ++s) {
         const std::ptrdiff_t begin = segment[s].begin;
         const std::ptrdiff_t end = segment[s].end;
-        if (segment[s].shared) {
+        if (segment[s].shared && segment[s].blocks) {
+          // One block per thread, each in ContactStorage order.
+#pragma omp for schedule(static, 1)
+          for (std::ptrdiff_t b = 0; b < blockCount; ++b) {
+            for (std::uint32_t j = blockOffset[b]; j < blockOffset[b + 1]; ++j) {
+              kernel(h, j);
+            }
+          }
+        } else if (segment[s].shared) {
 #pragma omp for schedule(static)
           for (std::ptrdiff_t j = begin; j < end; ++j) {
             kernel(h, static_cast<std::size_t>(j));
@@ -487,6 +501,12 @@ void ContactSolver::planColourSegments(const ContactColouring& colouring) {
   segments_.clear();
   const std::uint64_t minShared =
       static_cast<std::uint64_t>(settings_.minContactsPerThread) * settings_.threadCount;
+  // The blocks first: one thread each, in parallel when they hold enough contacts.
+  const std::vector<std::uint32_t>& blockOffsets = colouring.blockOffsets();
+  if (blockOffsets.back() > 0) {
+    const bool shared = blockOffsets.size() > 2 && blockOffsets.back() >= minShared;
+    segments_.push_back({0, blockOffsets.back(), shared, true});
+  }
   const std::vector<std::uint32_t>& offsets = colouring.offsets();
   for (std::uint32_t k = 0; k < ContactColouring::kColourCount; ++k) {
     const std::uint32_t begin = offsets[k];
@@ -514,6 +534,7 @@ void ContactSolver::planColourSegments(const ContactColouring& colouring) {
 void ContactSolver::gatherColouredPercussions(const ContactColouring& colouring) {
   const std::vector<std::uint32_t>& order = colouring.order();
   colouredPercussion_.resize(order.size());
+  colouredAhead_ = false;
   for (std::size_t j = 0; j < order.size(); ++j) {
     colouredPercussion_[j] = percussion_[order[j]];
   }
@@ -528,32 +549,48 @@ void ContactSolver::sweepColoured(const ContactColouring& colouring, bool tangen
   switch (settings_.method) {
     case SolverMethod::SorContact:
       if (ds) {
-        sweepColours(h, seg, threads, par, SorContactKernel<UcfSubMethod::DeSaxce>{});
+        sweepColours(h, seg, colouring.blockOffsets(), threads, par,
+                     SorContactKernel<UcfSubMethod::DeSaxce>{});
       } else {
-        sweepColours(h, seg, threads, par, SorContactKernel<UcfSubMethod::AlartCurnier>{});
+        sweepColours(h, seg, colouring.blockOffsets(), threads, par,
+                     SorContactKernel<UcfSubMethod::AlartCurnier>{});
       }
       break;
     case SolverMethod::SorFull:
-      sweepColours(h, seg, threads, par, SorFullKernel{});
+      sweepColours(h, seg, colouring.blockOffsets(), threads, par, SorFullKernel{});
       break;
     case SolverMethod::SorNormalTangential:
-      sweepColours(h, seg, threads, par, NormalKernel{});
+      sweepColours(h, seg, colouring.blockOffsets(), threads, par, NormalKernel{});
       if (tangentialSweep) {
-        sweepColours(h, seg, threads, par, TangentialKernel{});
+        sweepColours(h, seg, colouring.blockOffsets(), threads, par, TangentialKernel{});
       }
       break;
     case SolverMethod::Jor:
       break;  // not coloured (solve())
   }
-  // The percussions back in ContactStorage order, for the rolling pass, the convergence tests
-  // and the measures.
-  const std::vector<std::uint32_t>& order = colouring.order();
+  // The percussions go back to ContactStorage order only when they are read there (the rolling
+  // pass, the convergence tests, the measures, the end of the solve: syncPercussions()), not
+  // after every sweep: one pass over all contacts on one thread.
+  colouredAhead_ = true;
+  if (settings_.method == SolverMethod::SorContact && solverRolling_.size() > 0) {
+    syncPercussions();
+    detail::sweepRolling(solverRolling_, solverContacts_, solverBodies_, percussion_);
+  }
+}
+
+int ContactSolver::measureThreads() const {
+  return colouring_ != nullptr ? static_cast<int>(settings_.threadCount) : 1;
+}
+
+void ContactSolver::syncPercussions() {
+  if (!colouredAhead_) {
+    return;
+  }
+  const std::vector<std::uint32_t>& order = colouring_->order();
   for (std::size_t j = 0; j < order.size(); ++j) {
     percussion_[order[j]] = colouredPercussion_[j];
   }
-  if (settings_.method == SolverMethod::SorContact && solverRolling_.size() > 0) {
-    detail::sweepRolling(solverRolling_, solverContacts_, solverBodies_, percussion_);
-  }
+  colouredAhead_ = false;
 }
 
 void ContactSolver::saveOldState(BodyStorage& bodies) {
@@ -660,8 +697,8 @@ bool ContactSolver::locallyConverged(const BodyStorage& bodies) const {
 
 detail::ContactMeasures ContactSolver::evaluateMeasures(Reducer* reducer,
                                                         detail::MeasureSums& local) const {
-  local =
-      detail::contactMeasureSums(solverContacts_, solverBodies_, percussion_, measureData_, rowOf_);
+  local = detail::contactMeasureSums(solverContacts_, solverBodies_, percussion_, measureData_,
+                                     rowOf_, measureThreads());
   if (reducer == nullptr) {
     return detail::measuresFromSums(local);
   }
@@ -760,6 +797,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
         (averaging && (it + 1 == settings_.maxIter || (averagings + 1) % checkRatio == 0));
     const bool check = it + 1 >= settings_.minIter && tangential && measureDue && exchangeAllows;
     if (check) {
+      syncPercussions();
       saveOldState(bodies);
     }
     if (averaging && overlap && colouring_ == nullptr) {
@@ -777,6 +815,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     stats.iterations = it + 1;
     averagings += averaging ? 1 : 0;
     if (check) {
+      syncPercussions();
       bool local = false;
       // After the last allowed sweep the solve ends anyway: no reduction (see the class notes).
       Reducer* decide = it + 1 < settings_.maxIter ? reducer : nullptr;
@@ -798,6 +837,7 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
       }
     }
   }
+  syncPercussions();
   if (measuredIteration != stats.iterations) {
     measures = evaluateMeasures(nullptr, stats.localMeasureSums);
   }

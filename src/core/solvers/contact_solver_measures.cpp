@@ -38,27 +38,46 @@ void prepareContactMeasures(const SolverContacts& c, const SolverBodies& b,
 
 MeasureSums contactMeasureSums(const SolverContacts& c, const SolverBodies& b,
                                const std::vector<Vec3>& percussion, const ContactMeasureData& data,
-                               std::span<const std::uint32_t> rowOf) {
-  MeasureSums s;
-  auto& v = s.value;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    const std::size_t row = rowOf.empty() ? i : rowOf[i];
-    if (c.kind[row] == PairKind::Passive) {
-      continue;
+                               std::span<const std::uint32_t> rowOf, int threads) {
+  auto addRange = [&](std::size_t begin, std::size_t end, MeasureSums& s) {
+    auto& v = s.value;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::size_t row = rowOf.empty() ? i : rowOf[i];
+      if (c.kind[row] == PairKind::Passive) {
+        continue;
+      }
+      const Vec3& r = percussion[i];
+      const Vec3 u = contactVelocity(c, b, row) + c.b[row] + compliance(c.law[row], r);
+      const Vec3 e = naturalMapResidual(r, u, c.law[row].mu);
+      const Vec3& q = data.q[i];
+      const Mat3 wInv = contactBlockInverse(c, b, row);
+      v[MeasureSums::Residual2] += e.squaredNorm();
+      v[MeasureSums::R2] += r.squaredNorm();
+      v[MeasureSums::U2] += u.squaredNorm();
+      v[MeasureSums::Q2] += q.squaredNorm();
+      v[MeasureSums::KoziaraNumerator] += e.dot(wInv * e);
+      v[MeasureSums::KoziaraDenominator] += q.dot(wInv * q);
     }
-    const Vec3& r = percussion[i];
-    const Vec3 u = contactVelocity(c, b, row) + c.b[row] + compliance(c.law[row], r);
-    const Vec3 e = naturalMapResidual(r, u, c.law[row].mu);
-    const Vec3& q = data.q[i];
-    const Mat3 wInv = contactBlockInverse(c, b, row);
-    v[MeasureSums::Residual2] += e.squaredNorm();
-    v[MeasureSums::R2] += r.squaredNorm();
-    v[MeasureSums::U2] += u.squaredNorm();
-    v[MeasureSums::Q2] += q.squaredNorm();
-    v[MeasureSums::KoziaraNumerator] += e.dot(wInv * e);
-    v[MeasureSums::KoziaraDenominator] += q.dot(wInv * q);
+  };
+  const std::size_t n = c.size();
+  MeasureSums total;
+  if (threads <= 1) {
+    addRange(0, n, total);
+    return total;
   }
-  return s;
+#pragma omp parallel for ordered schedule(static, 1) num_threads(threads) default(none) \
+    shared(addRange, total, n, threads)
+  for (int t = 0; t < threads; ++t) {
+    MeasureSums part;
+    const auto count = static_cast<std::size_t>(threads);
+    addRange(n * static_cast<std::size_t>(t) / count, n * static_cast<std::size_t>(t + 1) / count,
+             part);
+#pragma omp ordered
+    for (std::size_t k = 0; k < MeasureSums::Count; ++k) {
+      total.value[k] += part.value[k];
+    }
+  }
+  return total;
 }
 
 ContactMeasures measuresFromSums(const MeasureSums& sums) {

@@ -350,7 +350,7 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
     for (std::size_t i = 0; i < n; ++i) {
       simulatedMask_[i] = bodies.isSimulated(i);
     }
-    colouring_.build(contacts_, simulatedMask_);
+    colouring_.build(contacts_, simulatedMask_, settings_.solver.threadCount);
   }
   timer.lap(Stage::ContactGraph);
 

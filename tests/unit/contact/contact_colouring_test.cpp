@@ -119,6 +119,74 @@ TEST(ContactColouring, HubBodyOverflows) {
   EXPECT_EQ(colouring.colours()[1], 1u);
 }
 
+TEST(ContactColouring, BlocksKeepTheirContactsUncolouredAndApart) {
+  // A chain of 1000 simulated bodies (contacts i - i+1 and i - i+7) and one static body (0) under
+  // the first 50, cut into 3 blocks of consecutive indices.
+  const std::uint32_t n = 1001;
+  std::vector<bool> simulated(n, true);
+  simulated[0] = false;
+  ContactStorage contacts;
+  for (std::uint32_t i = 1; i <= 50; ++i) {
+    addContact(contacts, 0, i);
+  }
+  for (std::uint32_t i = 1; i + 7 < n; ++i) {
+    addContact(contacts, i, i + 1);
+    addContact(contacts, i, i + 7);
+  }
+  const std::uint32_t blocks = 3;
+  ContactColouring colouring;
+  colouring.build(contacts, simulated, blocks);
+  const std::size_t nc = contacts.size();
+  const auto& blockOffsets = colouring.blockOffsets();
+  ASSERT_EQ(blockOffsets.size(), blocks + 1u);
+  EXPECT_EQ(blockOffsets.front(), 0u);
+  EXPECT_EQ(colouring.offsets().front(), blockOffsets.back());
+  EXPECT_EQ(colouring.offsets().back(), nc);
+  auto blockOf = [&](std::uint32_t body) { return body * blocks / n; };
+  std::vector<int> seen(nc, 0);
+  std::vector<int> owner(n, -1);  // the block that writes a simulated body
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    std::int64_t previous = -1;
+    for (std::uint32_t j = blockOffsets[b]; j < blockOffsets[b + 1]; ++j) {
+      const std::uint32_t c = colouring.order()[j];
+      ASSERT_LT(c, nc);
+      ++seen[c];
+      EXPECT_GT(static_cast<std::int64_t>(c), previous) << "block " << b << " not ascending";
+      previous = c;
+      EXPECT_EQ(colouring.colours()[c], ContactColouring::kInBlock);
+      for (const std::uint32_t body : {contacts.bodyA()[c], contacts.bodyB()[c]}) {
+        if (simulated[body]) {
+          EXPECT_EQ(blockOf(body), b) << "contact " << c;
+          EXPECT_TRUE(owner[body] == -1 || owner[body] == static_cast<int>(b)) << "body " << body;
+          owner[body] = static_cast<int>(b);
+        }
+      }
+    }
+    EXPECT_GT(blockOffsets[b + 1], blockOffsets[b]) << "block " << b << " empty";
+  }
+  // The contacts between blocks are coloured: no simulated body twice in a colour.
+  std::size_t coloured = 0;
+  for (std::uint32_t k = 0; k < ContactColouring::kColourCount; ++k) {
+    std::vector<int> uses(n, 0);
+    for (const std::uint32_t c : colouring.contactsOf(k)) {
+      ++seen[c];
+      ++coloured;
+      EXPECT_EQ(colouring.colours()[c], k);
+      EXPECT_NE(blockOf(contacts.bodyA()[c]), blockOf(contacts.bodyB()[c])) << "contact " << c;
+      for (const std::uint32_t body : {contacts.bodyA()[c], contacts.bodyB()[c]}) {
+        if (k != ContactColouring::kOverflow && simulated[body]) {
+          EXPECT_EQ(++uses[body], 1) << "body " << body << " twice in colour " << k;
+        }
+      }
+    }
+  }
+  for (std::size_t c = 0; c < nc; ++c) {
+    EXPECT_EQ(seen[c], 1) << "contact " << c;
+  }
+  // Two cuts, each crossed by the chain's two kinds of contacts: 1 + 7 contacts per cut.
+  EXPECT_EQ(coloured, 2u * 8u);
+}
+
 TEST(ContactColouring, NoContacts) {
   ContactColouring colouring;
   colouring.build(ContactStorage{}, std::vector<bool>(3, true));

@@ -20,7 +20,15 @@ namespace grain {
 /// Built every step after collision detection, greedily in ContactStorage order: contact c
 /// takes the lowest colour free at both simulated bodies (one bit per colour and body, so a
 /// contact costs a few operations); the contacts are then grouped by colour, ascending within
-/// a colour. The colouring depends only on the contacts, not on the thread count.
+/// a colour.
+///
+/// With B > 1 blocks, the bodies are first cut into B ranges of consecutive storage indices
+/// (body i in block i B / n), which keeps neighbours together as the scenes' generators and the
+/// body exchange place them. A contact whose simulated bodies all lie in block b belongs to
+/// block b and is not coloured: the blocks share no simulated body, so each is swept by one
+/// thread in ContactStorage order (the serial order, with its locality and its short chains of
+/// updates through a body), all at once. Only the contacts between blocks are coloured, and swept
+/// colour by colour after them. The blocks come first in order(), block by block.
 class ContactColouring {
  public:
   /// Colours including the overflow colour (per-body masks are 32 bits wide).
@@ -28,27 +36,40 @@ class ContactColouring {
   /// The overflow colour: contacts solved serially after the regular colours.
   static constexpr std::uint32_t kOverflow = kColourCount - 1;
 
+  /// colours()[c] of a contact that belongs to a block.
+  static constexpr std::uint8_t kInBlock = 0xff;
+
   /// Colours `contacts` (body indices into a storage of simulated.size() bodies);
-  /// `simulated[i]` says whether body i is simulated.
-  void build(const ContactStorage& contacts, const std::vector<bool>& simulated);
+  /// `simulated[i]` says whether body i is simulated. With blocks > 1 the contacts inside each of
+  /// `blocks` body ranges are kept apart uncoloured (see the class notes); 0 and 1 colour all.
+  void build(const ContactStorage& contacts, const std::vector<bool>& simulated,
+             std::uint32_t blocks = 1);
 
   /// Contacts of colour k (k <= kOverflow), ascending ContactStorage indices.
   std::span<const std::uint32_t> contactsOf(std::uint32_t k) const {
     return {order_.data() + offsets_[k], order_.data() + offsets_[k + 1]};
   }
-  /// All contacts grouped by colour: colour k is order()[offsets()[k] .. offsets()[k+1]).
+  /// All contacts, the blocks' first, then grouped by colour: block b is
+  /// order()[blockOffsets()[b] .. blockOffsets()[b+1]), colour k is
+  /// order()[offsets()[k] .. offsets()[k+1]).
   const std::vector<std::uint32_t>& order() const { return order_; }
   const std::vector<std::uint32_t>& offsets() const { return offsets_; }
-  /// Colour of every contact (ContactStorage order).
+  /// blocks + 1 entries (one block, empty, without blocks): ascending ContactStorage indices
+  /// within a block.
+  const std::vector<std::uint32_t>& blockOffsets() const { return blockOffsets_; }
+  /// Colour of every contact (ContactStorage order), kInBlock for a contact of a block.
   const std::vector<std::uint8_t>& colours() const { return colour_; }
   /// Number of contacts coloured.
   std::size_t size() const { return colour_.size(); }
 
  private:
-  std::vector<std::uint32_t> bodyColours_;  ///< per body: bit k set if a contact of colour k
-  std::vector<std::uint8_t> colour_;        ///< per contact
-  std::vector<std::uint32_t> offsets_;      ///< kColourCount + 1 entries
-  std::vector<std::uint32_t> order_;        ///< contacts grouped by colour
+  std::vector<std::uint32_t> bodyColours_;   ///< per body: bit k set if a contact of colour k
+  std::vector<std::uint8_t> colour_;         ///< per contact
+  std::vector<std::uint32_t> offsets_;       ///< kColourCount + 1 entries
+  std::vector<std::uint32_t> order_;         ///< contacts: the blocks', then grouped by colour
+  std::vector<std::uint32_t> blockOffsets_;  ///< blocks + 1 entries
+  std::vector<std::uint32_t> block_;         ///< per contact: its block, or blocks (coloured)
+  std::vector<std::uint32_t> blockCursor_;   ///< build scratch
 };
 
 }  // namespace grain

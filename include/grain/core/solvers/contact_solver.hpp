@@ -263,6 +263,11 @@ class ContactSolver {
   /// Splits the colouring of this solve into segments_ (shared colours, single-thread runs) and
   /// sets rowOf_, the rows in colour order.
   void planColourSegments(const ContactColouring& colouring);
+  /// percussion_ from colouredPercussion_ if a coloured sweep changed it since the last call.
+  void syncPercussions();
+  /// Threads of the accuracy measures' sums: the thread count of a coloured solve, else 1 (a
+  /// function of the settings alone, so that the sums do not depend on the colours' sizes).
+  int measureThreads() const;
   /// colouredPercussion_ from percussion_ (the warm start).
   void gatherColouredPercussions(const ContactColouring& colouring);
   /// One sweep colour by colour (segments_) on settings_.threadCount threads.
@@ -293,6 +298,7 @@ class ContactSolver {
   /// measures) go through rowOf_.
   std::vector<std::uint32_t> rowOf_;
   std::vector<Vec3> colouredPercussion_;  ///< threaded solves: the percussions in row order
+  bool colouredAhead_ = false;            ///< colouredPercussion_ is newer than percussion_
   std::vector<Vec3> percussion_;          ///< ContactStorage order
   detail::SolverBodies solverBodies_;
   detail::SolverContacts solverContacts_;

@@ -115,12 +115,13 @@ struct SolverContacts {
 };
 
 /// A stretch [begin, end) of ContactColouring::order() swept in one go by the threaded sweeps:
-/// one colour shared among the threads, or consecutive small colours (and the overflow colour)
-/// swept by one thread.
+/// the blocks (one per thread), one colour shared among the threads, or consecutive small colours
+/// (and the overflow colour) swept by one thread.
 struct ColourSegment {
   std::uint32_t begin = 0;
   std::uint32_t end = 0;
-  bool shared = false;  ///< shared among the threads (one large colour)
+  bool shared = false;  ///< shared among the threads (the blocks, or one large colour)
+  bool blocks = false;  ///< the blocks: ContactColouring::blockOffsets() cut [begin, end)
 };
 
 /// 2-vector in the tangent plane (t1, t2) of a contact frame.
@@ -208,10 +209,11 @@ struct SolverContacts;
 void prepareContactMeasures(const SolverContacts& contacts, const SolverBodies& bodies,
                             ContactMeasureData& data, std::span<const std::uint32_t> rowOf = {});
 /// The local sums of the iterate (percussions in ContactStorage order, current solver-body
-/// velocities).
+/// velocities). With threads > 1, each thread sums a static range of the contacts and the
+/// partial sums are added in thread order: the same bits for the same thread count.
 MeasureSums contactMeasureSums(const SolverContacts& contacts, const SolverBodies& bodies,
                                const std::vector<Vec3>& percussion, const ContactMeasureData& data,
-                               std::span<const std::uint32_t> rowOf = {});
+                               std::span<const std::uint32_t> rowOf = {}, int threads = 1);
 /// The measures from the (global) sums.
 ContactMeasures measuresFromSums(const MeasureSums& sums);
 

@@ -213,14 +213,15 @@ struct InclusionSolverSettings {
   std::uint32_t normalTangentialUpdateRatio = 4;
   /// Threads of the step (scene: TimeStepperSettings/@threadCount, grain only). 1: the serial
   /// sweeps in ContactStorage order. More: the SOR sweeps (SorContact, SorFull,
-  /// SorNormalTangential) run colour by colour on that many threads (ContactColouring), with
-  /// results that do not depend on the thread count; JOR, the rolling pass and the local
-  /// solvers stay serial.
+  /// SorNormalTangential) run on that many threads, each a block of bodies in ContactStorage
+  /// order, then the contacts between blocks colour by colour (ContactColouring), with results
+  /// deterministic for a given thread count; JOR, the rolling pass and the local solvers stay
+  /// serial.
   std::uint32_t threadCount = 1;
-  /// With threadCount > 1: a colour is shared among the threads if it has at least this many
-  /// contacts per thread; smaller colours are swept by one thread, and a solve without a colour
-  /// that large runs on the calling thread alone (a barrier costs about as much as a few dozen
-  /// contact updates). The results do not depend on it.
+  /// With threadCount > 1: the blocks, and a colour, are shared among the threads if they have at
+  /// least this many contacts per thread; smaller colours are swept by one thread, and a solve
+  /// without anything that large runs on the calling thread alone (a barrier costs about as much
+  /// as a few dozen contact updates). The results do not depend on it.
   std::uint32_t minContactsPerThread = 256;
   /// Local method PQN: Newton steps before the fallback to SOR prox (LocalSolverSettings::
   /// pqnMaxIter; not a scene attribute).
@@ -310,7 +311,8 @@ struct InclusionSolverSettings {
           .in("TimeStepperSettings")
           .withBound(Bound::AtLeastOne)
           .withDoc("threads per process (grain only, not GRSF): more than 1 sweeps the SOR methods "
-                   "colour by colour in parallel, with results independent of the thread count "
+                   "in parallel, each thread a block of bodies and then the contacts between "
+                   "blocks colour by colour, with results deterministic for a given thread count "
                    "(docs/architecture.md); grain-sim --threads N sets it"));
     v(field<&S::normalTangentialUpdateRatio>("normalTangentialUpdateRatio")
           .internal()
