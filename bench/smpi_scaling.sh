@@ -7,6 +7,7 @@
 #   bench/smpi_scaling.sh --bodies-per-rank N --ranks 'LIST' [--platform FILE] [--thesis]
 #                         [--strong] [--network-only] [--steps S] [--keep] [--write-scene R FILE]
 #                         [--method SOR|APGD|PQN] [--tolerance TOL] [--max-iter K] [--cold]
+#                         [--jitter D]
 #   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
 # Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
@@ -39,6 +40,11 @@
 # step, summed over the processes; C: reductions (allreduces) per step of the process that made
 # most; E: the largest natural-map error reached; F: steps that stopped at K iterations).
 # --cold: no warm start (usePercussionCache="false"): every step solves from zero percussions.
+# --jitter D: every sphere starts D (m) away from its lattice site, in a random direction (the
+# scene's InitialPosition jitter; default 0, the perfect lattice). On the perfect lattice a single
+# process keeps every layer's velocities bitwise equal, and with them predictable branches in
+# its sweeps, which runs on more processes lose to the round-off of the split bodies' averaging;
+# D = 1e-9 gives every run that round-off (docs/benchmarks.md, "Two processes against one").
 #
 # The platform (default bench/platforms/frontera.xml: TACC Frontera's nodes and fat tree) is
 # read with its hostfile made here: the ranks fill one node's cores after the other. The
@@ -56,7 +62,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 usage() {
-  sed -n '7,10p' "$0" | sed 's/^# *//' >&2
+  sed -n '7,11p' "$0" | sed 's/^# *//' >&2
   exit 2
 }
 perRank=""
@@ -73,6 +79,7 @@ method=SOR
 tolerance=""
 maxIter=5000
 warm=true
+jitter=0
 repeat=3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -91,6 +98,7 @@ while [ $# -gt 0 ]; do
     --tolerance) tolerance="$2"; shift 2 ;;
     --max-iter) maxIter="$2"; shift 2 ;;
     --cold) warm=false; shift ;;
+    --jitter) jitter="$2"; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -108,6 +116,9 @@ else
 fi
 [ -f "$platform" ] || { echo "smpi_scaling: no platform file $platform" >&2; exit 2; }
 [ "$steps" -ge 2 ] || { echo "smpi_scaling: --steps must be at least 2" >&2; exit 2; }
+/usr/bin/python3 -c "import sys; sys.exit(0 if float('$jitter') >= 0 else 1)" 2> /dev/null ||
+  { echo "smpi_scaling: --jitter must be a length >= 0 (m), got $jitter" >&2; exit 2; }
+jitterOn=$(/usr/bin/python3 -c "print('true' if float('$jitter') > 0 else 'false')")
 case "$method" in
   SOR) ;;
   APGD | PQN) tolerance="${tolerance:-1e-6}" ;;
@@ -190,7 +201,7 @@ scene() {  # gx gy layers file
         <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
         <InitialCondition type="posvel">
           <InitialPosition distribute="grid" gridSizeX="$gx" gridSizeY="$gy" distance="0.00995"
-              translation="0 0 0.00499" jitter="false" delta="0" seed="1"/>
+              translation="0 0 0.00499" jitter="$jitterOn" delta="$jitter" seed="1"/>
         </InitialCondition>
       </DynamicProperties>
     </RigidBodies>

@@ -36,19 +36,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$steps" -ge 7 ] || { echo "thread_speedup.sh: --steps must be at least 7" >&2; exit 2; }
-/usr/bin/python3 -c "import sys; sys.exit(0 if float('$jitter') >= 0 else 1)" 2> /dev/null ||
-  { echo "thread_speedup.sh: --jitter must be a length >= 0 (m), got $jitter" >&2; exit 2; }
 sim="$root/build/release/apps/grain_sim/grain-sim"
 simMpi="$root/build/release/apps/grain_sim_mpi/grain-sim-mpi"
 out="$root/build/bench_threads"
 rm -rf "$out"
 mkdir -p "$out"
-"$root/bench/smpi_scaling.sh" --bodies-per-rank "$bodies" --write-scene 1 "$out/scene.xml" >&2
-if [ "$jitter" != 0 ]; then
-  sed -i "s/jitter=\"false\" delta=\"0\"/jitter=\"true\" delta=\"$jitter\"/" "$out/scene.xml"
-  grep -q "jitter=\"true\" delta=\"$jitter\"" "$out/scene.xml" ||
-    { echo "thread_speedup.sh: could not set the jitter in $out/scene.xml" >&2; exit 1; }
-fi
+"$root/bench/smpi_scaling.sh" --bodies-per-rank "$bodies" --jitter "$jitter" --write-scene 1 \
+  "$out/scene.xml" >&2
 end=$(/usr/bin/python3 -c "print(0.0005 * $steps)")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 configs=(threads-1 threads-2)
