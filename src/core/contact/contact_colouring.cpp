@@ -15,12 +15,18 @@ void ContactColouring::build(const ContactStorage& contacts, const std::vector<b
   const std::uint32_t nBlocks = blocks > 1 ? blocks : 0;
   bodyColours_.assign(nb, 0);
   colour_.resize(nc);
-  block_.resize(nc);
   offsets_.assign(kColourCount + 1, 0);
   blockOffsets_.assign(std::max<std::uint32_t>(nBlocks, 1) + 1, 0);
-  // Body i lies in block i B / n (64-bit product: n B fits, n B^2 need not).
-  auto blockOf = [&](std::uint32_t i) {
-    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(i) * nBlocks / nb);
+  // Body i lies in block i B / n (64-bit product: n B fits, n B^2 need not). A contact lies in
+  // the block of its simulated bodies if they share one (a contact without a simulated body, which
+  // constrains nothing, in block 0); else it returns nBlocks and is coloured.
+  auto blockOfContact = [&](std::size_t c, bool simA, bool simB) -> std::uint32_t {
+    auto blockOf = [&](std::uint32_t i) {
+      return static_cast<std::uint32_t>(static_cast<std::uint64_t>(i) * nBlocks / nb);
+    };
+    const std::uint32_t blockA = simA ? blockOf(a[c]) : (simB ? blockOf(b[c]) : 0);
+    const std::uint32_t blockB = simB ? blockOf(b[c]) : blockA;
+    return blockA == blockB ? blockA : nBlocks;
   };
   // Regular colours are the low kOverflow bits; the overflow bit is never set in a body's mask.
   constexpr std::uint32_t kRegular = (1u << kOverflow) - 1;
@@ -28,17 +34,13 @@ void ContactColouring::build(const ContactStorage& contacts, const std::vector<b
     const bool simA = simulated[a[c]];
     const bool simB = simulated[b[c]];
     if (nBlocks > 0) {
-      // A contact inside one block (or without a simulated body, which constrains nothing).
-      const std::uint32_t blockA = simA ? blockOf(a[c]) : (simB ? blockOf(b[c]) : 0);
-      const std::uint32_t blockB = simB ? blockOf(b[c]) : blockA;
-      if (blockA == blockB) {
-        block_[c] = blockA;
+      const std::uint32_t block = blockOfContact(c, simA, simB);
+      if (block < nBlocks) {
         colour_[c] = kInBlock;
-        ++blockOffsets_[blockA + 1];
+        ++blockOffsets_[block + 1];
         continue;
       }
     }
-    block_[c] = nBlocks;
     const std::uint32_t used = (simA ? bodyColours_[a[c]] : 0u) | (simB ? bodyColours_[b[c]] : 0u);
     const std::uint32_t free = ~used & kRegular;
     std::uint32_t k = 0;
@@ -74,7 +76,7 @@ void ContactColouring::build(const ContactStorage& contacts, const std::vector<b
   for (std::size_t c = 0; c < nc; ++c) {
     const auto index = static_cast<std::uint32_t>(c);
     if (colour_[c] == kInBlock) {
-      order_[blockCursor_[block_[c]]++] = index;
+      order_[blockCursor_[blockOfContact(c, simulated[a[c]], simulated[b[c]])]++] = index;
     } else {
       order_[cursor[colour_[c]]++] = index;
     }

@@ -245,7 +245,8 @@ void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& proble
   // On several threads the contacts are shared out in static ranges; the rolling contacts are
   // appended in contact order, so a problem with rolling resistance is set up on one thread.
   const int threads = static_cast<int>(settings.threadCount);
-  if (threads > 1 && nc >= 2 * static_cast<std::size_t>(settings.minContactsPerThread) &&
+  if (threads > 1 &&
+      nc >= static_cast<std::size_t>(settings.minContactsPerThread) * settings.threadCount &&
       !problem.parameters.hasRollingResistance()) {
     const auto count = static_cast<std::ptrdiff_t>(nc);
 #pragma omp parallel num_threads(threads) default(none) shared(setupContact, count)

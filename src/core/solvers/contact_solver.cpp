@@ -544,25 +544,24 @@ void ContactSolver::sweepColoured(const ContactColouring& colouring, bool tangen
   Hot h = makeHot(solverContacts_, solverBodies_, colouredPercussion_);
   const int threads = static_cast<int>(settings_.threadCount);
   const std::span<const detail::ColourSegment> seg = segments_;
+  const std::span<const std::uint32_t> blocks = colouring.blockOffsets();
   const bool par = sharedSweeps_;
   const bool ds = settings_.subMethodUcf == UcfSubMethod::DeSaxce;
   switch (settings_.method) {
     case SolverMethod::SorContact:
       if (ds) {
-        sweepColours(h, seg, colouring.blockOffsets(), threads, par,
-                     SorContactKernel<UcfSubMethod::DeSaxce>{});
+        sweepColours(h, seg, blocks, threads, par, SorContactKernel<UcfSubMethod::DeSaxce>{});
       } else {
-        sweepColours(h, seg, colouring.blockOffsets(), threads, par,
-                     SorContactKernel<UcfSubMethod::AlartCurnier>{});
+        sweepColours(h, seg, blocks, threads, par, SorContactKernel<UcfSubMethod::AlartCurnier>{});
       }
       break;
     case SolverMethod::SorFull:
-      sweepColours(h, seg, colouring.blockOffsets(), threads, par, SorFullKernel{});
+      sweepColours(h, seg, blocks, threads, par, SorFullKernel{});
       break;
     case SolverMethod::SorNormalTangential:
-      sweepColours(h, seg, colouring.blockOffsets(), threads, par, NormalKernel{});
+      sweepColours(h, seg, blocks, threads, par, NormalKernel{});
       if (tangentialSweep) {
-        sweepColours(h, seg, colouring.blockOffsets(), threads, par, TangentialKernel{});
+        sweepColours(h, seg, blocks, threads, par, TangentialKernel{});
       }
       break;
     case SolverMethod::Jor:

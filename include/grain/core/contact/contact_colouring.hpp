@@ -68,7 +68,6 @@ class ContactColouring {
   std::vector<std::uint32_t> offsets_;       ///< kColourCount + 1 entries
   std::vector<std::uint32_t> order_;         ///< contacts: the blocks', then grouped by colour
   std::vector<std::uint32_t> blockOffsets_;  ///< blocks + 1 entries
-  std::vector<std::uint32_t> block_;         ///< per contact: its block, or blocks (coloured)
   std::vector<std::uint32_t> blockCursor_;   ///< build scratch
 };
 

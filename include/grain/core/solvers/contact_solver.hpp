@@ -210,13 +210,14 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 /// simulated partner use a one-body kernel. Nothing is allocated per contact once the buffers
 /// have grown, and the kernels have no virtual calls.
 ///
-/// Threads (settings.threadCount > 1 and a ContactProblem::colouring): the SOR sweeps visit the
-/// contacts colour by colour instead of in ContactStorage order, each colour shared among the
-/// threads, then the overflow colour on one thread (ContactColouring), on a copy of the contact
-/// rows in colour order (the percussions go back to ContactStorage order after every sweep);
-/// the copies of the convergence test are shared out too. The contacts of a colour touch disjoint
-/// simulated bodies, so the result is the same for every thread count > 1, bit for bit. With one
-/// thread the solve is the serial one whatever the problem carries.
+/// Threads (settings.threadCount > 1 and a ContactProblem::colouring): each thread sweeps the
+/// contacts inside its block of bodies in ContactStorage order, then the contacts between blocks
+/// follow colour by colour, each colour shared among the threads, the overflow colour on one
+/// thread (ContactColouring), over contact rows built in that order (the percussions go back to
+/// ContactStorage order where they are read there); the rows' setup, the measures' sums and the
+/// copies of the convergence test are shared out too. The blocks, and the contacts of a colour,
+/// touch disjoint simulated bodies, so the result is the same bits for a given thread count. With
+/// one thread the solve is the serial one whatever the problem carries.
 class ContactSolver {
  public:
   /// Validates the settings (throws grain::Error) and reserves settings.reserveContacts.
