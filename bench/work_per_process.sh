@@ -7,11 +7,12 @@
 # are left out; everything else (grain, libstdc++, libc, Zoltan) is the process's work. Each rank
 # count runs twice, 2 and 2 + S steps; the difference over S steps gives the work per step.
 #
-#   bench/work_per_process.sh [--bodies-per-rank N | --strong B] [--ranks 'LIST'] [--steps S] [--keep]
+#   bench/work_per_process.sh [--bodies-per-rank N | --strong B] [--ranks 'LIST'] [--steps S] [--jitter D] [--keep]
 #
 # With --strong B every rank count runs the same lattice of B bodies (strong scaling): then
 # 1 / Z of the busiest process bounds the speed-up over the first rank count from the compute
-# alone (for example B 40000, LIST '1 2': the scene of bench/mpi_speedup.sh).
+# alone (for example B 40000, LIST '1 2': the scene of bench/mpi_speedup.sh). --jitter D starts
+# every sphere D (m) away from its lattice site, as bench/smpi_scaling.sh --jitter does.
 #
 # One line per rank count (default LIST '1 4 16', N 1500, S 4):
 #   ranks R  instructions/step max X  mean Y  ratio Z      Z = X / X(first count of LIST)
@@ -26,6 +27,7 @@ strong=0
 ranks="1 4 16"
 steps=4
 keep=0
+jitter=0
 usage() {
   sed -n '/^#   bench/p' "${BASH_SOURCE[0]}" | sed 's/^# *//' >&2
   exit 2
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
     --ranks) ranks="$2"; shift 2 ;;
     --steps) steps="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
+    --jitter) jitter="$2"; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -56,9 +59,9 @@ fi
 dt=0.0005
 for r in $ranks; do
   if [ "$strong" -gt 0 ]; then
-    "$root/bench/smpi_scaling.sh" --bodies-per-rank "$strong" --write-scene 1 "$work/scene_$r.xml" >&2
+    "$root/bench/smpi_scaling.sh" --bodies-per-rank "$strong" --jitter "$jitter" --write-scene 1 "$work/scene_$r.xml" >&2
   else
-    "$root/bench/smpi_scaling.sh" --bodies-per-rank "$perRank" --write-scene "$r" "$work/scene_$r.xml" >&2
+    "$root/bench/smpi_scaling.sh" --bodies-per-rank "$perRank" --jitter "$jitter" --write-scene "$r" "$work/scene_$r.xml" >&2
   fi
   for n in 2 $((2 + steps)); do
     dir="$work/r$r-s$n"
