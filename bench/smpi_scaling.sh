@@ -6,8 +6,8 @@
 #
 #   bench/smpi_scaling.sh --bodies-per-rank N --ranks 'LIST' [--platform FILE] [--thesis]
 #                         [--strong] [--network-only] [--steps S] [--keep] [--write-scene R FILE]
-#                         [--method SOR|APGD|PQN] [--tolerance TOL] [--max-iter K] [--cold]
-#                         [--jitter D]
+#                         [--method SOR|APGD|PQN|IPM] [--tolerance TOL] [--max-iter K]
+#                         [--cold] [--jitter D]
 #   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
 # Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
@@ -29,16 +29,21 @@
 #   ranks R  s/step T  exchange X  collectives Y     (maxima over the processes, s per step)
 # The compute term is counted, per process and without this machine's shared caches, by
 # bench/work_per_process.sh.
-# --method APGD or PQN: the scene's solver is matrix-free APGD or PQN (method="APGD" or "PQN",
-# matrixFree="true"), which stops on the natural-map error <= TOL (--tolerance, default 1e-6; at
-# most --max-iter K iterations, default 5000; PQN: at most 1000 Newton steps, then at most K
-# sweeps of its fallback, the velocity SOR, whose sweeps count among its iterations). --tolerance with the default --method SOR: the SOR sweeps stop on the
+# --method APGD, PQN or IPM: the scene's solver is matrix-free APGD, PQN or IPM (method="APGD",
+# "PQN" or "IPM", matrixFree="true"), which stops on the natural-map error <= TOL (--tolerance,
+# default 1e-6; at most --max-iter K iterations, default 5000; PQN: at most 1000 Newton steps,
+# then at most K sweeps of its fallback, the velocity SOR, whose sweeps count among its
+# iterations; IPM: on its relaxed measure <= TOL, after at most 100 interior point iterations
+# (ipmMaxIter, not K) and its polishing stages, which count among its iterations; it solves the
+# convex relaxation and uses no warm start). --tolerance with the default --method SOR: the SOR sweeps stop on the
 # same test (convergenceMethod="NaturalMap", relTol = TOL, minIter 1, maxIter K) instead of
 # making 30 sweeps. With either, each rank count prints a second line, the means over steps 2-S:
 #   solver M ranks R  iterations I  messages N  bytes B  reductions C  natural-map E  max-iter-steps F
-# (I: iterations per step, the maximum over the processes; N, B: neighbour messages and bytes per
-# step, summed over the processes; C: reductions (allreduces) per step of the process that made
-# most; E: the largest natural-map error reached; F: steps that stopped at K iterations).
+#     not-converged U  fallbacks P
+# (one line; I: iterations per step, the maximum over the processes; N, B: neighbour messages and
+# bytes per step, summed over the processes; C: reductions (allreduces) per step of the process
+# that made most; E: the largest natural-map error reached; F: steps that stopped at K
+# iterations; U: steps whose solver did not report convergence; P: steps in which PQN fell back).
 # --cold: no warm start (usePercussionCache="false"): every step solves from zero percussions.
 # --jitter D: every sphere starts D (m) away from its lattice site, in a random direction (the
 # scene's InitialPosition jitter; default 0, the perfect lattice). On the perfect lattice a single
@@ -121,8 +126,8 @@ fi
 jitterOn=$(/usr/bin/python3 -c "print('true' if float('$jitter') > 0 else 'false')")
 case "$method" in
   SOR) ;;
-  APGD | PQN) tolerance="${tolerance:-1e-6}" ;;
-  *) echo "smpi_scaling: --method must be SOR, APGD or PQN (got $method)" >&2; exit 2 ;;
+  APGD | PQN | IPM) tolerance="${tolerance:-1e-6}" ;;
+  *) echo "smpi_scaling: --method must be SOR, APGD, PQN or IPM (got $method)" >&2; exit 2 ;;
 esac
 # The scene's solver: 30 SOR sweeps, or a natural-map stop at the tolerance.
 solverName="$method, 30 sweeps per step"
@@ -313,9 +318,12 @@ col = {name: k for k, name in enumerate(header)}
 rows = [r for r in rows if int(float(r[col["Step"]])) >= 2]
 its = [float(r[col["nIterations"]]) for r in rows]
 err = [float(r[col["NaturalMapError"]]) for r in rows]
+unconverged = sum(int(float(r[col["Converged"]])) == 0 for r in rows)
+fallbacks = sum(int(float(r[col["Fallbacks"]])) != 0 for r in rows)
 print(f"solver {method} ranks {ranks}  iterations {sum(its) / len(its):.1f}  messages {m[1]}"
       f"  bytes {m[2]}  reductions {m[3]}  natural-map {max(err):.2e}"
-      f"  max-iter-steps {sum(i >= int(max_iter) for i in its)}")
+      f"  max-iter-steps {sum(i >= int(max_iter) for i in its)}"
+      f"  not-converged {unconverged}  fallbacks {fallbacks}")
 EOF
 }
 median() { /usr/bin/python3 -c "import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }

@@ -45,7 +45,7 @@ def main(argv):
     if len(argv) < 3 or any("=" not in a for a in argv[2:]):
         sys.exit(__doc__)
     matplotlib.rcParams["svg.hashsalt"] = "grain"  # the same file for the same data
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.8))
     panels = [
         ("iterations", "iterations per step", 1.0),
         ("messages", "neighbour messages per step", 1.0),
@@ -68,8 +68,11 @@ def main(argv):
         ax.set_xlabel("processes")
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize="small")
-    fig.tight_layout()
+    # Below the panels: with a curve per solver and start the legend would hide data.
+    handles, labels = axes[0].get_legend_handles_labels()
+    rows = (len(labels) + 4) // 5
+    fig.legend(handles, labels, loc="lower center", ncol=min(5, len(labels)), fontsize="small")
+    fig.tight_layout(rect=(0, 0.06 * rows, 1, 1))
     fig.savefig(argv[1], metadata={"Date": None})
 
 
