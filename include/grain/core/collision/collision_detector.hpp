@@ -155,7 +155,14 @@ class CollisionDetector {
 
   /// Clears `contacts` and fills it with the contacts of the current configuration, in
   /// canonical order. Throws grain::Error if a simulated body has a halfspace or mesh shape.
-  void detect(const BodyStorage& bodies, const ShapeStore& shapes, ContactStorage& contacts);
+  /// With threads > 1 the grid's pairs and the narrow phase are shared out among that many
+  /// threads (from kMinItemsPerThread bodies or pairs per thread): the same contacts, in the
+  /// same order, as on one thread.
+  void detect(const BodyStorage& bodies, const ShapeStore& shapes, ContactStorage& contacts,
+              std::uint32_t threads = 1);
+
+  /// Grid bodies or candidate pairs per thread below which a phase stays on one thread.
+  static constexpr std::size_t kMinItemsPerThread = 2048;
 
   /// Counters of the last detect() call.
   const CollisionStats& stats() const { return stats_; }
@@ -172,16 +179,22 @@ class CollisionDetector {
   void planeAndMeshPairs();
   void sortPairs();
   void narrowPhase(const BodyStorage& bodies, const ShapeStore& shapes, ContactStorage& contacts);
+  /// The narrow phase of the candidate pairs keys_[begin, end), appended to `contacts`.
+  void narrowRange(const BodyStorage& bodies, const ShapeStore& shapes, std::size_t begin,
+                   std::size_t end, ContactStorage& contacts, collision::ContactManifold& manifold,
+                   collision::NarrowPhaseScratch& scratch) const;
   const collision::MeshBvh* meshBvh(const ShapeStore& shapes, ShapeIndex shape);
   /// Records the pair (i, j) following the A/B rule (caller guarantees one is simulated).
   void addPair(std::uint32_t i, std::uint32_t j) {
     addPair(i, j, simulated_[i] != 0, simulated_[j] != 0);
   }
-  void addPair(std::uint32_t i, std::uint32_t j, bool si, bool sj) {
+  void addPair(std::uint32_t i, std::uint32_t j, bool si, bool sj) { addPair(keys_, i, j, si, sj); }
+  void addPair(std::vector<std::uint64_t>& keys, std::uint32_t i, std::uint32_t j, bool si,
+               bool sj) const {
     const bool iIsA = (si && sj) ? i < j : !si;
     const std::uint64_t a = iIsA ? i : j;
     const std::uint64_t b = iIsA ? j : i;
-    keys_.push_back((a << keyShift_) | b);
+    keys.push_back((a << keyShift_) | b);
   }
   /// The pair packed in a key of keys_ (see addPair()).
   BodyPair pairOf(std::uint64_t key) const {
@@ -275,6 +288,17 @@ class CollisionDetector {
   // Narrow phase.
   collision::ContactManifold manifold_;
   collision::NarrowPhaseScratch scratch_;
+
+  // Threads of the current detect() call, and each extra thread's pairs and contacts (thread 0
+  // uses keys_, the output and the members above).
+  std::uint32_t threads_ = 1;
+  struct ThreadPart {
+    std::vector<std::uint64_t> keys;
+    ContactStorage contacts;
+    collision::ContactManifold manifold;
+    collision::NarrowPhaseScratch scratch;
+  };
+  std::vector<ThreadPart> parts_;
   std::vector<std::shared_ptr<const collision::MeshBvh>> bvhCache_;  ///< by shape index
 };
 
