@@ -196,28 +196,7 @@ void CollisionDetector::gridBroadPhase() {
   stats_.cellSize = grid_.cellSize();
   stats_.denseGrid = grid_.dense();
 
-  // On several threads each takes a range of the grid's cells; the keys are sorted later, so
-  // the order in which the threads' keys are joined does not matter.
-  const std::uint32_t parts = gridBodies_.size() >= kMinItemsPerThread * threads_ ? threads_ : 1;
-  if (parts > 1) {
-    const auto count = static_cast<std::ptrdiff_t>(parts);
-#pragma omp parallel for num_threads(static_cast <int>(parts)) schedule(static, 1) default(none) \
-    shared(count)
-    for (std::ptrdiff_t t = 0; t < count; ++t) {
-      std::vector<std::uint64_t>& keys = t == 0 ? keys_ : parts_[t - 1].keys;
-      keys.clear();
-      grid_.forEachPair([&](std::uint32_t a, std::uint32_t b, bool simA,
-                            bool simB) { addPair(keys, a, b, simA, simB); },
-                        static_cast<std::size_t>(t), static_cast<std::size_t>(count));
-    }
-    for (std::uint32_t t = 1; t < parts; ++t) {
-      keys_.insert(keys_.end(), parts_[t - 1].keys.begin(), parts_[t - 1].keys.end());
-    }
-  } else {
-    grid_.forEachPair([this](std::uint32_t a, std::uint32_t b, bool simA, bool simB) {
-      addPair(a, b, simA, simB);
-    });
-  }
+  gridPairs();
 
   // Large bodies against the grid, then against each other.
   for (const std::uint32_t L : largeBodies_) {
@@ -249,6 +228,31 @@ void CollisionDetector::gridBroadPhase() {
       if (box(a).overlaps(box(b))) {
         addPair(a, b, simA, simB);
       }
+    });
+  }
+}
+
+void CollisionDetector::gridPairs() {
+  // On several threads each takes a range of the grid's cells; the keys are sorted later, so
+  // the order in which the threads' keys are joined does not matter.
+  const std::uint32_t parts = gridBodies_.size() >= kMinItemsPerThread * threads_ ? threads_ : 1;
+  if (parts > 1) {
+    const auto count = static_cast<std::ptrdiff_t>(parts);
+    const int teamSize = static_cast<int>(parts);
+#pragma omp parallel for num_threads(teamSize) schedule(static, 1) default(none) shared(count)
+    for (std::ptrdiff_t t = 0; t < count; ++t) {
+      std::vector<std::uint64_t>& keys = t == 0 ? keys_ : parts_[t - 1].keys;
+      keys.clear();
+      grid_.forEachPair([&](std::uint32_t a, std::uint32_t b, bool simA,
+                            bool simB) { addPair(keys, a, b, simA, simB); },
+                        static_cast<std::size_t>(t), static_cast<std::size_t>(count));
+    }
+    for (std::uint32_t t = 1; t < parts; ++t) {
+      keys_.insert(keys_.end(), parts_[t - 1].keys.begin(), parts_[t - 1].keys.end());
+    }
+  } else {
+    grid_.forEachPair([this](std::uint32_t a, std::uint32_t b, bool simA, bool simB) {
+      addPair(a, b, simA, simB);
     });
   }
 }
@@ -378,7 +382,8 @@ void CollisionDetector::narrowPhase(const BodyStorage& bodies, const ShapeStore&
   // Consecutive ranges of the sorted pairs, one per thread, joined in order: the contacts of one
   // thread's run, in canonical order.
   const auto t0 = static_cast<std::ptrdiff_t>(parts);
-#pragma omp parallel for num_threads(static_cast <int>(parts)) schedule(static, 1) default(none) \
+  const int teamSize = static_cast<int>(parts);
+#pragma omp parallel for num_threads(teamSize) schedule(static, 1) default(none) \
     shared(bodies, shapes, contacts, count, t0)
   for (std::ptrdiff_t t = 0; t < t0; ++t) {
     const std::size_t begin = count * static_cast<std::size_t>(t) / static_cast<std::size_t>(t0);
