@@ -68,7 +68,11 @@ CollisionDetector::CollisionDetector(const CollisionSettings& settings) : settin
 }
 
 void CollisionDetector::detect(const BodyStorage& bodies, const ShapeStore& shapes,
-                               ContactStorage& contacts) {
+                               ContactStorage& contacts, std::uint32_t threads) {
+  threads_ = std::max(1u, threads);
+  if (parts_.size() + 1 < threads_) {
+    parts_.resize(threads_ - 1);
+  }
   contacts.clear();
   stats_ = {};
   keys_.clear();
@@ -192,9 +196,7 @@ void CollisionDetector::gridBroadPhase() {
   stats_.cellSize = grid_.cellSize();
   stats_.denseGrid = grid_.dense();
 
-  grid_.forEachPair([this](std::uint32_t a, std::uint32_t b, bool simA, bool simB) {
-    addPair(a, b, simA, simB);
-  });
+  gridPairs();
 
   // Large bodies against the grid, then against each other.
   for (const std::uint32_t L : largeBodies_) {
@@ -226,6 +228,31 @@ void CollisionDetector::gridBroadPhase() {
       if (box(a).overlaps(box(b))) {
         addPair(a, b, simA, simB);
       }
+    });
+  }
+}
+
+void CollisionDetector::gridPairs() {
+  // On several threads each takes a range of the grid's cells; the keys are sorted later, so
+  // the order in which the threads' keys are joined does not matter.
+  const std::uint32_t parts = gridBodies_.size() >= kMinItemsPerThread * threads_ ? threads_ : 1;
+  if (parts > 1) {
+    const auto count = static_cast<std::ptrdiff_t>(parts);
+    const int teamSize = static_cast<int>(parts);
+#pragma omp parallel for num_threads(teamSize) schedule(static, 1) default(none) shared(count)
+    for (std::ptrdiff_t t = 0; t < count; ++t) {
+      std::vector<std::uint64_t>& keys = t == 0 ? keys_ : parts_[t - 1].keys;
+      keys.clear();
+      grid_.forEachPair([&](std::uint32_t a, std::uint32_t b, bool simA,
+                            bool simB) { addPair(keys, a, b, simA, simB); },
+                        static_cast<std::size_t>(t), static_cast<std::size_t>(count));
+    }
+    for (std::uint32_t t = 1; t < parts; ++t) {
+      keys_.insert(keys_.end(), parts_[t - 1].keys.begin(), parts_[t - 1].keys.end());
+    }
+  } else {
+    grid_.forEachPair([this](std::uint32_t a, std::uint32_t b, bool simA, bool simB) {
+      addPair(a, b, simA, simB);
     });
   }
 }
@@ -286,12 +313,14 @@ std::vector<BodyPair> CollisionDetector::candidatePairs() const {
   return pairs;
 }
 
-void CollisionDetector::narrowPhase(const BodyStorage& bodies, const ShapeStore& shapes,
-                                    ContactStorage& contacts) {
+void CollisionDetector::narrowRange(const BodyStorage& bodies, const ShapeStore& shapes,
+                                    std::size_t begin, std::size_t end, ContactStorage& contacts,
+                                    collision::ContactManifold& manifold,
+                                    collision::NarrowPhaseScratch& scratch) const {
   const auto& pos = bodies.positions();
-  const std::size_t count = keys_.size();
+  const std::size_t count = end;
   constexpr std::size_t kPrefetch = 16;
-  for (std::size_t k = 0; k < count; ++k) {
+  for (std::size_t k = begin; k < count; ++k) {
     const BodyPair p = pairOf(keys_[k]);
     // B is a random body: fetch its data some pairs ahead (A advances sequentially).
     if (k + kPrefetch < count) {
@@ -316,18 +345,18 @@ void CollisionDetector::narrowPhase(const BodyStorage& bodies, const ShapeStore&
     if (kernel == nullptr) {
       continue;
     }
-    manifold_.clear();
-    kernel(pa, pb, manifold_, scratch_);
-    if (manifold_.empty()) {
+    manifold.clear();
+    kernel(pa, pb, manifold, scratch);
+    if (manifold.empty()) {
       continue;
     }
     // Turn points into lever arms and order them as sortCanonical() does (gap, then rA).
-    for (collision::ContactPoint& c : manifold_) {
+    for (collision::ContactPoint& c : manifold) {
       c.pointA -= pos[p.a];
       c.pointB -= pos[p.b];
     }
-    if (manifold_.size() > 1) {
-      std::sort(manifold_.begin(), manifold_.end(),
+    if (manifold.size() > 1) {
+      std::sort(manifold.begin(), manifold.end(),
                 [](const collision::ContactPoint& x, const collision::ContactPoint& y) {
                   if (x.gap != y.gap) {
                     return x.gap < y.gap;
@@ -336,9 +365,39 @@ void CollisionDetector::narrowPhase(const BodyStorage& bodies, const ShapeStore&
                                                       y.pointA.data(), y.pointA.data() + 3);
                 });
     }
-    for (const collision::ContactPoint& c : manifold_) {
+    for (const collision::ContactPoint& c : manifold) {
       contacts.add(p.a, p.b, c.normal, c.gap, c.pointA, c.pointB);
     }
+  }
+}
+
+void CollisionDetector::narrowPhase(const BodyStorage& bodies, const ShapeStore& shapes,
+                                    ContactStorage& contacts) {
+  const std::size_t count = keys_.size();
+  const std::uint32_t parts = count >= kMinItemsPerThread * threads_ ? threads_ : 1;
+  if (parts == 1) {
+    narrowRange(bodies, shapes, 0, count, contacts, manifold_, scratch_);
+    return;
+  }
+  // Consecutive ranges of the sorted pairs, one per thread, joined in order: the contacts of one
+  // thread's run, in canonical order.
+  const auto t0 = static_cast<std::ptrdiff_t>(parts);
+  const int teamSize = static_cast<int>(parts);
+#pragma omp parallel for num_threads(teamSize) schedule(static, 1) default(none) \
+    shared(bodies, shapes, contacts, count, t0)
+  for (std::ptrdiff_t t = 0; t < t0; ++t) {
+    const std::size_t begin = count * static_cast<std::size_t>(t) / static_cast<std::size_t>(t0);
+    const std::size_t end = count * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(t0);
+    if (t == 0) {
+      narrowRange(bodies, shapes, begin, end, contacts, manifold_, scratch_);
+    } else {
+      ThreadPart& part = parts_[t - 1];
+      part.contacts.clear();
+      narrowRange(bodies, shapes, begin, end, part.contacts, part.manifold, part.scratch);
+    }
+  }
+  for (std::uint32_t t = 1; t < parts; ++t) {
+    contacts.append(parts_[t - 1].contacts);
   }
 }
 

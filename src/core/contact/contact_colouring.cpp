@@ -13,16 +13,42 @@ void ContactColouring::build(const ContactStorage& contacts, const std::vector<b
   const auto& a = contacts.bodyA();
   const auto& b = contacts.bodyB();
   const std::uint32_t nBlocks = blocks > 1 ? blocks : 0;
-  bodyColours_.assign(nb, 0);
   colour_.resize(nc);
   offsets_.assign(kColourCount + 1, 0);
   blockOffsets_.assign(std::max<std::uint32_t>(nBlocks, 1) + 1, 0);
-  // Body i lies in block i B / n (64-bit product: n B fits, n B^2 need not). A contact lies in
-  // the block of its simulated bodies if they share one (a contact without a simulated body, which
-  // constrains nothing, in block 0); else it returns nBlocks and is coloured.
+  // The cuts: block k starts at the first body before which k/B of the contacts lie, each
+  // contact counted at its first simulated body (bodyColours_ holds the counts meanwhile).
+  blockStart_.assign(std::max<std::uint32_t>(nBlocks, 1) + 1, static_cast<std::uint32_t>(nb));
+  blockStart_[0] = 0;
+  if (nBlocks > 0) {
+    bodyColours_.assign(nb, 0);
+    std::uint64_t counted = 0;
+    for (std::size_t c = 0; c < nc; ++c) {
+      const bool simA = simulated[a[c]];
+      const bool simB = simulated[b[c]];
+      if (simA || simB) {
+        ++bodyColours_[simA && simB ? std::min(a[c], b[c]) : (simA ? a[c] : b[c])];
+        ++counted;
+      }
+    }
+    std::uint64_t before = 0;
+    std::uint32_t k = 1;
+    for (std::size_t i = 0; i < nb && k < nBlocks; ++i) {
+      // Body i starts block k once the bodies before it hold k/B of the contacts.
+      while (k < nBlocks && before * nBlocks >= counted * k) {
+        blockStart_[k++] = static_cast<std::uint32_t>(i);
+      }
+      before += bodyColours_[i];
+    }
+  }
+  bodyColours_.assign(nb, 0);
+  // A contact lies in the block of its simulated bodies if they share one (a contact without a
+  // simulated body, which constrains nothing, in block 0); else it returns nBlocks and is
+  // coloured.
   auto blockOfContact = [&](std::size_t c, bool simA, bool simB) -> std::uint32_t {
     auto blockOf = [&](std::uint32_t i) {
-      return static_cast<std::uint32_t>(static_cast<std::uint64_t>(i) * nBlocks / nb);
+      const auto first = blockStart_.begin() + 1;
+      return static_cast<std::uint32_t>(std::upper_bound(first, first + (nBlocks - 1), i) - first);
     };
     const std::uint32_t blockA = simA ? blockOf(a[c]) : (simB ? blockOf(b[c]) : 0);
     const std::uint32_t blockB = simB ? blockOf(b[c]) : blockA;

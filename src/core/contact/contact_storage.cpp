@@ -72,6 +72,16 @@ void ContactStorage::sortCanonical() {
   permute(rB_);
 }
 
+void ContactStorage::append(const ContactStorage& other) {
+  auto add = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  add(bodyA_, other.bodyA_);
+  add(bodyB_, other.bodyB_);
+  add(normal_, other.normal_);
+  add(gap_, other.gap_);
+  add(rA_, other.rA_);
+  add(rB_, other.rB_);
+}
+
 void ContactStorage::keepOnly(const std::vector<char>& keep) {
   GRAIN_REQUIRE(keep.size() == size(), "ContactStorage::keepOnly: one flag per contact");
   auto compact = [&](auto& v) {

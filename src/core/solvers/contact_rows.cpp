@@ -27,7 +27,7 @@ Vec3 passivePointVelocity(const BodyStorage& bodies, std::size_t i, const Vec3& 
 }  // namespace
 
 void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem, SolverBodies& sb,
-                       SplitMass splitMass) {
+                       SplitMass splitMass, int threads) {
   const std::size_t n = bodies.size();
   const ContactStorage& contacts = problem.contacts;
   GRAIN_REQUIRE(problem.velocityStart.size() == n && problem.omegaBodyStart.size() == n,
@@ -64,7 +64,7 @@ void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem,
   sb.omega.resize(m);
   sb.invMass.resize(m);
   sb.invInertia.resize(m);
-  for (std::size_t k = 0; k < m; ++k) {
+  auto setupBody = [&](std::size_t k) {
     const std::size_t i = sb.storageIndex[k];
     // A copy of a body split over p processes has mass M/p and inertia Theta/p (eq. 13.12).
     const Real p = multiplicity.empty() || splitMass == SplitMass::Whole
@@ -75,6 +75,18 @@ void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem,
     sb.invInertia[k] = SymMat3::rotateDiagonal(rotation, p * bodies.invInertiasBody()[i]);
     sb.velocity[k] = bodies.velocities()[i];
     sb.omega[k] = rotation * bodies.omegasBody()[i];
+  };
+  if (threads > 1) {
+    const auto count = static_cast<std::ptrdiff_t>(m);
+#pragma omp parallel for num_threads(threads) schedule(static) default(none) \
+    shared(setupBody, count)
+    for (std::ptrdiff_t k = 0; k < count; ++k) {
+      setupBody(static_cast<std::size_t>(k));
+    }
+    return;
+  }
+  for (std::size_t k = 0; k < m; ++k) {
+    setupBody(k);
   }
 }
 

@@ -176,6 +176,27 @@ struct SorContactKernel {
   }
 };
 
+/// The warm start of a coloured solve: u += M^-1 W P^0 with the row's percussion P^0 (the
+/// sweeps' order and threads, so the same bits for a given thread count).
+struct WarmStartKernel {
+  GRAIN_SOLVER_INLINE void operator()(Hot& h, std::size_t i) const {
+    const Vec3 p = h.percussion[i];
+    if (p.x() == 0 && p.y() == 0 && p.z() == 0) {
+      return;  // no entry in the cache, or a passive contact
+    }
+    switch (h.kind[i]) {
+      case PairKind::TwoBodies:
+        applyPercussion<true>(h, i, p);
+        break;
+      case PairKind::OneBody:
+        applyPercussion<false>(h, i, p);
+        break;
+      case PairKind::Passive:
+        break;
+    }
+  }
+};
+
 struct SorFullKernel {
   GRAIN_SOLVER_INLINE void operator()(Hot& h, std::size_t i) const {
     switch (h.kind[i]) {
@@ -378,17 +399,30 @@ ContactSolver::ContactSolver(const InclusionSolverSettings& settings) : settings
 }
 
 void ContactSolver::setupBodies(const BodyStorage& bodies, const ContactProblem& problem) {
-  detail::setupSolverBodies(bodies, problem, solverBodies_);
+  detail::setupSolverBodies(bodies, problem, solverBodies_, detail::SplitMass::Split,
+                            passThreads(bodies.size()));
 }
 
 void ContactSolver::storeVelocities(BodyStorage& bodies) const {
   const SolverBodies& sb = solverBodies_;
   auto& v = bodies.velocities();
   auto& w = bodies.omegasBody();
-  for (std::size_t k = 0; k < sb.size(); ++k) {
+  auto store = [&](std::size_t k) {
     const std::size_t i = sb.storageIndex[k];
     v[i] = sb.velocity[k];
     w[i] = bodies.orientations()[i].toRotationMatrix().transpose() * sb.omega[k];
+  };
+  const int threads = passThreads(sb.size());
+  if (threads > 1) {
+    const auto count = static_cast<std::ptrdiff_t>(sb.size());
+#pragma omp parallel for num_threads(threads) schedule(static) default(none) shared(store, count)
+    for (std::ptrdiff_t k = 0; k < count; ++k) {
+      store(static_cast<std::size_t>(k));
+    }
+    return;
+  }
+  for (std::size_t k = 0; k < sb.size(); ++k) {
+    store(k);
   }
 }
 
@@ -408,6 +442,8 @@ void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactP
   }
   detail::makePercussionCacheKeys(bodies, contacts, cacheKeys_, cacheOrdinal_, &cacheKeyScratch_);
   Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
+  // A coloured solve applies the percussions later, block by block (applyColouredWarmStart).
+  const bool apply = colouring_ == nullptr;
   detail::forEachCachedPercussion(
       bodies, contacts, cacheKeys_, cacheOrdinal_, cache_, [&](std::uint32_t c, const Vec3& p) {
         const std::size_t row = rowOf_.empty() ? c : rowOf_[c];
@@ -418,6 +454,9 @@ void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactP
         // Start from an admissible percussion: P_N >= 0, ||P_T|| <= mu P_N.
         const Vec3 p0 = prox::alartCurnier(p, solverContacts_.law[row].mu);
         percussion_[c] = p0;
+        if (!apply) {
+          return;
+        }
         // u^{E,0} = u^S + M^-1 h dt + M^-1 W P^0.
         if (kind == PairKind::TwoBodies) {
           applyPercussion<true>(h, row, p0);
@@ -427,10 +466,16 @@ void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactP
       });
 }
 
+void ContactSolver::applyColouredWarmStart(const ContactColouring& colouring) {
+  Hot h = makeHot(solverContacts_, solverBodies_, colouredPercussion_);
+  sweepColours(h, segments_, colouring.blockOffsets(), static_cast<int>(settings_.threadCount),
+               sharedSweeps_, WarmStartKernel{});
+}
+
 void ContactSolver::storePercussionCache(const BodyStorage& bodies, const ContactProblem& problem) {
   // The previous solve's entries were last read by initialPercussions(): rebuilt in place.
   detail::makePercussionCache(bodies, problem.contacts, cacheKeys_, cacheOrdinal_, percussion_,
-                              cache_);
+                              cache_, passThreads(problem.contacts.size()));
 }
 
 bool ContactSolver::hasTangentialSweep(std::uint32_t iteration) const {
@@ -579,6 +624,12 @@ void ContactSolver::sweepColoured(const ContactColouring& colouring, bool tangen
 
 int ContactSolver::measureThreads() const {
   return colouring_ != nullptr ? static_cast<int>(settings_.threadCount) : 1;
+}
+
+int ContactSolver::passThreads(std::size_t items) const {
+  const std::uint64_t enough =
+      static_cast<std::uint64_t>(settings_.minContactsPerThread) * settings_.threadCount;
+  return colouring_ != nullptr && items >= enough ? static_cast<int>(settings_.threadCount) : 1;
 }
 
 void ContactSolver::syncPercussions() {
@@ -757,10 +808,14 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
     rowOf_.clear();
   }
   setupContacts(bodies, problem);
-  detail::prepareContactMeasures(solverContacts_, solverBodies_, measureData_, rowOf_);
+  detail::prepareContactMeasures(solverContacts_, solverBodies_, measureData_, rowOf_,
+                                 passThreads(nc));
   initialPercussions(bodies, problem);
   if (colouring_ != nullptr) {
     gatherColouredPercussions(*colouring_);
+    if (settings_.usePercussionCache) {
+      applyColouredWarmStart(*colouring_);
+    }
   }
   // A warm-started copy of a split body holds u_free + p M^-1 (its own contacts' warm start), not
   // the body's velocity: the mean over the p copies is u_free + M^-1 (all contacts' warm start).

@@ -25,14 +25,26 @@ Mat3 contactBlockInverse(const SolverContacts& c, const SolverBodies& b, std::si
 }  // namespace
 
 void prepareContactMeasures(const SolverContacts& c, const SolverBodies& b,
-                            ContactMeasureData& data, std::span<const std::uint32_t> rowOf) {
+                            ContactMeasureData& data, std::span<const std::uint32_t> rowOf,
+                            int threads) {
   const std::size_t n = c.size();
   data.q.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  auto prepare = [&](std::size_t i) {
     const std::size_t row = rowOf.empty() ? i : rowOf[i];
     // As assembleLocalProblem(): a passive contact has q_i = 0 (W_ii = I, r_i = 0 = u_i).
     data.q[i] = c.kind[row] == PairKind::Passive ? Vec3::Zero()
                                                  : Vec3(contactVelocity(c, b, row) + c.b[row]);
+  };
+  if (threads > 1) {
+    const auto count = static_cast<std::ptrdiff_t>(n);
+#pragma omp parallel for num_threads(threads) schedule(static) default(none) shared(prepare, count)
+    for (std::ptrdiff_t i = 0; i < count; ++i) {
+      prepare(static_cast<std::size_t>(i));
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    prepare(i);
   }
 }
 

@@ -55,16 +55,28 @@ void makePercussionCache(const BodyStorage& bodies, const ContactStorage& contac
                          const std::vector<PercussionCacheKey>& keys,
                          const std::vector<std::uint32_t>& ordinal,
                          const std::vector<Vec3>& percussions,
-                         std::vector<PercussionCacheEntry>& cache) {
+                         std::vector<PercussionCacheEntry>& cache, int threads) {
   const auto& ids = bodies.ids();
-  cache.clear();
-  for (const auto& key : keys) {
+  cache.resize(keys.size());
+  auto entry = [&](std::size_t k) {
+    const PercussionCacheKey& key = keys[k];
     const std::uint32_t c = key.contact;
     const Vec3& p = percussions[c];
     const Mat3 frame = contacts.frame(c);
     const Vec3 onB = frame.col(0) * p.x() + frame.col(1) * p.y() + frame.col(2) * p.z();
     const bool bIsHi = ids[contacts.bodyB()[c]] == key.hi;
-    cache.push_back({key.lo, key.hi, ordinal[c], bIsHi ? onB : Vec3(-onB)});
+    cache[k] = {key.lo, key.hi, ordinal[c], bIsHi ? onB : Vec3(-onB)};
+  };
+  if (threads > 1) {
+    const auto count = static_cast<std::ptrdiff_t>(keys.size());
+#pragma omp parallel for num_threads(threads) schedule(static) default(none) shared(entry, count)
+    for (std::ptrdiff_t k = 0; k < count; ++k) {
+      entry(static_cast<std::size_t>(k));
+    }
+    return;
+  }
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    entry(k);
   }
 }
 

@@ -309,7 +309,7 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
   timer.lap(Stage::Exchange);
 
   // 2. Collision detection at q^M: contacts with g_N <= 0, each solved by one process.
-  collision_.detect(bodies, system.shapes, contacts_);
+  collision_.detect(bodies, system.shapes, contacts_, threads);
   if (exchanges.bodies != nullptr) {
     exchanges.bodies->selectContacts(bodies, contacts_);
   }

@@ -339,5 +339,30 @@ TEST(CollisionDetector, GridMatchesBruteForceOnSecondSeedWithFarOutlier) {
   expectIdentical(grid, detect(sys, brute));
 }
 
+TEST(CollisionDetector, ThreadsFindTheSameContactsInTheSameOrder) {
+  // Enough bodies and pairs for three threads (kMinItemsPerThread each): a dense grid, and a
+  // hashed one (a far outlier), each with every kind of shape pair.
+  DynamicsSystem dense = randomScene(42, 8000);
+  DynamicsSystem hashed = randomScene(7, 8000);
+  addBody(hashed, hashed.bodies.shapes()[1], Vec3(1e7, -3e6, 2e5));
+  for (const DynamicsSystem* sys : {&dense, &hashed}) {
+    CollisionDetector serial;
+    ContactStorage reference;
+    serial.detect(sys->bodies, sys->shapes, reference);
+    ASSERT_GE(serial.stats().candidatePairs, 3 * CollisionDetector::kMinItemsPerThread);
+    EXPECT_EQ(serial.stats().denseGrid, sys == &dense);
+    for (const std::uint32_t threads : {2u, 3u}) {
+      CollisionDetector det;
+      ContactStorage c;
+      det.detect(sys->bodies, sys->shapes, c, threads);
+      expectIdentical(c, reference);
+      EXPECT_EQ(det.candidatePairs(), serial.candidatePairs());
+      // Again with the detector's per-thread storage in use.
+      det.detect(sys->bodies, sys->shapes, c, threads);
+      expectIdentical(c, reference);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace grain

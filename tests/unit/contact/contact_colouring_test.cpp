@@ -2,6 +2,8 @@
 // The contact colouring: every contact is coloured once, no simulated body has two contacts of
 // one regular colour, static bodies do not constrain the colouring, and the contacts a body
 // cannot fit into the regular colours go to the overflow colour.
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -121,7 +123,8 @@ TEST(ContactColouring, HubBodyOverflows) {
 
 TEST(ContactColouring, BlocksKeepTheirContactsUncolouredAndApart) {
   // A chain of 1000 simulated bodies (contacts i - i+1 and i - i+7) and one static body (0) under
-  // the first 50, cut into 3 blocks of consecutive indices.
+  // the first 50, cut into 3 blocks of consecutive indices holding about a third of the contacts
+  // each (the first 50 bodies carry one contact more).
   const std::uint32_t n = 1001;
   std::vector<bool> simulated(n, true);
   simulated[0] = false;
@@ -142,7 +145,28 @@ TEST(ContactColouring, BlocksKeepTheirContactsUncolouredAndApart) {
   EXPECT_EQ(blockOffsets.front(), 0u);
   EXPECT_EQ(colouring.offsets().front(), blockOffsets.back());
   EXPECT_EQ(colouring.offsets().back(), nc);
-  auto blockOf = [&](std::uint32_t body) { return body * blocks / n; };
+  const auto& starts = colouring.blockStarts();
+  ASSERT_EQ(starts.size(), blocks + 1u);
+  EXPECT_EQ(starts.front(), 0u);
+  EXPECT_EQ(starts.back(), n);
+  EXPECT_TRUE(std::is_sorted(starts.begin(), starts.end()));
+  auto blockOf = [&](std::uint32_t body) {
+    return static_cast<std::uint32_t>(std::upper_bound(starts.begin() + 1, starts.end() - 1, body) -
+                                      (starts.begin() + 1));
+  };
+  // Contacts per block, each counted at its first simulated body: a third each, to within the
+  // three contacts of one body.
+  std::vector<std::size_t> perBlock(blocks, 0);
+  for (std::size_t c = 0; c < contacts.size(); ++c) {
+    const std::uint32_t a = contacts.bodyA()[c];
+    const std::uint32_t b = contacts.bodyB()[c];
+    ++perBlock[blockOf(simulated[a] ? std::min(a, b) : b)];
+  }
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    EXPECT_LE(std::abs(static_cast<double>(perBlock[b]) - contacts.size() / 3.0), 3.0)
+        << "block " << b;
+  }
+  EXPECT_LT(starts[1], n / 3) << "the first block's extra contacts make it shorter";
   std::vector<int> seen(nc, 0);
   std::vector<int> owner(n, -1);  // the block that writes a simulated body
   for (std::uint32_t b = 0; b < blocks; ++b) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include <grain/core/geometry/aabb.hpp>
@@ -64,7 +65,14 @@ class CellList {
   /// Calls f(idA, idB, simulatedA, simulatedB) once for every pair of items whose bounding
   /// spheres touch or overlap and of which at least one is simulated.
   template <class F>
-  void forEachPair(F&& f) const;
+  void forEachPair(F&& f) const {
+    forEachPair(std::forward<F>(f), 0, 1);
+  }
+  /// The pairs of part `part` of `parts`: the parts split the cells (dense grids: rows of cells;
+  /// hashed grids: groups of items) into consecutive ranges, and together call f for the same
+  /// pairs as forEachPair(f), each pair once. Different parts may run on different threads.
+  template <class F>
+  void forEachPair(F&& f, std::size_t part, std::size_t parts) const;
 
   /// Calls f(id, simulated) once for every item whose bounding sphere meets `box`.
   template <class F>
@@ -184,7 +192,7 @@ void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
 }
 
 template <class F>
-void CellList::forEachPair(F&& f) const {
+void CellList::forEachPair(F&& f, std::size_t part, std::size_t parts) const {
   const std::size_t n = hot_.size();
   // Tests item a against items [b0, b1); `cell` (hashed grids) restricts b to one cell.
   // Local pointers: the callback writes to memory, which would otherwise force reloads.
@@ -220,8 +228,14 @@ void CellList::forEachPair(F&& f) const {
     const std::int64_t nx = dims_[0];
     const std::int64_t ny = dims_[1];
     const std::int64_t nz = dims_[2];
-    for (std::int64_t z = 0; z < nz; ++z) {
-      for (std::int64_t y = 0; y < ny; ++y) {
+    // This part's rows (z, y), numbered z ny + y.
+    const auto rows = static_cast<std::uint64_t>(ny * nz);
+    const auto rowBegin = static_cast<std::int64_t>(rows * part / parts);
+    const auto rowEnd = static_cast<std::int64_t>(rows * (part + 1) / parts);
+    for (std::int64_t z = rowBegin / ny; z < nz && z * ny < rowEnd; ++z) {
+      const std::int64_t yBegin = std::max<std::int64_t>(rowBegin - z * ny, 0);
+      const std::int64_t yEnd = std::min<std::int64_t>(rowEnd - z * ny, ny);
+      for (std::int64_t y = yBegin; y < yEnd; ++y) {
         const std::int64_t rowBase = (z * ny + y) * nx;
         for (std::int64_t x = 0; x < nx; ++x) {
           const std::uint32_t i0 = start[rowBase + x];
@@ -257,9 +271,17 @@ void CellList::forEachPair(F&& f) const {
     return;
   }
   // Hashed cells: groups of consecutive items of one cell (a cell may form several groups when
-  // it shares its slot with another cell); neighbours are looked up cell by cell.
-  std::size_t i = 0;
-  while (i < n) {
+  // it shares its slot with another cell); neighbours are looked up cell by cell. This part's
+  // groups are those that start in its range of items.
+  auto groupStart = [&](std::size_t k) {
+    while (k > 0 && k < n && cells_[k] == cells_[k - 1]) {
+      ++k;
+    }
+    return std::min(k, n);
+  };
+  std::size_t i = groupStart(n * part / parts);
+  const std::size_t end = groupStart(n * (part + 1) / parts);
+  while (i < end) {
     const Cell c = cells_[i];
     std::size_t groupEnd = i + 1;
     while (groupEnd < n && cells_[groupEnd] == c) {

@@ -22,9 +22,11 @@ namespace grain {
 /// contact costs a few operations); the contacts are then grouped by colour, ascending within
 /// a colour.
 ///
-/// With B > 1 blocks, the bodies are first cut into B ranges of consecutive storage indices
-/// (body i in block i B / n), which keeps neighbours together as the scenes' generators and the
-/// body exchange place them. A contact whose simulated bodies all lie in block b belongs to
+/// With B > 1 blocks, the bodies are first cut into B ranges of consecutive storage indices,
+/// which keeps neighbours together as the scenes' generators and the body exchange place them;
+/// the cuts give each range about 1/B of the contacts (counted at each contact's first simulated
+/// body), as the threads' sweeps take the longer the more contacts their block holds. A
+/// contact whose simulated bodies all lie in block b belongs to
 /// block b and is not coloured: the blocks share no simulated body, so each is swept by one
 /// thread in ContactStorage order (the serial order, with its locality and its short chains of
 /// updates through a body), all at once. Only the contacts between blocks are coloured, and swept
@@ -57,6 +59,9 @@ class ContactColouring {
   /// blocks + 1 entries (one block, empty, without blocks): ascending ContactStorage indices
   /// within a block.
   const std::vector<std::uint32_t>& blockOffsets() const { return blockOffsets_; }
+  /// blocks + 1 entries: block b holds the bodies [blockStarts()[b], blockStarts()[b+1]) (one
+  /// block of all bodies without blocks).
+  const std::vector<std::uint32_t>& blockStarts() const { return blockStart_; }
   /// Colour of every contact (ContactStorage order), kInBlock for a contact of a block.
   const std::vector<std::uint8_t>& colours() const { return colour_; }
   /// Number of contacts coloured.
@@ -68,6 +73,7 @@ class ContactColouring {
   std::vector<std::uint32_t> offsets_;       ///< kColourCount + 1 entries
   std::vector<std::uint32_t> order_;         ///< contacts: the blocks', then grouped by colour
   std::vector<std::uint32_t> blockOffsets_;  ///< blocks + 1 entries
+  std::vector<std::uint32_t> blockStart_;    ///< blocks + 1 entries: first body of each block
   std::vector<std::uint32_t> blockCursor_;   ///< build scratch
 };
 

@@ -54,6 +54,9 @@ class ContactStorage {
   /// which the broad phase produced pairs (reproducible runs).
   void sortCanonical();
 
+  /// Appends the contacts of `other` (same body indexing) after this storage's own.
+  void append(const ContactStorage& other);
+
   /// Keeps the contacts c with keep[c] != 0 (keep.size() == size()), in their order.
   void keepOnly(const std::vector<char>& keep);
 

@@ -27,9 +27,9 @@ enum class SplitMass : std::uint8_t {
 /// of multiplicity > 1), in BodyStorage order: inverse mass and inertia (times the multiplicity
 /// with SplitMass::Split), the world-frame inverse inertia at q^M, and the bodies' current
 /// velocities (v in I, omega = A_IK Omega_K). Throws grain::Error for invalid body indices, sizes
-/// or dt.
+/// or dt. With threads > 1 the bodies' rows are filled by that many threads (the same bits).
 void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem, SolverBodies& sb,
-                       SplitMass splitMass = SplitMass::Split);
+                       SplitMass splitMass = SplitMass::Split, int threads = 1);
 
 /// Fills `sc` with the rows of every contact of `problem` (kind, solver bodies, frame, J,
 /// Theta^-1 J, b, law) and `rolling` with the contacts that have rolling resistance. Contact c

@@ -271,6 +271,13 @@ class ContactSolver {
   int measureThreads() const;
   /// colouredPercussion_ from percussion_ (the warm start).
   void gatherColouredPercussions(const ContactColouring& colouring);
+  /// The warm-start percussions (colouredPercussion_) applied to the solver bodies' velocities,
+  /// block by block and colour by colour on the sweeps' threads.
+  void applyColouredWarmStart(const ContactColouring& colouring);
+  /// Threads of a pass over `items` bodies or contacts whose items are independent (the same bits
+  /// on any number of threads): the thread count of a coloured solve with at least
+  /// minContactsPerThread items per thread, else 1.
+  int passThreads(std::size_t items) const;
   /// One sweep colour by colour (segments_) on settings_.threadCount threads.
   void sweepColoured(const ContactColouring& colouring, bool tangentialSweep);
   bool hasTangentialSweep(std::uint32_t iteration) const;

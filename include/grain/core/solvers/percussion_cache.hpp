@@ -71,11 +71,12 @@ void forEachCachedPercussion(const BodyStorage& bodies, const ContactStorage& co
   }
 }
 
-/// The cache of the percussions (per contact, contact frame, N s) of the current contacts.
+/// The cache of the percussions (per contact, contact frame, N s) of the current contacts; with
+/// threads > 1 its entries are written by that many threads (the same bits).
 void makePercussionCache(const BodyStorage& bodies, const ContactStorage& contacts,
                          const std::vector<PercussionCacheKey>& keys,
                          const std::vector<std::uint32_t>& ordinal,
                          const std::vector<Vec3>& percussions,
-                         std::vector<PercussionCacheEntry>& cache);
+                         std::vector<PercussionCacheEntry>& cache, int threads = 1);
 
 }  // namespace grain::detail

@@ -206,8 +206,10 @@ struct SolverContacts;
 /// Fills `data` for the current contacts; the solver bodies must hold the free velocities
 /// (before any percussion is applied). Contact i has row rowOf[i] of `contacts` (row i if
 /// rowOf is empty; see setupSolverContacts); `data` and the sums follow ContactStorage order.
+/// With threads > 1 the contacts are shared out among that many threads (the same bits).
 void prepareContactMeasures(const SolverContacts& contacts, const SolverBodies& bodies,
-                            ContactMeasureData& data, std::span<const std::uint32_t> rowOf = {});
+                            ContactMeasureData& data, std::span<const std::uint32_t> rowOf = {},
+                            int threads = 1);
 /// The local sums of the iterate (percussions in ContactStorage order, current solver-body
 /// velocities). With threads > 1, each thread sums a static range of the contacts and the
 /// partial sums are added in thread order: the same bits for the same thread count.
