@@ -9,6 +9,8 @@
 #include <grain/core/common/error.hpp>
 #include <grain/core/solvers/contact_rows.hpp>
 
+#include "parallel_items.hpp"
+
 namespace grain::detail {
 
 namespace {
@@ -76,18 +78,7 @@ void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem,
     sb.velocity[k] = bodies.velocities()[i];
     sb.omega[k] = rotation * bodies.omegasBody()[i];
   };
-  if (threads > 1) {
-    const auto count = static_cast<std::ptrdiff_t>(m);
-#pragma omp parallel for num_threads(threads) schedule(static) default(none) \
-    shared(setupBody, count)
-    for (std::ptrdiff_t k = 0; k < count; ++k) {
-      setupBody(static_cast<std::size_t>(k));
-    }
-    return;
-  }
-  for (std::size_t k = 0; k < m; ++k) {
-    setupBody(k);
-  }
+  forEachItem(m, threads, setupBody);
 }
 
 void setupSolverContacts(const BodyStorage& bodies, const ContactProblem& problem,

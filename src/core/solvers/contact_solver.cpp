@@ -10,6 +10,8 @@
 #include <grain/core/solvers/prox.hpp>
 #include <grain/core/timestepping/exchange.hpp>
 
+#include "parallel_items.hpp"
+
 // The per-contact helpers below must be inlined into the sweep loops (GCC otherwise keeps some
 // of them out of line because they have several callers), and so must everything they call.
 // GCC's inliner works to a budget for the whole translation unit (--param inline-unit-growth):
@@ -412,18 +414,7 @@ void ContactSolver::storeVelocities(BodyStorage& bodies) const {
     v[i] = sb.velocity[k];
     w[i] = bodies.orientations()[i].toRotationMatrix().transpose() * sb.omega[k];
   };
-  const int threads = passThreads(sb.size());
-  if (threads > 1) {
-    const auto count = static_cast<std::ptrdiff_t>(sb.size());
-#pragma omp parallel for num_threads(threads) schedule(static) default(none) shared(store, count)
-    for (std::ptrdiff_t k = 0; k < count; ++k) {
-      store(static_cast<std::size_t>(k));
-    }
-    return;
-  }
-  for (std::size_t k = 0; k < sb.size(); ++k) {
-    store(k);
-  }
+  detail::forEachItem(sb.size(), passThreads(sb.size()), store);
 }
 
 void ContactSolver::setupContacts(const BodyStorage& bodies, const ContactProblem& problem) {

@@ -7,6 +7,8 @@
 #include <grain/core/solvers/local_problem.hpp>
 #include <grain/core/solvers/solver_data.hpp>
 
+#include "parallel_items.hpp"
+
 namespace grain::detail {
 
 namespace {
@@ -35,17 +37,7 @@ void prepareContactMeasures(const SolverContacts& c, const SolverBodies& b,
     data.q[i] = c.kind[row] == PairKind::Passive ? Vec3::Zero()
                                                  : Vec3(contactVelocity(c, b, row) + c.b[row]);
   };
-  if (threads > 1) {
-    const auto count = static_cast<std::ptrdiff_t>(n);
-#pragma omp parallel for num_threads(threads) schedule(static) default(none) shared(prepare, count)
-    for (std::ptrdiff_t i = 0; i < count; ++i) {
-      prepare(static_cast<std::size_t>(i));
-    }
-    return;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    prepare(i);
-  }
+  forEachItem(n, threads, prepare);
 }
 
 MeasureSums contactMeasureSums(const SolverContacts& c, const SolverBodies& b,

@@ -3,6 +3,8 @@
 
 #include <grain/core/solvers/percussion_cache.hpp>
 
+#include "parallel_items.hpp"
+
 namespace grain::detail {
 
 namespace {
@@ -67,17 +69,7 @@ void makePercussionCache(const BodyStorage& bodies, const ContactStorage& contac
     const bool bIsHi = ids[contacts.bodyB()[c]] == key.hi;
     cache[k] = {key.lo, key.hi, ordinal[c], bIsHi ? onB : Vec3(-onB)};
   };
-  if (threads > 1) {
-    const auto count = static_cast<std::ptrdiff_t>(keys.size());
-#pragma omp parallel for num_threads(threads) schedule(static) default(none) shared(entry, count)
-    for (std::ptrdiff_t k = 0; k < count; ++k) {
-      entry(static_cast<std::size_t>(k));
-    }
-    return;
-  }
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    entry(k);
-  }
+  forEachItem(keys.size(), threads, entry);
 }
 
 }  // namespace grain::detail
