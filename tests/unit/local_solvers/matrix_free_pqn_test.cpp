@@ -4,6 +4,7 @@
 // tolerance, without the fallback (which the stepper runs); the options that need the assembled
 // matrix are refused.
 #include <cmath>
+#include <cstdint>
 
 #include <gtest/gtest.h>
 
@@ -108,6 +109,27 @@ TEST(MatrixFreePqn, SameStepsWithEveryOption) {
       EXPECT_EQ(b.iterations, settings.pqnMaxIter);
     }
   }
+}
+
+// GMRES orthogonalises each new vector by two passes of classical Gram-Schmidt, each pass's inner
+// products one global sum and the new norm in the second: two reductions per GMRES iteration
+// (modified Gram-Schmidt made k + 2 in iteration k, at least m - 1 more per solve of m
+// iterations). Besides, each Newton step sums |C|, the first GMRES residual and one error per
+// trial step (more than one only where the backtracking halves the step), and the start sums q's
+// check, the diagonal, the contact count and the first error.
+TEST(MatrixFreePqn, TwoGlobalSumsPerGmresIteration) {
+  SolverScene s = pile(ContactModel::UCF);
+  MatrixFreeProblem mf;
+  mf.build(s.bodies, problemOf(s), InclusionSolverSettings{});
+  LocalSolverResult b;
+  solvePqn(mf, pqnSettings(1e-10), nullptr, b);
+  ASSERT_TRUE(b.converged);
+  ASSERT_GT(b.iterations, 1u);
+  // Several GMRES iterations per Newton step, so that k + 2 sums per iteration would show.
+  ASSERT_GE(b.gmresIterations, 3 * b.iterations);
+  const std::uint32_t base = 4 + 3 * b.iterations + 2 * b.gmresIterations;
+  EXPECT_GE(b.reductions, base);
+  EXPECT_LE(b.reductions, base + b.iterations / 4);  // a few halved steps (27 Newton steps: 3)
 }
 
 // Without reaching the tolerance in pqnMaxIter steps solvePqn returns its best iterate,
