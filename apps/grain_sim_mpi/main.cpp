@@ -381,6 +381,7 @@ class MpiHooks final : public app::RunHooks {
     const bool bodyLimit = balance_.policy == mpi::LoadBalanceSettings::Policy::BodyLimit;
     const std::size_t local = bodyLimit ? ownedBodies() : 0;  // only the bodyLimit policy reads it
     profile_.beginRebuild(exchange_.traffic());
+    bool rebuilt = false;
     if (mpi::shouldRebuild(MPI_COMM_WORLD, balance_, stepper_.stepCount(), local)) {
       // bodyWeight="time": this process's compute time per owned body since the last rebuild
       // (microseconds), averaged with the previous estimate so that timing noise does not make
@@ -399,9 +400,10 @@ class MpiHooks final : public app::RunHooks {
       ++rebuilds_;
       fromCentres_ += outcome == mpi::BuildOutcome::FromCentres ? 1 : 0;
       keptPrevious_ += outcome == mpi::BuildOutcome::KeptPrevious ? 1 : 0;
+      rebuilt = outcome != mpi::BuildOutcome::KeptPrevious;
     }
     mostNeighbours_ = std::max(mostNeighbours_, exchange_.neighbours().size());
-    profile_.endRebuild(exchange_.traffic());
+    profile_.endRebuild(exchange_.traffic(), rebuilt);
     reduction_.beginStep();
     StepStats stats = stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &reduction_});
     computeSeconds_ += std::max(0.0, stats.stepSeconds - exchange_.traffic().seconds);

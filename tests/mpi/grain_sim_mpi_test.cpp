@@ -31,9 +31,9 @@ using namespace testing;
 
 /// A pile scene up to its beads: recorded every `everyXStep` steps, dt = 1 ms, SORContact with the
 /// iteration limits and warm start `solverLimits`, mu = 0.3, gravity, `mpiSettings`; then the floor
-/// and four walls of a box `width` wide in x and y (groups 1-5).
+/// and four walls of a box `width` wide in x and `depth` in y (0: `width`; groups 1-5).
 std::string pileHead(double endTime, int everyXStep, const std::string& solverLimits,
-                     const std::string& mpiSettings, double width) {
+                     const std::string& mpiSettings, double width, double depth = 0.0) {
   std::ostringstream s;
   auto wall = [&](int id, const char* normal, const std::string& trans) {
     s << R"(    <RigidBodies name="wall)" << id << R"(" instances="1" groupId=")" << id << R"(">
@@ -67,11 +67,13 @@ std::string pileHead(double endTime, int everyXStep, const std::string& solverLi
 )";
   std::ostringstream w;
   w << width;
+  std::ostringstream d;
+  d << (depth > 0.0 ? depth : width);
   wall(1, "0 0 1", "0 0 0");
   wall(2, "1 0 0", "0 0 0");
   wall(3, "-1 0 0", w.str() + " 0 0");
   wall(4, "0 1 0", "0 0 0");
-  wall(5, "0 -1 0", "0 " + w.str() + " 0");
+  wall(5, "0 -1 0", "0 " + d.str() + " 0");
   return s.str();
 }
 
@@ -752,6 +754,131 @@ TEST_F(GrainSimMpi, RebuiltDecompositionsGiveTheSerialStates) {
     EXPECT_LT(d.velocity, 1e-7);
   }
 }
+
+/// The figure after `tag` in `output` (-1 when the tag is missing).
+double figureAfter(const std::string& output, const std::string& tag) {
+  const std::size_t at = output.find(tag);
+  return at == std::string::npos ? -1.0 : std::atof(output.c_str() + at + tag.size());
+}
+
+/// Calls of collectives that grow with the processes (all-to-all, all-gather, gather, scatter,
+/// reduce-scatter) per process, made by the program outside Zoltan (first) and by Zoltan
+/// (second), from the files `prefix`.RANK the preloaded counter (tests/mpi/mpi_call_count.cpp)
+/// wrote at MPI_Finalize.
+std::vector<std::pair<unsigned long long, unsigned long long>> collectiveCalls(
+    const fs::path& prefix, int processes) {
+  std::vector<std::pair<unsigned long long, unsigned long long>> out;
+  for (int rank = 0; rank < processes; ++rank) {
+    const fs::path file = prefix.string() + "." + std::to_string(rank);
+    EXPECT_TRUE(fs::exists(file)) << file;
+    unsigned long long program = 0, zoltan = 0;
+    EXPECT_EQ(std::sscanf(readText(file).c_str(), "program %llu zoltan %llu", &program, &zoltan), 2)
+        << file;
+    out.emplace_back(program, zoltan);
+  }
+  return out;
+}
+
+// Rebuilds move bodies in a sparse exchange whose messages grow with a process's neighbours, not
+// with the processes: a trough 40 beads long and 2 wide under gravity tilted along it (the beads
+// slide, the kd-tree's cuts follow them), rebuilt every 10 steps on 4 and 8 processes. The
+// kd-tree cuts the trough along it (at most 3 neighbours per process); no process sends more
+// messages in a rebuild's migration than it has neighbours (an exchange with every process would
+// send P - 1 = 7 on 8), the migrations move bodies, and grain calls no collective that grows with
+// the processes (counted by a library preloaded into every process; Zoltan's own calls are counted
+// apart). The pile keeps every body and ends as the serial one does in bulk.
+class GrainSimMpiRebuildTraffic : public GrainSimMpi, public ::testing::WithParamInterface<int> {};
+
+TEST_P(GrainSimMpiRebuildTraffic, RebuildMessagesAreBoundedByTheNeighbours) {
+  const int np = GetParam();
+  const fs::path dir = makeTempDir("mpi_rebuild_traffic_" + std::to_string(np));
+  const std::string kdTree = R"(    <MPISettings>
+      <ProcessTopology mode="dynamic" policy="alwaysRebuild" policyCheckEveryXTimeStep="10">
+        <Topology type="kdTree" buildMode="AABB" minCellSize="0.001"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
+    </MPISettings>
+)";
+  const int nx = 40;
+  const int layers = 3;
+  std::ostringstream s;
+  s << pileHead(
+      0.1, 50, R"(minIter="1" maxIter="300" absTol="1e-9" relTol="1e-6" usePercussionCache="true")",
+      kdTree, 0.03 * nx, 0.06);
+  s << R"(    <RigidBodies name="beads" instances=")" << nx * 2 * layers << R"(" groupId="10">
+      <Geometry><Sphere distribute="uniform" radius="0.01"/></Geometry>
+      <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.004"/>
+        <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="grid" gridSizeX=")"
+    << nx << R"(" gridSizeY="2" distance="0.025" translation=")" << 0.015 * nx
+    << R"( 0.03 0.012" jitter="true" delta="0.002" seed="5"/>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+  </SceneObjects>
+</DynamicsSystem>
+)";
+  std::string scene = s.str();
+  const std::string down = R"(direction="0 0 -1")";
+  scene.replace(scene.find(down), down.size(), R"(direction="0.5 0 -1")");
+  writeText(dir / "trough.xml", scene);
+  const CommandResult serial =
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "trough.xml").string() + " -g " +
+                 (dir / "serial").string());
+  ASSERT_EQ(serial.exitCode, 0) << serial.output;
+  const fs::path calls = dir / "calls";
+  const CommandResult r = runCommand(
+      "GRAIN_MPI_CALL_COUNT=" + calls.string() + " " + std::string(GRAIN_MPIEXEC) +
+      " --oversubscribe -np " + std::to_string(np) +
+      " -x LD_PRELOAD=" GRAIN_MPI_CALL_COUNT_LIB " -x GRAIN_MPI_CALL_COUNT " + GRAIN_SIM_MPI_EXE +
+      " -s " + (dir / "trough.xml").string() + " -g " + (dir / "mpi").string());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("rebuilt 9 times"), std::string::npos) << r.output;
+  const double neighbours = figureAfter(r.output, "neighbours per process: max ");
+  const double messages = figureAfter(r.output, "rebuilds   per rebuild: messages ");
+  const double most = figureAfter(r.output, "(sum over processes), at most ");
+  const double rebuilds = figureAfter(r.output, " from one process (");
+  std::printf(
+      "%d processes: neighbours at most %.0f; per rebuild %.1f messages, at most %.0f "
+      "from one process (%.0f rebuilds)\n",
+      np, neighbours, messages, most, rebuilds);
+  ASSERT_GE(most, 0.0) << r.output;
+  EXPECT_EQ(rebuilds, 9.0) << r.output;
+  EXPECT_GE(neighbours, 1.0) << r.output;
+  EXPECT_GT(messages, 0.0) << "the migrations move bodies\n" << r.output;
+  EXPECT_GE(most, 1.0) << r.output;
+  EXPECT_LE(most, neighbours) << r.output;
+  if (np >= 8) {
+    // Not every process borders every other (seen: at most 3 neighbours), so a migration that
+    // sent to every process would send more than the neighbours.
+    EXPECT_LE(neighbours, 3.0) << "the kd-tree cuts the trough along it\n" << r.output;
+    EXPECT_LT(most, np - 1.0) << r.output;
+  }
+  for (const auto& [program, zoltan] : collectiveCalls(calls, np)) {
+    EXPECT_EQ(program, 0u) << "an all-to-all, all-gather, gather, scatter or reduce-scatter in "
+                              "grain (Zoltan's: "
+                           << zoltan << ")";
+  }
+  const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 240, 3);
+  const io::SimState last = checkStates(record(dir / "mpi") / "SimState.sim", 240, 3);
+  EXPECT_TRUE(compare(reference, last).sameIds);
+  double mean[2] = {0, 0};
+  int k = 0;
+  for (const io::SimState* state : {&reference, &last}) {
+    for (const io::SimBodyState& b : state->bodies) {
+      mean[k] += b.position.x() / static_cast<double>(state->bodies.size());
+    }
+    ++k;
+  }
+  std::printf("mean x %.6f m (serial %.6f)\n", mean[1], mean[0]);
+  EXPECT_NEAR(mean[1], mean[0], 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Processes, GrainSimMpiRebuildTraffic, ::testing::Values(4, 8),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return "np" + std::to_string(p.param);
+                         });
 
 TEST_F(GrainSimMpi, RestartOnAnotherProcessCountAndFromASerialRun) {
   const fs::path dir = makeTempDir("mpi_restart");
