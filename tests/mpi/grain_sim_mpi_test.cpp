@@ -274,6 +274,32 @@ std::vector<std::string> contactsPerStep(const fs::path& log) {
   return out;
 }
 
+/// The Neighbours column of every process's log ProcessLog_<rank>.dat in `dir` (-l), per process
+/// one value per step.
+std::vector<std::vector<int>> neighboursPerProcess(const fs::path& dir, int processes) {
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(processes));
+  for (int rank = 0; rank < processes; ++rank) {
+    const fs::path log = dir / ("ProcessLog_" + std::to_string(rank) + ".dat");
+    std::istringstream in(readText(log));
+    std::size_t column = std::string::npos;
+    for (std::string line; std::getline(in, line);) {
+      std::vector<std::string> cells;
+      std::istringstream fields(line);
+      for (std::string cell; std::getline(fields, cell, '\t');) {
+        cells.push_back(cell);
+      }
+      if (line.rfind("# Step", 0) == 0) {
+        column = static_cast<std::size_t>(std::find(cells.begin(), cells.end(), "Neighbours") -
+                                          cells.begin());
+      } else if (!line.empty() && line[0] != '#' && column < cells.size()) {
+        out[static_cast<std::size_t>(rank)].push_back(std::atoi(cells[column].c_str()));
+      }
+    }
+    EXPECT_FALSE(out[static_cast<std::size_t>(rank)].empty()) << log;
+  }
+  return out;
+}
+
 class GrainSimMpi : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { allowMpiRunAsRoot(); }
@@ -308,8 +334,11 @@ std::string widePile(double endTime, int side, int layers, const std::string& mp
 }
 
 // A converged pile (relTol 1e-12) on 1-4 processes, with the first decomposition (a kd-tree over
-// the initial centres) and with the scene's kd-tree (Zoltan RCB, built once from the bodies): the
-// serial states, bit for bit on 1 process.
+// the initial centres), with the scene's kd-tree (Zoltan RCB, built once from the bodies) and with
+// a fixed grid of P layers along z: the serial states, bit for bit on 1 process. The neighbours
+// per process: in each process's log (-l) one figure for the whole run (static decompositions),
+// whose maximum and mean over the processes the run summary gives; on 2 processes 1 each; with
+// the grid's layers 1 at the ends and 2 between (on 4 processes max 2, mean 1.5).
 TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
   const fs::path dir = makeTempDir("mpi_equivalence");
   const std::string kdTree = R"(    <MPISettings>
@@ -321,28 +350,68 @@ TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
 )";
   writeText(dir / "pile.xml", pileScene(0.1));
   writeText(dir / "kd.xml", pileScene(0.1, 4, "", kdTree));
+  for (int np = 1; np <= 4; ++np) {
+    const std::string layers = R"(    <MPISettings>
+      <ProcessTopology mode="static">
+        <Topology type="grid" buildMode="AABB" dimension="1 1 )" +
+                               std::to_string(np) + R"(" matchProcessDimToExtent="false"
+            minCellSize="0.001"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
+    </MPISettings>
+)";
+    writeText(dir / ("grid" + std::to_string(np) + ".xml"), pileScene(0.1, 4, "", layers));
+  }
   const CommandResult serial =
       runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
                  (dir / "serial").string());
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
-  for (const char* scene : {"pile", "kd"}) {
+  for (const std::string scene : {"pile", "kd", "grid"}) {
     for (int np = 1; np <= 4; ++np) {
-      SCOPED_TRACE(std::string(scene) + ", " + std::to_string(np) + " processes");
-      const fs::path out = dir / (std::string(scene) + std::to_string(np));
-      const CommandResult r =
-          runCommand(mpirun(np) + " -s " + (dir / (std::string(scene) + ".xml")).string() + " -g " +
-                     out.string());
+      SCOPED_TRACE(scene + ", " + std::to_string(np) + " processes");
+      const fs::path out = dir / (scene + std::to_string(np));
+      const std::string file = scene == "grid" ? scene + std::to_string(np) : scene;
+      const CommandResult r = runCommand(mpirun(np) + " -s " + (dir / (file + ".xml")).string() +
+                                         " -g " + out.string() + " -l " + (out / "logs").string());
       ASSERT_EQ(r.exitCode, 0) << r.output;
-      if (std::string(scene) == "kd" && np > 1) {
+      if (scene == "kd" && np > 1) {
         EXPECT_NE(r.output.find("kd-tree (Zoltan RCB)"), std::string::npos) << r.output;
       }
-      // The summary reports the neighbours per process (they bound its messages per exchange).
-      EXPECT_NE(r.output.find(np == 1 ? "domains    neighbours per process: max 0 during the run"
-                                      : "domains    neighbours per process: max "),
-                std::string::npos)
-          << r.output;
-      EXPECT_EQ(np > 1, r.output.find("max 0 during the run") == std::string::npos) << r.output;
+      // The neighbours per process (they bound its messages per exchange): each process's log
+      // has one figure for the whole run; the summary their maximum and mean.
+      const std::vector<std::vector<int>> logged = neighboursPerProcess(out / "logs", np);
+      std::vector<int> each;
+      for (const std::vector<int>& steps : logged) {
+        ASSERT_FALSE(steps.empty());
+        EXPECT_EQ(std::count(steps.begin(), steps.end(), steps.front()),
+                  static_cast<std::ptrdiff_t>(steps.size()));
+        each.push_back(steps.front());
+      }
+      std::sort(each.begin(), each.end());
+      double mean = 0.0;
+      for (const int n : each) {
+        mean += n / static_cast<double>(np);
+      }
+      char expected[128];
+      std::snprintf(expected, sizeof expected,
+                    "domains    neighbours per process: max %d during the run, now max %d and "
+                    "mean %.1f\n",
+                    each.back(), each.back(), mean);
+      EXPECT_NE(r.output.find(expected), std::string::npos) << expected << r.output;
+      if (np == 1) {
+        EXPECT_EQ(each, std::vector<int>{0});
+      } else if (np == 2) {
+        EXPECT_EQ(each, (std::vector<int>{1, 1}));
+      } else if (scene == "grid") {
+        // Layers along z: 1 neighbour at the ends, 2 between.
+        std::vector<int> layered(static_cast<std::size_t>(np), 2);
+        layered[0] = layered[1] = 1;
+        EXPECT_EQ(each, layered);
+      } else {
+        // The kd-tree's domains of the square pile all touch (on 4 processes, 2 x 2 columns).
+        EXPECT_EQ(each, std::vector<int>(static_cast<std::size_t>(np), np - 1));
+      }
       checkProfile(r.output, np, false);
       const io::SimState last = checkStates(record(out) / "SimState.sim", 64, 11);
       const Difference d = compare(reference, last);
