@@ -626,6 +626,17 @@ void sayRestart(const io::ResumePoint& resume, const app::CollectiveReadBytes& r
   }
 }
 
+/// The line of a GlobalInitialCondition: the state and the most any process read of its file
+/// (each reads about 1/P of the state; collective).
+void sayInitialState(const io::InitialConditionSource& source,
+                     const app::CollectiveReadBytes& readBytes) {
+  unsigned long long most = readBytes.sim;
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  say("initial    state " + std::to_string(source.stateIndex) + " of " + source.file.string() +
+      " at t = " + std::to_string(source.stateTime) + " s; each process read at most " +
+      std::to_string(most) + " bytes of it\n");
+}
+
 /// A step failed on this process while the others wait in a collective call: stops them all with
 /// this message, naming a body of this process whose state is not finite if there is one (the
 /// usual cause).
@@ -775,6 +786,8 @@ int run(const app::SimOptions& opt) {
   }
   if (!opt.restart.empty()) {
     sayRestart(resume, placed->readBytes);
+  } else if (scene.initialCondition) {
+    sayInitialState(*scene.initialCondition, placed->readBytes);
   }
   say(record.contactForcesNote() + dump->note() + "output     " + record.folder().string() + "\n");
 

@@ -1117,9 +1117,16 @@ std::vector<std::uint64_t> bytesReadPerProcess(const fs::path& prefix, const std
 // trace per process) no process reads more of SimState.sim than a quarter of the last state plus
 // the header and two times, nor more of RestartCache.bin than a quarter of its entries plus its
 // header; together they read the whole state once.
+//
+// The restart line's own figure ("each process read at most N bytes of SimState.sim ... and M of
+// the warm-start data", counted by the collective reader) is held to the same bounds, also where
+// strace is missing or may not trace (then the traces are left out).
 TEST_F(GrainSimMpi, RestartReadsAQuarterOfTheStatePerProcessOnFour) {
-  if (runCommand("strace -f -o /dev/null true").exitCode != 0) {
-    GTEST_SKIP() << "strace is not installed (tools/install-deps.sh installs it) or may not trace";
+  const bool traced = runCommand("strace -f -o /dev/null true").exitCode == 0;
+  if (!traced) {
+    std::printf(
+        "strace is not installed (tools/install-deps.sh installs it) or may not trace: "
+        "only the restart line's figures are checked\n");
   }
   const fs::path dir = makeTempDir("mpi_restart_slices");
   writeText(dir / "pile.xml", pileScene(0.1, 16));  // 256 beads
@@ -1134,12 +1141,24 @@ TEST_F(GrainSimMpi, RestartReadsAQuarterOfTheStatePerProcessOnFour) {
   ASSERT_GT(cacheBytes, 32u + 4 * 44u) << "the pile has contacts at t = 0.05 s";
   // The restart with the same end time continues from the last state and makes no step.
   const fs::path trace = dir / "trace";
-  const CommandResult again =
-      runCommand("strace -f -ff -y -e trace=read,pread64,readv,preadv,preadv2 -o " +
-                 trace.string() + " " + mpirun(4) + " --restart " + rec.string() + half);
+  const std::string strace =
+      traced
+          ? "strace -f -ff -y -e trace=read,pread64,readv,preadv,preadv2 -o " + trace.string() + " "
+          : std::string();
+  const CommandResult again = runCommand(strace + mpirun(4) + " --restart " + rec.string() + half);
   ASSERT_EQ(again.exitCode, 0) << again.output;
   EXPECT_NE(again.output.find("restart    from state 5"), std::string::npos) << again.output;
   const std::uint64_t state = 8 + 256 * 132;
+  const std::uint64_t entries = (cacheBytes - 32) / 44;
+  const double simMost = figureAfter(again.output, "each process read at most ");
+  const double cacheMost = figureAfter(again.output, " per state) and ");
+  EXPECT_GE(simMost, 64 * 132) << again.output;
+  EXPECT_LE(simMost, 28 + 2 * 8 + 64 * 132) << again.output;
+  EXPECT_GT(cacheMost, 0.0) << again.output;
+  EXPECT_LE(cacheMost, 32 + (entries + 3) / 4 * 44) << again.output;
+  if (!traced) {
+    return;
+  }
   const std::vector<std::uint64_t> sim = bytesReadPerProcess(trace, "SimState.sim");
   ASSERT_EQ(sim.size(), 4u) << "every process reads its slice";
   std::uint64_t sum = 0;
@@ -1149,10 +1168,69 @@ TEST_F(GrainSimMpi, RestartReadsAQuarterOfTheStatePerProcessOnFour) {
   }
   EXPECT_GE(sum, state - 8);
   EXPECT_LE(sum, state + 28 + 8);
-  const std::uint64_t entries = (cacheBytes - 32) / 44;
   for (const std::uint64_t bytes : bytesReadPerProcess(trace, "RestartCache.bin")) {
     EXPECT_LE(bytes, 32 + (entries + 3) / 4 * 44) << "of " << cacheBytes << " bytes";
   }
+}
+
+// A GlobalInitialCondition read on 4 processes reads about 1/P of the state per process: the last
+// state of a serial run of 256 beads, continued for 2 steps. Traced with strace (one trace per
+// process), no process reads more of the file than a quarter of the state plus two headers and
+// two times (the scene loader's header and time, the collective reader's), and together they read
+// the state once; the run's "initial" line gives the most any process read, held to the same
+// bound also without strace. The continuation gives the serial one's states.
+TEST_F(GrainSimMpi, GlobalInitialConditionReadsAQuarterOfTheStatePerProcessOnFour) {
+  const bool traced = runCommand("strace -f -o /dev/null true").exitCode == 0;
+  const fs::path dir = makeTempDir("mpi_initial_slices");
+  writeText(dir / "pile.xml", pileScene(0.05, 16));  // 256 beads
+  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
+                       (dir / "first").string())
+                .exitCode,
+            0);
+  const fs::path sim = record(dir / "first") / "SimState.sim";
+  io::SimFileReader reader;
+  reader.open(sim);
+  const std::uint64_t state = reader.header().bytesPerState();
+  const std::uint64_t body = (state - 8) / 256;
+  const std::string initial = R"(    <GlobalInitialCondition file=")" + sim.string() +
+                              R"(" whichState="end" useTimeToContinue="true"/>
+)";
+  writeText(dir / "continued.xml", pileScene(0.052, 16, "", initial));
+  const CommandResult serial =
+      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "continued.xml").string() + " -g " +
+                 (dir / "serial").string());
+  ASSERT_EQ(serial.exitCode, 0) << serial.output;
+  const fs::path trace = dir / "trace";
+  const std::string strace =
+      traced
+          ? "strace -f -ff -y -e trace=read,pread64,readv,preadv,preadv2 -o " + trace.string() + " "
+          : std::string();
+  const CommandResult r =
+      runCommand(strace + mpirun(4) + " -s " + (dir / "continued.xml").string() + " -g " +
+                 (dir / "mpi").string());
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::uint64_t quarter = 28 + 8 + 64 * body;
+  const double most = figureAfter(r.output, "each process read at most ");
+  EXPECT_GE(most, 64 * body) << r.output;
+  EXPECT_LE(most, quarter) << r.output;
+  const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 256, 1);
+  const Difference d =
+      compare(reference, checkStates(record(dir / "mpi") / "SimState.sim", 256, 1));
+  EXPECT_TRUE(d.sameIds);
+  EXPECT_LT(d.position, 1e-9);
+  if (!traced) {
+    GTEST_SKIP() << "strace is not installed (tools/install-deps.sh installs it) or may not trace";
+  }
+  const std::vector<std::uint64_t> read =
+      bytesReadPerProcess(trace, "first/SimFiles/SimDataRECORD_0/SimState.sim");
+  ASSERT_EQ(read.size(), 4u) << "every process reads its slice";
+  std::uint64_t sum = 0;
+  for (const std::uint64_t bytes : read) {
+    EXPECT_LE(bytes, 28 + 8 + quarter) << "a process read more than a quarter of the state";
+    sum += bytes;
+  }
+  EXPECT_GE(sum, state - 8);
+  EXPECT_LE(sum, state + 4 * (2 * 28 + 2 * 8));
 }
 
 // A GlobalInitialCondition (the last state of a serial run, time continued) read by the
