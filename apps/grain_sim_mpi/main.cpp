@@ -107,8 +107,9 @@ bool checkedOnAll(Step&& step) {
   if (gRank == first) {
     std::fprintf(stderr, "%s\n", message.c_str());
   } else if (!message.empty() && message != firstMessage) {
-    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", static_cast<int>(gRank),
-                 message.c_str());
+    const std::string own = "grain-sim-mpi: ";
+    const std::string text = message.rfind(own, 0) == 0 ? message.substr(own.size()) : message;
+    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", static_cast<int>(gRank), text.c_str());
   }
   std::fflush(stderr);
   MPI_Barrier(MPI_COMM_WORLD);  // every message is out before any process exits

@@ -1295,9 +1295,11 @@ TEST_F(GrainSimMpi, BadInputStopsEveryProcessBeforeWriting) {
 }
 
 TEST_F(GrainSimMpi, AnInputErrorFoundByOneProcessReachesTheUser) {
-  // A serial record whose last state names, instead of the pile's last body, a body the scene
-  // does not have: the body count still matches, and only the process whose share holds the
-  // replaced body finds it missing. Its message must reach the user, whichever process it is.
+  // A serial record whose last state names, instead of two of the pile's bodies, bodies the scene
+  // does not have: the body count still matches, and only the processes whose shares hold the
+  // replaced bodies find them missing, each a different one. On 3 processes the shares are the
+  // ordinals [0, 21), [21, 42), [42, 64): the 31st body (process 1) and the last (process 2), so
+  // the first process finds nothing. Both messages must reach the user, with exit 2.
   const fs::path dir = makeTempDir("mpi_restart_error");
   writeText(dir / "pile.xml", pileScene(0.1));
   ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
@@ -1307,28 +1309,37 @@ TEST_F(GrainSimMpi, AnInputErrorFoundByOneProcessReachesTheUser) {
             0);
   const fs::path sim = record(dir / "serial") / "SimState.sim";
   const io::SimState last = checkStates(sim, 64, 6);
+  std::vector<BodyId> ids;
+  for (const io::SimBodyState& b : last.bodies) {
+    ids.push_back(b.id);
+  }
+  std::sort(ids.begin(), ids.end());
   // Serial states: 28-byte header, then per state the time and 64 bodies of 112 bytes, by id.
   const std::uintmax_t stateBytes = 8 + 64 * 112;
   const std::uintmax_t lastState = (fs::file_size(sim) - 28) / stateBytes - 1;
-  const std::uintmax_t lastBody = 28 + lastState * stateBytes + 8 + 63 * 112;
-  BodyId replaced = 0;
-  for (const io::SimBodyState& b : last.bodies) {
-    replaced = std::max(replaced, b.id);
-  }
-  {
+  const std::size_t replacedAt[2] = {30, 63};
+  for (int k = 0; k < 2; ++k) {
+    const std::uintmax_t at = 28 + lastState * stateBytes + 8 + replacedAt[k] * 112;
     std::fstream f(sim, std::ios::in | std::ios::out | std::ios::binary);
     BodyId id = 0;
-    f.seekg(static_cast<std::streamoff>(lastBody));
+    f.seekg(static_cast<std::streamoff>(at));
     f.read(reinterpret_cast<char*>(&id), sizeof id);
-    ASSERT_EQ(id, replaced);
-    const BodyId stranger = BodyId{99} << 32;
-    f.seekp(static_cast<std::streamoff>(lastBody));
+    ASSERT_EQ(id, ids[replacedAt[k]]);
+    const BodyId stranger = (BodyId{99} << 32) + static_cast<BodyId>(k);
+    f.seekp(static_cast<std::streamoff>(at));
     f.write(reinterpret_cast<const char*>(&stranger), sizeof stranger);
   }
   const CommandResult r = runCommand(mpirun(3) + " --restart " + record(dir / "serial").string() +
                                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.1'");
   EXPECT_EQ(r.exitCode, 2) << r.output;
-  EXPECT_NE(r.output.find("has no body " + formatBodyId(replaced)), std::string::npos) << r.output;
+  for (const std::size_t k : replacedAt) {
+    EXPECT_NE(r.output.find("has no body " + formatBodyId(ids[k])), std::string::npos) << r.output;
+  }
+  // The second message names its process.
+  EXPECT_NE(r.output.find("grain-sim-mpi: process 2: the state at t = 0.050000 s has no body " +
+                          formatBodyId(ids[63])),
+            std::string::npos)
+      << r.output;
 }
 
 TEST_F(GrainSimMpi, AnErrorOnOneProcessStopsAllWithItsMessage) {
