@@ -404,7 +404,7 @@ class MpiHooks final : public app::RunHooks {
       rebuilt = outcome != mpi::BuildOutcome::KeptPrevious;
     }
     mostNeighbours_ = std::max(mostNeighbours_, exchange_.neighbours().size());
-    profile_.endRebuild(exchange_.traffic(), rebuilt);
+    profile_.endRebuild(exchange_.traffic(), rebuilt, rebuilt ? exchange_.migratedBodies() : 0);
     reduction_.beginStep();
     StepStats stats = stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &reduction_});
     computeSeconds_ += std::max(0.0, stats.stepSeconds - exchange_.traffic().seconds);

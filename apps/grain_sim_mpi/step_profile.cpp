@@ -20,7 +20,8 @@ void StepProfile::beginRebuild(const mpi::TrafficCounters& traffic) {
   rebuildStart_ = MPI_Wtime();
 }
 
-void StepProfile::endRebuild(const mpi::TrafficCounters& traffic, bool rebuilt) {
+void StepProfile::endRebuild(const mpi::TrafficCounters& traffic, bool rebuilt,
+                             std::size_t migrated) {
   rebuild_ += MPI_Wtime() - rebuildStart_;
   rebuildTraffic_ += traffic.seconds - atRebuild_.seconds;
   rebuildCollective_ += traffic.collectiveSeconds - atRebuild_.collectiveSeconds;
@@ -34,6 +35,7 @@ void StepProfile::endRebuild(const mpi::TrafficCounters& traffic, bool rebuilt) 
     migrationMessages_ += messages;
     migrationBytes_ += bytes;
     mostMigrationMessages_ = std::max(mostMigrationMessages_, messages);
+    migratedBodies_ += static_cast<double>(migrated);
   }
 }
 
@@ -68,7 +70,7 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   // migrations' counts.
   constexpr int kFirstCount = kPartCount + 1;
   constexpr int kFirstMigration = kFirstCount + kCounts;
-  constexpr int kValues = kFirstMigration + 4;
+  constexpr int kValues = kFirstMigration + 5;
   double mine[kValues];
   for (int k = 0; k < kPartCount; ++k) {
     mine[k] = onlyFirst ? first_[k] : total_[k] / static_cast<double>(steps_ - 1);
@@ -81,6 +83,7 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   mine[kFirstMigration + 1] = migrationMessages_;
   mine[kFirstMigration + 2] = migrationBytes_;
   mine[kFirstMigration + 3] = mostMigrationMessages_;
+  mine[kFirstMigration + 4] = migratedBodies_;
   // Two reductions to the first process (no array over all processes).
   double maximum[kValues] = {};
   double mean[kValues] = {};
@@ -97,6 +100,7 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   const double migrationMessages = mean[kFirstMigration + 1];
   const double migrationBytes = mean[kFirstMigration + 2];
   const double mostMigrationMessages = maximum[kFirstMigration + 3];
+  const double migratedBodies = mean[kFirstMigration + 4];
   for (double& v : mean) {
     v /= size;
   }
@@ -129,10 +133,10 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   }
   if (migrations > 0.0) {
     std::snprintf(line, sizeof line,
-                  "rebuilds   per rebuild: messages %.1f bytes %.0f (sum over processes), at most "
-                  "%.0f from one process (%.0f rebuilds)\n",
+                  "rebuilds   per rebuild: messages %.1f bytes %.0f bodies moved %.1f (sum over "
+                  "processes), at most %.0f messages from one process (%.0f rebuilds)\n",
                   migrationMessages / migrations, migrationBytes / migrations,
-                  mostMigrationMessages, migrations);
+                  migratedBodies / migrations, mostMigrationMessages, migrations);
     text += line;
   }
   return text;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -27,15 +28,16 @@ namespace grain::app {
 /// over the processes) and the reductions (MpiReducer calls, the maximum over the processes).
 /// And over the rebuilds between steps that switched the decomposition: the
 /// messages of the body migration (a sparse exchange: one per process that gets bodies or
-/// warm-start entries) and their bytes.
+/// warm-start entries), their bytes and the bodies that moved.
 class StepProfile {
  public:
   void beginStep();
   /// Around the load balancer's check and rebuild; `traffic`: the exchange's counters, whose
   /// time in the rebuild's body migration counts as rebuild, not as exchange.
   void beginRebuild(const mpi::TrafficCounters& traffic);
-  /// `rebuilt`: the decomposition was switched (its migration's messages are counted).
-  void endRebuild(const mpi::TrafficCounters& traffic, bool rebuilt);
+  /// `rebuilt`: the decomposition was switched (its migration's messages are counted), and
+  /// `migrated` bodies left this process.
+  void endRebuild(const mpi::TrafficCounters& traffic, bool rebuilt, std::size_t migrated);
   /// `traffic`: the exchange's counters of this step (reset at its start), read at its end.
   void endStep(const mpi::TrafficCounters& traffic);
 
@@ -65,6 +67,7 @@ class StepProfile {
   double migrationMessages_ = 0.0;
   double migrationBytes_ = 0.0;
   double mostMigrationMessages_ = 0.0;
+  double migratedBodies_ = 0.0;
   mpi::TrafficCounters atRebuild_;
 };
 

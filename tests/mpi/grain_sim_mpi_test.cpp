@@ -906,16 +906,18 @@ TEST_P(GrainSimMpiRebuildTraffic, RebuildMessagesAreBoundedByTheNeighbours) {
   EXPECT_NE(r.output.find("rebuilt 9 times"), std::string::npos) << r.output;
   const double neighbours = figureAfter(r.output, "neighbours per process: max ");
   const double messages = figureAfter(r.output, "rebuilds   per rebuild: messages ");
+  const double moved = figureAfter(r.output, " bodies moved ");
   const double most = figureAfter(r.output, "(sum over processes), at most ");
   const double rebuilds = figureAfter(r.output, " from one process (");
   std::printf(
-      "%d processes: neighbours at most %.0f; per rebuild %.1f messages, at most %.0f "
-      "from one process (%.0f rebuilds)\n",
-      np, neighbours, messages, most, rebuilds);
+      "%d processes: neighbours at most %.0f; per rebuild %.1f messages, %.1f bodies moved, at "
+      "most %.0f messages from one process (%.0f rebuilds)\n",
+      np, neighbours, messages, moved, most, rebuilds);
   ASSERT_GE(most, 0.0) << r.output;
   EXPECT_EQ(rebuilds, 9.0) << r.output;
   EXPECT_GE(neighbours, 1.0) << r.output;
   EXPECT_GT(messages, 0.0) << "the migrations move bodies\n" << r.output;
+  EXPECT_GT(moved, 0.0) << r.output;
   EXPECT_GE(most, 1.0) << r.output;
   EXPECT_LE(most, neighbours) << r.output;
   if (np >= 8) {
