@@ -509,9 +509,10 @@ struct Setup {
   std::unordered_map<BodyId, std::uint32_t> globalGeomId;  ///< of the bodies this process built
   std::size_t simulatedInScene = 0;                        ///< on all processes together
   io::SimulatedOrdinals ordinals;  ///< of the scene's simulated bodies: who built a body
+  int processes = 1;               ///< of MPI_COMM_WORLD (asked once: builderOf runs per record)
 
   /// The process that built a simulated body of the scene (-1 for any other id).
-  int builderOf(BodyId id) const { return ordinals.shareOfBody(id, gSize); }
+  int builderOf(BodyId id) const { return ordinals.shareOfBody(id, processes); }
 };
 
 Setup loadScene(const app::SimOptions& opt) {
@@ -533,7 +534,7 @@ Setup loadScene(const app::SimOptions& opt) {
   }
   const std::string text =
       io::applySceneOverrides(io::readSceneText(opt.scene), opt.scene.string(), overrides);
-  Setup s{io::loadSceneFromString(text, opt.scene, loadOptions), {}, 0, {}};
+  Setup s{io::loadSceneFromString(text, opt.scene, loadOptions), {}, 0, {}, gSize};
   const BodyStorage& b = s.scene.system.bodies;
   for (std::size_t i = 0; i < b.size() && i < s.scene.globalGeomIdOfBody.size(); ++i) {
     if (s.scene.globalGeomIdOfBody[i] != 0) {

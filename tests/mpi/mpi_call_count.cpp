@@ -3,10 +3,11 @@
 // (LD_PRELOAD, through the MPI profiling interface): it counts the calls of the collectives whose
 // cost or buffers grow with the number of processes (all-to-all, all-gather, gather, scatter,
 // reduce-scatter), separately for calls made by Zoltan's library and by the rest of the program,
-// and at MPI_Finalize writes them to the file named by GRAIN_MPI_CALL_COUNT followed by "." and
-// the process's rank:
+// and the program's MPI_Comm_size calls (outside Zoltan), and at MPI_Finalize writes them to the
+// file named by GRAIN_MPI_CALL_COUNT followed by "." and the process's rank:
 //   program N
 //   zoltan M
+//   size S
 // (nothing is written when the variable is not set).
 #include <cstdio>
 #include <cstdlib>
@@ -22,14 +23,19 @@ namespace {
 // NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables)
 unsigned long long gProgramCalls = 0;
 unsigned long long gZoltanCalls = 0;
+unsigned long long gSizeCalls = 0;
 // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 
-/// Counts a call made from code at `caller`: Zoltan's when its object is Zoltan's library.
-void count(void* caller) {
+/// Whether the code at `caller` is Zoltan's library.
+bool inZoltan(void* caller) {
   Dl_info info{};
-  const bool zoltan = dladdr(caller, &info) != 0 && info.dli_fname != nullptr &&
-                      std::strstr(info.dli_fname, "zoltan") != nullptr;
-  ++(zoltan ? gZoltanCalls : gProgramCalls);
+  return dladdr(caller, &info) != 0 && info.dli_fname != nullptr &&
+         std::strstr(info.dli_fname, "zoltan") != nullptr;
+}
+
+/// Counts a call made from code at `caller`.
+void count(void* caller) {
+  ++(inZoltan(caller) ? gZoltanCalls : gProgramCalls);
 }
 
 }  // namespace
@@ -95,13 +101,21 @@ GRAIN_COUNTED(MPI_Reduce_scatter_block,
               (const void* s, void* r, int rc, MPI_Datatype t, MPI_Op op, MPI_Comm c),
               (s, r, rc, t, op, c))
 
+extern "C" int MPI_Comm_size(MPI_Comm c, int* size) {
+  if (!inZoltan(__builtin_return_address(0))) {
+    ++gSizeCalls;
+  }
+  return PMPI_Comm_size(c, size);
+}
+
 extern "C" int MPI_Finalize() {
   if (const char* prefix = std::getenv("GRAIN_MPI_CALL_COUNT")) {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const std::string path = std::string(prefix) + "." + std::to_string(rank);
     if (std::FILE* f = std::fopen(path.c_str(), "w")) {
-      std::fprintf(f, "program %llu\nzoltan %llu\n", gProgramCalls, gZoltanCalls);
+      std::fprintf(f, "program %llu\nzoltan %llu\nsize %llu\n", gProgramCalls, gZoltanCalls,
+                   gSizeCalls);
       std::fclose(f);
     }
   }
