@@ -365,12 +365,15 @@ io::ResumePoint loadResumeStateTogether(MPI_Comm comm, const std::filesystem::pa
         bodies.omegasBody()[i] = b.omegaBody;
       },
       missing);
-  const std::string problem = firstProblem(
-      comm, missing.empty() ? std::string()
-                            : "the state at t = " + std::to_string(lastTime) + " s has no body " +
-                                  formatBodyId(bodies.ids()[missing.front()]));
+  // Every process stops here if any misses a body (the reads below are collective); each with
+  // its own message if it has one, so that checkedOnAll prints every process's message.
+  const std::string local = missing.empty() ? std::string()
+                                            : "the state at t = " + std::to_string(lastTime) +
+                                                  " s has no body " +
+                                                  formatBodyId(bodies.ids()[missing.front()]);
+  const std::string problem = firstProblem(comm, local);
   if (!problem.empty()) {
-    throw io::SimFileError(problem);
+    throw io::SimFileError(local.empty() ? problem : local);
   }
   const double t0 = reader.readTime(0);
   bytes.sim += reader.bytesRead();

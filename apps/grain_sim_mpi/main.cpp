@@ -107,8 +107,9 @@ bool checkedOnAll(Step&& step) {
   if (gRank == first) {
     std::fprintf(stderr, "%s\n", message.c_str());
   } else if (!message.empty() && message != firstMessage) {
-    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", static_cast<int>(gRank),
-                 message.c_str());
+    const std::string own = "grain-sim-mpi: ";
+    const std::string text = message.rfind(own, 0) == 0 ? message.substr(own.size()) : message;
+    std::fprintf(stderr, "grain-sim-mpi: process %d: %s\n", static_cast<int>(gRank), text.c_str());
   }
   std::fflush(stderr);
   MPI_Barrier(MPI_COMM_WORLD);  // every message is out before any process exits
@@ -381,6 +382,7 @@ class MpiHooks final : public app::RunHooks {
     const bool bodyLimit = balance_.policy == mpi::LoadBalanceSettings::Policy::BodyLimit;
     const std::size_t local = bodyLimit ? ownedBodies() : 0;  // only the bodyLimit policy reads it
     profile_.beginRebuild(exchange_.traffic());
+    bool rebuilt = false;
     if (mpi::shouldRebuild(MPI_COMM_WORLD, balance_, stepper_.stepCount(), local)) {
       // bodyWeight="time": this process's compute time per owned body since the last rebuild
       // (microseconds), averaged with the previous estimate so that timing noise does not make
@@ -399,9 +401,10 @@ class MpiHooks final : public app::RunHooks {
       ++rebuilds_;
       fromCentres_ += outcome == mpi::BuildOutcome::FromCentres ? 1 : 0;
       keptPrevious_ += outcome == mpi::BuildOutcome::KeptPrevious ? 1 : 0;
+      rebuilt = outcome != mpi::BuildOutcome::KeptPrevious;
     }
     mostNeighbours_ = std::max(mostNeighbours_, exchange_.neighbours().size());
-    profile_.endRebuild(exchange_.traffic());
+    profile_.endRebuild(exchange_.traffic(), rebuilt, rebuilt ? exchange_.migratedBodies() : 0);
     reduction_.beginStep();
     StepStats stats = stepper_.step(system_, StepExchanges{&exchange_, &exchange_, &reduction_});
     computeSeconds_ += std::max(0.0, stats.stepSeconds - exchange_.traffic().seconds);
@@ -506,9 +509,10 @@ struct Setup {
   std::unordered_map<BodyId, std::uint32_t> globalGeomId;  ///< of the bodies this process built
   std::size_t simulatedInScene = 0;                        ///< on all processes together
   io::SimulatedOrdinals ordinals;  ///< of the scene's simulated bodies: who built a body
+  int processes = 1;               ///< of MPI_COMM_WORLD (asked once: builderOf runs per record)
 
   /// The process that built a simulated body of the scene (-1 for any other id).
-  int builderOf(BodyId id) const { return ordinals.shareOfBody(id, gSize); }
+  int builderOf(BodyId id) const { return ordinals.shareOfBody(id, processes); }
 };
 
 Setup loadScene(const app::SimOptions& opt) {
@@ -530,7 +534,7 @@ Setup loadScene(const app::SimOptions& opt) {
   }
   const std::string text =
       io::applySceneOverrides(io::readSceneText(opt.scene), opt.scene.string(), overrides);
-  Setup s{io::loadSceneFromString(text, opt.scene, loadOptions), {}, 0, {}};
+  Setup s{io::loadSceneFromString(text, opt.scene, loadOptions), {}, 0, {}, gSize};
   const BodyStorage& b = s.scene.system.bodies;
   for (std::size_t i = 0; i < b.size() && i < s.scene.globalGeomIdOfBody.size(); ++i) {
     if (s.scene.globalGeomIdOfBody[i] != 0) {
@@ -622,6 +626,17 @@ void sayRestart(const io::ResumePoint& resume, const app::CollectiveReadBytes& r
   for (const auto& m : resume.messages) {
     say("warning    " + m + "\n");
   }
+}
+
+/// The line of a GlobalInitialCondition: the state and the most any process read of its file
+/// (each reads about 1/P of the state; collective).
+void sayInitialState(const io::InitialConditionSource& source,
+                     const app::CollectiveReadBytes& readBytes) {
+  unsigned long long most = readBytes.sim;
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  say("initial    state " + std::to_string(source.stateIndex) + " of " + source.file.string() +
+      " at t = " + std::to_string(source.stateTime) + " s; each process read at most " +
+      std::to_string(most) + " bytes of it\n");
 }
 
 /// A step failed on this process while the others wait in a collective call: stops them all with
@@ -773,6 +788,8 @@ int run(const app::SimOptions& opt) {
   }
   if (!opt.restart.empty()) {
     sayRestart(resume, placed->readBytes);
+  } else if (scene.initialCondition) {
+    sayInitialState(*scene.initialCondition, placed->readBytes);
   }
   say(record.contactForcesNote() + dump->note() + "output     " + record.folder().string() + "\n");
 

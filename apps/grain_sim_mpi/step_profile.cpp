@@ -20,13 +20,23 @@ void StepProfile::beginRebuild(const mpi::TrafficCounters& traffic) {
   rebuildStart_ = MPI_Wtime();
 }
 
-void StepProfile::endRebuild(const mpi::TrafficCounters& traffic) {
+void StepProfile::endRebuild(const mpi::TrafficCounters& traffic, bool rebuilt,
+                             std::size_t migrated) {
   rebuild_ += MPI_Wtime() - rebuildStart_;
   rebuildTraffic_ += traffic.seconds - atRebuild_.seconds;
   rebuildCollective_ += traffic.collectiveSeconds - atRebuild_.collectiveSeconds;
-  rebuildCounts_[kMessages] += static_cast<double>(traffic.messages - atRebuild_.messages);
-  rebuildCounts_[kBytes] += static_cast<double>(traffic.bytes - atRebuild_.bytes);
+  const double messages = static_cast<double>(traffic.messages - atRebuild_.messages);
+  const double bytes = static_cast<double>(traffic.bytes - atRebuild_.bytes);
+  rebuildCounts_[kMessages] += messages;
+  rebuildCounts_[kBytes] += bytes;
   rebuildCounts_[kReductions] += static_cast<double>(traffic.reductions - atRebuild_.reductions);
+  if (rebuilt) {
+    migrations_ += 1.0;
+    migrationMessages_ += messages;
+    migrationBytes_ += bytes;
+    mostMigrationMessages_ = std::max(mostMigrationMessages_, messages);
+    migratedBodies_ += static_cast<double>(migrated);
+  }
 }
 
 void StepProfile::endStep(const mpi::TrafficCounters& traffic) {
@@ -56,9 +66,11 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   MPI_Comm_size(comm, &size);
   // Per step of the steps after the first; with a single step, that step.
   const bool onlyFirst = steps_ <= 1;
-  // The parts, the first step's time, then the counts (steps after the first only).
-  constexpr int kValues = kPartCount + 1 + kCounts;
+  // The parts, the first step's time, then the counts (steps after the first only), then the
+  // migrations' counts.
   constexpr int kFirstCount = kPartCount + 1;
+  constexpr int kFirstMigration = kFirstCount + kCounts;
+  constexpr int kValues = kFirstMigration + 5;
   double mine[kValues];
   for (int k = 0; k < kPartCount; ++k) {
     mine[k] = onlyFirst ? first_[k] : total_[k] / static_cast<double>(steps_ - 1);
@@ -67,6 +79,11 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   for (int k = 0; k < kCounts; ++k) {
     mine[kFirstCount + k] = onlyFirst ? 0.0 : counts_[k] / static_cast<double>(steps_ - 1);
   }
+  mine[kFirstMigration] = migrations_;
+  mine[kFirstMigration + 1] = migrationMessages_;
+  mine[kFirstMigration + 2] = migrationBytes_;
+  mine[kFirstMigration + 3] = mostMigrationMessages_;
+  mine[kFirstMigration + 4] = migratedBodies_;
   // Two reductions to the first process (no array over all processes).
   double maximum[kValues] = {};
   double mean[kValues] = {};
@@ -79,6 +96,11 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   const double messages = mean[kFirstCount + kMessages];
   const double bytes = mean[kFirstCount + kBytes];
   const double reductions = maximum[kFirstCount + kReductions];
+  const double migrations = maximum[kFirstMigration];  // the same on every process
+  const double migrationMessages = mean[kFirstMigration + 1];
+  const double migrationBytes = mean[kFirstMigration + 2];
+  const double mostMigrationMessages = maximum[kFirstMigration + 3];
+  const double migratedBodies = mean[kFirstMigration + 4];
   for (double& v : mean) {
     v /= size;
   }
@@ -107,6 +129,14 @@ std::string StepProfile::summary(MPI_Comm comm) const {
                   "traffic    per step: messages %.1f bytes %.0f (sum over processes) reductions "
                   "%.1f (max over processes) (steps 2-%llu)\n",
                   messages, bytes, reductions, static_cast<unsigned long long>(steps_));
+    text += line;
+  }
+  if (migrations > 0.0) {
+    std::snprintf(line, sizeof line,
+                  "rebuilds   per rebuild: messages %.1f bytes %.0f bodies moved %.1f (sum over "
+                  "processes), at most %.0f messages from one process (%.0f rebuilds)\n",
+                  migrationMessages / migrations, migrationBytes / migrations,
+                  migratedBodies / migrations, mostMigrationMessages, migrations);
     text += line;
   }
   return text;

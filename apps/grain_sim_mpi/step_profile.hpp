@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -25,19 +26,25 @@ namespace grain::app {
 ///  - compute: the rest of the step.
 /// With them, per step and outside the rebuilds: the neighbour messages and their bytes (summed
 /// over the processes) and the reductions (MpiReducer calls, the maximum over the processes).
+/// And over the rebuilds between steps that switched the decomposition: the
+/// messages of the body migration (a sparse exchange: one per process that gets bodies or
+/// warm-start entries), their bytes and the bodies that moved.
 class StepProfile {
  public:
   void beginStep();
   /// Around the load balancer's check and rebuild; `traffic`: the exchange's counters, whose
   /// time in the rebuild's body migration counts as rebuild, not as exchange.
   void beginRebuild(const mpi::TrafficCounters& traffic);
-  void endRebuild(const mpi::TrafficCounters& traffic);
+  /// `rebuilt`: the decomposition was switched (its migration's messages are counted), and
+  /// `migrated` bodies left this process.
+  void endRebuild(const mpi::TrafficCounters& traffic, bool rebuilt, std::size_t migrated);
   /// `traffic`: the exchange's counters of this step (reset at its start), read at its end.
   void endStep(const mpi::TrafficCounters& traffic);
 
-  /// Three lines for the run summary, on the first process of `comm` (empty on the others): the
+  /// The lines for the run summary, on the first process of `comm` (empty on the others): the
   /// seconds per step of each part, the maximum and the mean over the processes, then the
-  /// messages, bytes and reductions per step. Collective (two reductions).
+  /// messages, bytes and reductions per step, then (after rebuilds) the migration's messages per
+  /// rebuild. Collective (two reductions).
   std::string summary(MPI_Comm comm) const;
 
  private:
@@ -54,6 +61,13 @@ class StepProfile {
   double rebuildTraffic_ = 0.0;         ///< s of `seconds` in this step's rebuild
   double rebuildCollective_ = 0.0;      ///< s of `collectiveSeconds` in this step's rebuild
   double rebuildCounts_[kCounts] = {};  ///< of this step's rebuild
+  /// Over the rebuilds that switched the decomposition: their number, the messages and bytes
+  /// this process sent in their migrations, and the most messages it sent in one.
+  double migrations_ = 0.0;
+  double migrationMessages_ = 0.0;
+  double migrationBytes_ = 0.0;
+  double mostMigrationMessages_ = 0.0;
+  double migratedBodies_ = 0.0;
   mpi::TrafficCounters atRebuild_;
 };
 

@@ -468,6 +468,10 @@ void SimFileReader::open(const std::filesystem::path& file) {
   if (ec) {
     fail("cannot open the file: " + ec.message());
   }
+  // Unbuffered: every read is a block the reader asked for (a header, a time, a state or a
+  // block of bodies), so opening the file and reading one time reads 36 bytes, not a buffer of
+  // several kilobytes (every process of grain-sim-mpi does so for a GlobalInitialCondition).
+  in_.rdbuf()->pubsetbuf(nullptr, 0);
   in_.open(file, std::ios::binary);
   if (!in_) {
     fail("cannot open the file");

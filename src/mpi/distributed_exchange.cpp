@@ -270,6 +270,7 @@ void DistributedExchange::setTopology(std::shared_ptr<const Topology> topology,
       leaving.push_back(bodies.ids()[i]);
     }
   }
+  migrated_ = leaving.size();
   for (const BodyId id : leaving) {
     bodies.remove(id);
   }

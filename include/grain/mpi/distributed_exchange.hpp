@@ -125,6 +125,8 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   std::uint64_t coupledCommunicatorBuilds() const { return coupledCommBuilds_; }
   /// Split bodies of the last plan (this process's own ones and remote copies).
   std::size_t splitBodies() const { return split_.size(); }
+  /// Bodies this process handed to other processes in the last setTopology.
+  std::size_t migratedBodies() const { return migrated_; }
   /// Largest multiplicity of this process's own split bodies in the last plan (1: none split).
   std::uint32_t maxMultiplicity() const {
     std::size_t m = 1;
@@ -221,6 +223,7 @@ class DistributedExchange final : public BodyExchange, public SplitBodyExchange 
   MpiReducer coupledReducer_;
   SparseExchange rebuildExchange_;  ///< setTopology: bodies to their new owners
   TrafficCounters traffic_;
+  std::size_t migrated_ = 0;  ///< bodies handed over by the last setTopology
   std::vector<int> scratchRanks_;
   std::vector<std::vector<int>> heldBy_;  ///< selectContacts: processes holding each body
   // Per-step scratch kept for its storage: selectContacts' and planSplits' flags per body,
