@@ -63,12 +63,11 @@ void forEachCachedPercussion(const BodyStorage& bodies, const ContactStorage& co
   if (first > 0 && first < last) {
     const PercussionCacheKey& key = keys[first];
     const std::uint32_t ord = ordinal[key.contact];
-    e = static_cast<std::size_t>(
-        std::partition_point(cache.begin(), cache.end(),
-                             [&](const PercussionCacheEntry& x) {
-                               return compareCacheEntry(key.lo, key.hi, ord, x) > 0;
-                             }) -
-        cache.begin());
+    auto below = [&](const PercussionCacheEntry& x) {
+      return compareCacheEntry(key.lo, key.hi, ord, x) > 0;
+    };
+    e = static_cast<std::size_t>(std::partition_point(cache.begin(), cache.end(), below) -
+                                 cache.begin());
   }
   for (std::size_t k = first; k < last; ++k) {
     const PercussionCacheKey& key = keys[k];
