@@ -8,6 +8,7 @@
 #include <grain/core/collision/collision_detector.hpp>
 #include <grain/core/common/error.hpp>
 
+#include "../solvers/parallel_items.hpp"
 #include "kernels.hpp"
 
 namespace grain {
@@ -57,6 +58,58 @@ void radixSort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp
     for (const std::uint64_t k : keys) {
       tmp[count[(k >> shift) & mask]++] = k;
     }
+    keys.swap(tmp);
+  }
+}
+
+/// radixSort() on `threads` threads, each over a range of the keys: per pass, each thread
+/// counts the digits of its range, then places its range where the counts of the digits before
+/// and of the ranges before put it. Stable as the serial passes, so the order is the same.
+/// `counts` is scratch.
+void radixSort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp, int bits,
+               std::vector<std::uint32_t>& counts, int threads) {
+  const std::size_t n = keys.size();
+  const int passes = std::max(1, (bits + 11) / 12);
+  const int digit = (bits + passes - 1) / passes;
+  const std::uint64_t mask = (std::uint64_t{1} << digit) - 1;
+  const std::size_t buckets = mask + 1;
+  const auto parts = static_cast<std::size_t>(threads);
+  auto begin = [&](std::size_t t) { return n * t / parts; };
+  counts.resize(parts * buckets);
+  tmp.resize(n);
+  for (int p = 0; p < passes; ++p) {
+    const int shift = p * digit;
+    detail::forEachItem(parts, threads, [&](std::size_t t) {
+      std::uint32_t* count = counts.data() + t * buckets;
+      std::fill(count, count + buckets, 0u);
+      for (std::size_t k = begin(t); k < begin(t + 1); ++k) {
+        ++count[(keys[k] >> shift) & mask];
+      }
+    });
+    const std::uint64_t first = (keys.front() >> shift) & mask;
+    std::size_t same = 0;
+    for (std::size_t t = 0; t < parts; ++t) {
+      same += counts[t * buckets + first];
+    }
+    if (same == n) {
+      continue;  // all keys share this digit
+    }
+    // Each range's first place for each digit: by digit, then by range.
+    std::uint32_t at = 0;
+    for (std::size_t d = 0; d < buckets; ++d) {
+      for (std::size_t t = 0; t < parts; ++t) {
+        const std::uint32_t count = counts[t * buckets + d];
+        counts[t * buckets + d] = at;
+        at += count;
+      }
+    }
+    detail::forEachItem(parts, threads, [&](std::size_t t) {
+      std::uint32_t* cursor = counts.data() + t * buckets;
+      for (std::size_t k = begin(t); k < begin(t + 1); ++k) {
+        const std::uint64_t key = keys[k];
+        tmp[cursor[(key >> shift) & mask]++] = key;
+      }
+    });
     keys.swap(tmp);
   }
 }
@@ -267,16 +320,30 @@ void CollisionDetector::planeAndMeshPairs() {
     planes_.push_back(Plane{n, n.cwiseAbs(), ph.position, h});
   }
   if (!planes_.empty()) {
-    for (const std::uint32_t j : simulatedBodies_) {
-      const Aabb b = box(j);
-      const Vec3 center = b.center();
-      const Vec3 halfExtent = b.halfExtent();
-      for (const Plane& p : planes_) {
-        // Lowest point of the (margin-enlarged) box along n against the plane.
-        if (p.normal.dot(center - p.position) - p.absNormal.dot(halfExtent) <= 0.0) {
-          addPair(p.body, j);
+    // On several threads each takes a range of the simulated bodies (its pairs in its own keys,
+    // thread 0's in keys_, joined in thread order).
+    const std::size_t nb = simulatedBodies_.size();
+    const std::size_t parts = nb >= kMinItemsPerThread * threads_ ? threads_ : 1;
+    detail::forEachItem(parts, static_cast<int>(parts), [&](std::size_t t) {
+      std::vector<std::uint64_t>& keys = t == 0 ? keys_ : parts_[t - 1].keys;
+      if (t > 0) {
+        keys.clear();
+      }
+      for (std::size_t k = nb * t / parts; k < nb * (t + 1) / parts; ++k) {
+        const std::uint32_t j = simulatedBodies_[k];
+        const Aabb b = box(j);
+        const Vec3 center = b.center();
+        const Vec3 halfExtent = b.halfExtent();
+        for (const Plane& p : planes_) {
+          // Lowest point of the (margin-enlarged) box along n against the plane.
+          if (p.normal.dot(center - p.position) - p.absNormal.dot(halfExtent) <= 0.0) {
+            addPair(keys, p.body, j, simulated_[p.body] != 0, true);
+          }
         }
       }
+    });
+    for (std::size_t t = 1; t < parts; ++t) {
+      keys_.insert(keys_.end(), parts_[t - 1].keys.begin(), parts_[t - 1].keys.end());
     }
   }
   for (const std::uint32_t m : meshes_) {
@@ -302,7 +369,11 @@ void CollisionDetector::bruteForceBroadPhase(std::size_t bodyCount) {
 void CollisionDetector::sortPairs() {
   // keys_ were packed with keyShift_ bits for B; see addPair().
   const int bits = 2 * keyShift_;
-  radixSort(keys_, keysTmp_, bits);
+  if (threads_ > 1 && keys_.size() >= kMinItemsPerThread * threads_) {
+    radixSort(keys_, keysTmp_, bits, radixCounts_, static_cast<int>(threads_));
+  } else {
+    radixSort(keys_, keysTmp_, bits);
+  }
 }
 
 std::vector<BodyPair> CollisionDetector::candidatePairs() const {

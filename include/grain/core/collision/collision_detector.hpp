@@ -289,6 +289,7 @@ class CollisionDetector {
   int keyShift_ = 32;
   std::vector<std::uint64_t> keys_;
   std::vector<std::uint64_t> keysTmp_;
+  std::vector<std::uint32_t> radixCounts_;  ///< the threaded sort's digit counts per thread
 
   // Narrow phase.
   collision::ContactManifold manifold_;
