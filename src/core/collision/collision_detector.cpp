@@ -10,6 +10,7 @@
 
 #include "../solvers/parallel_items.hpp"
 #include "kernels.hpp"
+#include "radix_sort.hpp"
 
 namespace grain {
 
@@ -29,88 +30,6 @@ inline void boundingSphere(const Shape& shape, const collision::ShapePose& pose,
     const auto* c = std::get_if<Capsule>(&shape);
     center = pose.position;
     radius = 0.5 * c->length + c->radius;
-  }
-}
-
-/// Sorts keys whose significant bits are below `bits` (LSD radix sort, <= 12-bit digits).
-void radixSort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp, int bits) {
-  if (keys.size() < 256) {
-    std::sort(keys.begin(), keys.end());
-    return;
-  }
-  const int passes = std::max(1, (bits + 11) / 12);
-  const int digit = (bits + passes - 1) / passes;
-  const std::uint64_t mask = (std::uint64_t{1} << digit) - 1;
-  std::array<std::uint32_t, (1u << 12) + 1> count{};
-  tmp.resize(keys.size());
-  for (int p = 0; p < passes; ++p) {
-    const int shift = p * digit;
-    std::fill(count.begin(), count.begin() + (std::size_t{1} << digit) + 1, 0u);
-    for (const std::uint64_t k : keys) {
-      ++count[((k >> shift) & mask) + 1];
-    }
-    if (count[((keys.front() >> shift) & mask) + 1] == keys.size()) {
-      continue;  // all keys share this digit
-    }
-    for (std::size_t d = 1; d <= mask + 1; ++d) {
-      count[d] += count[d - 1];
-    }
-    for (const std::uint64_t k : keys) {
-      tmp[count[(k >> shift) & mask]++] = k;
-    }
-    keys.swap(tmp);
-  }
-}
-
-/// radixSort() on `threads` threads, each over a range of the keys: per pass, each thread
-/// counts the digits of its range, then places its range where the counts of the digits before
-/// and of the ranges before put it. Stable as the serial passes, so the order is the same.
-/// `counts` is scratch.
-void radixSort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp, int bits,
-               std::vector<std::uint32_t>& counts, int threads) {
-  const std::size_t n = keys.size();
-  const int passes = std::max(1, (bits + 11) / 12);
-  const int digit = (bits + passes - 1) / passes;
-  const std::uint64_t mask = (std::uint64_t{1} << digit) - 1;
-  const std::size_t buckets = mask + 1;
-  const auto parts = static_cast<std::size_t>(threads);
-  auto begin = [&](std::size_t t) { return n * t / parts; };
-  counts.resize(parts * buckets);
-  tmp.resize(n);
-  for (int p = 0; p < passes; ++p) {
-    const int shift = p * digit;
-    detail::forEachItem(parts, threads, [&](std::size_t t) {
-      std::uint32_t* count = counts.data() + t * buckets;
-      std::fill(count, count + buckets, 0u);
-      for (std::size_t k = begin(t); k < begin(t + 1); ++k) {
-        ++count[(keys[k] >> shift) & mask];
-      }
-    });
-    const std::uint64_t first = (keys.front() >> shift) & mask;
-    std::size_t same = 0;
-    for (std::size_t t = 0; t < parts; ++t) {
-      same += counts[t * buckets + first];
-    }
-    if (same == n) {
-      continue;  // all keys share this digit
-    }
-    // Each range's first place for each digit: by digit, then by range.
-    std::uint32_t at = 0;
-    for (std::size_t d = 0; d < buckets; ++d) {
-      for (std::size_t t = 0; t < parts; ++t) {
-        const std::uint32_t count = counts[t * buckets + d];
-        counts[t * buckets + d] = at;
-        at += count;
-      }
-    }
-    detail::forEachItem(parts, threads, [&](std::size_t t) {
-      std::uint32_t* cursor = counts.data() + t * buckets;
-      for (std::size_t k = begin(t); k < begin(t + 1); ++k) {
-        const std::uint64_t key = keys[k];
-        tmp[cursor[(key >> shift) & mask]++] = key;
-      }
-    });
-    keys.swap(tmp);
   }
 }
 
@@ -167,8 +86,11 @@ void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& sha
   poses_.clear();
   boxes_.clear();
   bounds_.clear();
-  simulatedBodies_.clear();
-  candidates_.clear();
+  // Filled through cursors and cut to size at the end (no per-body capacity checks).
+  simulatedBodies_.resize(n);
+  candidates_.resize(n);
+  std::size_t simulatedCount = 0;
+  std::size_t candidateCount = 0;
   halfspaces_.clear();
   meshes_.clear();
   const auto& pos = bodies.positions();
@@ -214,11 +136,13 @@ void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& sha
       boundingSphere(shape, pose, bounds.center, bounds.radius);
       bounds.radius = inflateRadius(bounds.radius, bounds.center);
     }
-    candidates_.push_back(idx);
+    candidates_[candidateCount++] = idx;
     if (sim) {
-      simulatedBodies_.push_back(idx);
+      simulatedBodies_[simulatedCount++] = idx;
     }
   }
+  candidates_.resize(candidateCount);
+  simulatedBodies_.resize(simulatedCount);
 }
 
 void CollisionDetector::gridBroadPhase() {
@@ -370,9 +294,9 @@ void CollisionDetector::sortPairs() {
   // keys_ were packed with keyShift_ bits for B; see addPair().
   const int bits = 2 * keyShift_;
   if (threads_ > 1 && keys_.size() >= kMinItemsPerThread * threads_) {
-    radixSort(keys_, keysTmp_, bits, radixCounts_, static_cast<int>(threads_));
+    collision::detail::radixSort(keys_, keysTmp_, bits, radixCounts_, static_cast<int>(threads_));
   } else {
-    radixSort(keys_, keysTmp_, bits);
+    collision::detail::radixSort(keys_, keysTmp_, bits);
   }
 }
 
