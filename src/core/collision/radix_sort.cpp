@@ -53,11 +53,14 @@ void radixSort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp
   tmp.resize(n);
   for (int p = 0; p < passes; ++p) {
     const int shift = p * digit;
+    // Local bounds and pointers: the stores would otherwise make the compiler reload them.
     grain::detail::forEachItem(parts, threads, [&](std::size_t t) {
-      std::uint32_t* count = counts.data() + t * buckets;
+      std::uint32_t* const count = counts.data() + t * buckets;
       std::fill(count, count + buckets, 0u);
-      for (std::size_t k = begin(t); k < begin(t + 1); ++k) {
-        ++count[(keys[k] >> shift) & mask];
+      const std::uint64_t* const in = keys.data();
+      const std::size_t end = begin(t + 1);
+      for (std::size_t k = begin(t); k < end; ++k) {
+        ++count[(in[k] >> shift) & mask];
       }
     });
     const std::uint64_t first = (keys.front() >> shift) & mask;
@@ -78,10 +81,15 @@ void radixSort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp
       }
     }
     grain::detail::forEachItem(parts, threads, [&](std::size_t t) {
-      std::uint32_t* cursor = counts.data() + t * buckets;
-      for (std::size_t k = begin(t); k < begin(t + 1); ++k) {
-        const std::uint64_t key = keys[k];
-        tmp[cursor[(key >> shift) & mask]++] = key;
+      std::uint32_t* const cursor = counts.data() + t * buckets;
+      const std::uint64_t* const in = keys.data();
+      std::uint64_t* const out = tmp.data();
+      const std::size_t end = begin(t + 1);
+      const int s = shift;
+      const std::uint64_t m = mask;
+      for (std::size_t k = begin(t); k < end; ++k) {
+        const std::uint64_t key = in[k];
+        out[cursor[(key >> s) & m]++] = key;
       }
     });
     keys.swap(tmp);

@@ -35,7 +35,8 @@ void ContactColouring::build(const ContactStorage& contacts, const std::vector<b
     partCounts_.assign(parts * nBlocks, 0);
     detail::forEachItem(parts, team, [&](std::size_t t) {
       std::uint32_t counted = 0;
-      for (std::size_t c = partBegin(t); c < partBegin(t + 1); ++c) {
+      const std::size_t end = partBegin(t + 1);  // local: the stores could alias a member
+      for (std::size_t c = partBegin(t); c < end; ++c) {
         const bool simA = simulated[a[c]];
         const bool simB = simulated[b[c]];
         if (simA || simB) {
@@ -130,7 +131,8 @@ void ContactColouring::build(const ContactStorage& contacts, const std::vector<b
     std::fill(count, count + nBlocks, 0u);
     std::vector<std::uint32_t>& between = between_[t];
     between.clear();
-    for (std::size_t c = partBegin(t); c < partBegin(t + 1); ++c) {
+    const std::size_t end = partBegin(t + 1);
+    for (std::size_t c = partBegin(t); c < end; ++c) {
       const std::uint32_t block = blockOfContact(c);
       if (block < nBlocks) {
         colour_[c] = kInBlock;
@@ -163,7 +165,8 @@ void ContactColouring::build(const ContactStorage& contacts, const std::vector<b
   // Counting sort by block, then colour: the blocks' contacts placed per part.
   detail::forEachItem(parts, team, [&](std::size_t t) {
     std::uint32_t* cursor = partCounts_.data() + t * nBlocks;
-    for (std::size_t c = partBegin(t); c < partBegin(t + 1); ++c) {
+    const std::size_t end = partBegin(t + 1);
+    for (std::size_t c = partBegin(t); c < end; ++c) {
       if (colour_[c] == kInBlock) {
         order_[cursor[blockOfContact(c)]++] = static_cast<std::uint32_t>(c);
       }

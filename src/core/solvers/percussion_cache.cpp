@@ -36,10 +36,16 @@ void makePercussionCacheKeys(const BodyStorage& bodies, const ContactStorage& co
   const std::size_t parts = threads > 1 ? static_cast<std::size_t>(threads) : 1;
   auto rangeBegin = [&](std::size_t t) { return nc * t / parts; };
   forEachItem(parts, threads, [&](std::size_t t) {
-    for (std::size_t c = rangeBegin(t); c < rangeBegin(t + 1); ++c) {
-      const BodyId ia = ids[contacts.bodyA()[c]];
-      const BodyId ib = ids[contacts.bodyB()[c]];
-      keys[c] = {std::min(ia, ib), std::max(ia, ib), static_cast<std::uint32_t>(c)};
+    // Local bounds and pointers: the stores would otherwise make the compiler reload them.
+    const std::uint32_t* const a = contacts.bodyA().data();
+    const std::uint32_t* const b = contacts.bodyB().data();
+    const BodyId* const id = ids.data();
+    PercussionCacheKey* const key = keys.data();
+    const std::size_t end = rangeBegin(t + 1);
+    for (std::size_t c = rangeBegin(t); c < end; ++c) {
+      const BodyId ia = id[a[c]];
+      const BodyId ib = id[b[c]];
+      key[c] = {std::min(ia, ib), std::max(ia, ib), static_cast<std::uint32_t>(c)};
     }
   });
   // The collision detector emits contacts by body index, which follows the ids in a distributed
