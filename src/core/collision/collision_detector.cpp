@@ -167,7 +167,12 @@ void CollisionDetector::gridBroadPhase() {
     }
   }
   const auto sphereOf = [this](std::uint32_t i) { return bound(i); };
-  grid_.build(gridBodies_, sphereOf, simulated_, 2.0 * maxRadius * settings_.cellSizeFactor);
+  // On several threads each finds the bounds and cells of a range of the grid bodies and places
+  // those of a range of cells (the same list).
+  const std::size_t parts = gridBodies_.size() >= kMinItemsPerThread * threads_ ? threads_ : 1;
+  grid_.build(
+      gridBodies_, sphereOf, simulated_, 2.0 * maxRadius * settings_.cellSizeFactor, parts,
+      [parts](const auto& part) { detail::forEachItem(parts, static_cast<int>(parts), part); });
   stats_.gridBodies = gridBodies_.size();
   stats_.largeBodies = largeBodies_.size();
   stats_.cellSize = grid_.cellSize();
@@ -253,7 +258,8 @@ void CollisionDetector::planeAndMeshPairs() {
       if (t > 0) {
         keys.clear();
       }
-      for (std::size_t k = nb * t / parts; k < nb * (t + 1) / parts; ++k) {
+      const std::size_t end = nb * (t + 1) / parts;  // local: the keys' stores could alias nb
+      for (std::size_t k = nb * t / parts; k < end; ++k) {
         const std::uint32_t j = simulatedBodies_[k];
         const Aabb b = box(j);
         const Vec3 center = b.center();

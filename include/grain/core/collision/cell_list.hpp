@@ -45,6 +45,15 @@ class CellList {
   template <class SphereOf>
   void build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
              const std::vector<std::uint8_t>& simulated, Real cellSize);
+  /// build() with its passes over the items split into `parts` ranges: forEachPart(f) calls
+  /// f(part) for every part in [0, parts), in any order or at once on several threads (this
+  /// header starts none); `sphereOf` may then be called concurrently. The bounds and the items'
+  /// cells are found per range of items, the items placed per range of cells; the counts stay
+  /// serial. The same list as build() (parts <= 1 is build()).
+  template <class SphereOf, class ForEachPart>
+  void build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
+             const std::vector<std::uint8_t>& simulated, Real cellSize, std::size_t parts,
+             ForEachPart&& forEachPart);
   /// build() with the spheres given as arrays indexed by id (m).
   void build(const std::vector<std::uint32_t>& ids, const std::vector<Vec3>& centers,
              const std::vector<Real>& radii, const std::vector<std::uint8_t>& simulated,
@@ -149,6 +158,14 @@ class CellList {
   std::vector<std::uint32_t> slot_;   ///< per input item during the build
   std::vector<std::array<std::int32_t, 3>> halfShell_;  ///< neighbour offsets (hashed grids)
   std::vector<std::array<std::int32_t, 2>> rows_;       ///< (dy, dz) of whole rows (dense grids)
+  /// Per part of a build in parts: its items' bounds, then its first slot.
+  struct PartBounds {
+    Vec3 lo;
+    Vec3 hi;
+    Real maxRadius;
+    std::size_t firstSlot;
+  };
+  std::vector<PartBounds> parts_;
 };
 
 template <class SphereOf>
@@ -188,6 +205,82 @@ void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
       cells_[dst] = cellOf(s.center);
     }
   }
+  finishBuild();
+}
+
+template <class SphereOf, class ForEachPart>
+void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
+                     const std::vector<std::uint8_t>& simulated, Real cellSize, std::size_t parts,
+                     ForEachPart&& forEachPart) {
+  if (parts <= 1) {
+    build(ids, sphereOf, simulated, cellSize);
+    return;
+  }
+  beginBuild(cellSize);
+  const std::size_t n = ids.size();
+  parts_.resize(parts);
+  // The bounds per range of items, then joined (minima and maxima: the same bits in any order).
+  forEachPart([&](std::size_t t) {
+    PartBounds& b = parts_[t];
+    b.lo = Vec3::Constant(std::numeric_limits<Real>::infinity());
+    b.hi = Vec3::Constant(-std::numeric_limits<Real>::infinity());
+    b.maxRadius = 0.0;
+    const std::size_t end = n * (t + 1) / parts;
+    for (std::size_t k = n * t / parts; k < end; ++k) {
+      const Sphere s = sphereOf(ids[k]);
+      b.lo = b.lo.cwiseMin(s.center);
+      b.hi = b.hi.cwiseMax(s.center);
+      b.maxRadius = std::max(b.maxRadius, s.radius);
+    }
+  });
+  Vec3 top = Vec3::Constant(-std::numeric_limits<Real>::infinity());
+  for (const PartBounds& b : parts_) {
+    origin_ = origin_.cwiseMin(b.lo);
+    top = top.cwiseMax(b.hi);
+    maxRadius_ = std::max(maxRadius_, b.maxRadius);
+  }
+  setReach(n);
+  lo_ = {0, 0, 0};
+  hi_ = n > 0 ? cellOf(top) : Cell{0, 0, 0};
+  layOut(n);
+  // The items' slots per range of items; counted on one thread.
+  forEachPart([&](std::size_t t) {
+    std::uint32_t* const slot = slot_.data();
+    const std::size_t end = n * (t + 1) / parts;
+    for (std::size_t k = n * t / parts; k < end; ++k) {
+      slot[k] = static_cast<std::uint32_t>(slotOf(cellOf(sphereOf(ids[k]).center)));
+    }
+  });
+  for (std::size_t k = 0; k < n; ++k) {
+    ++start_[slot_[k] + 1];
+  }
+  countsToCursors();
+  // Each part places the items of a range of slots (about n / parts items), in input order.
+  const std::size_t slots = start_.size() - 1;
+  for (std::size_t t = 0; t < parts; ++t) {
+    parts_[t].firstSlot = static_cast<std::size_t>(
+        std::lower_bound(start_.begin(), start_.begin() + static_cast<std::ptrdiff_t>(slots),
+                         static_cast<std::uint32_t>(n * t / parts)) -
+        start_.begin());
+  }
+  forEachPart([&](std::size_t t) {
+    const std::size_t first = parts_[t].firstSlot;
+    const std::size_t last = t + 1 < parts ? parts_[t + 1].firstSlot : slots;
+    const std::uint32_t* const slot = slot_.data();
+    for (std::size_t k = 0; k < n; ++k) {
+      if (slot[k] < first || slot[k] >= last) {
+        continue;
+      }
+      const std::uint32_t dst = start_[slot[k]]++;
+      const std::uint32_t id = ids[k];
+      const Sphere s = sphereOf(id);
+      hot_[dst] = Hot{s.center, s.radius};
+      cold_[dst] = Cold{id, simulated[id]};
+      if (!dense_) {
+        cells_[dst] = cellOf(s.center);
+      }
+    }
+  });
   finishBuild();
 }
 
