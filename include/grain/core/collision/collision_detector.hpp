@@ -155,9 +155,9 @@ class CollisionDetector {
 
   /// Clears `contacts` and fills it with the contacts of the current configuration, in
   /// canonical order. Throws grain::Error if a simulated body has a halfspace or mesh shape.
-  /// With threads > 1 the grid's pairs and the narrow phase are shared out among that many
-  /// threads (from kMinItemsPerThread bodies or pairs per thread): the same contacts, in the
-  /// same order, as on one thread.
+  /// With threads > 1 the grid's build and pairs, the plane pairs, the pairs' sort and the
+  /// narrow phase are shared out among that many threads (from kMinItemsPerThread bodies or
+  /// pairs per thread): the same contacts, in the same order, as on one thread.
   void detect(const BodyStorage& bodies, const ShapeStore& shapes, ContactStorage& contacts,
               std::uint32_t threads = 1);
 
