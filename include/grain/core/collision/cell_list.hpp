@@ -101,7 +101,7 @@ class CellList {
   /// Cell coordinates are clamped to [0, kMaxCoord] (a monotone map: two points at most k cells
   /// apart stay at most k cells apart, so clamping never hides a pair).
   static constexpr Real kMaxCoord = static_cast<Real>(std::int64_t{1} << 30);
-  Cell cellOf(const Vec3& p) const {
+  [[gnu::always_inline]] Cell cellOf(const Vec3& p) const {
     Cell c;
     for (int k = 0; k < 3; ++k) {
       const Real x = std::floor((p[k] - origin_[k]) * invCell_);
@@ -120,6 +120,16 @@ class CellList {
   void countsToCursors();
   /// After the scatter: start_ shifted back to each slot's first item.
   void finishBuild();
+  /// The scatter of one item: body `id` with its sphere `s` into the next place of its slot.
+  void place(std::uint32_t slot, std::uint32_t id, const Sphere& s,
+             const std::vector<std::uint8_t>& simulated) {
+    const std::uint32_t dst = start_[slot]++;
+    hot_[dst] = Hot{s.center, s.radius};
+    cold_[dst] = Cold{id, simulated[id]};
+    if (!dense_) {
+      cells_[dst] = cellOf(s.center);
+    }
+  }
   std::uint64_t slotOf(const Cell& c) const {
     if (dense_) {
       return static_cast<std::uint64_t>(c[0] - lo_[0]) +
@@ -165,6 +175,22 @@ class CellList {
     Real maxRadius;
     std::size_t firstSlot;
   };
+  /// The smallest and largest centres and the largest radius of items [begin, end) of `ids`
+  /// (minima and maxima: the same bits however the items are split into ranges).
+  template <class SphereOf>
+  [[gnu::always_inline]] static PartBounds boundsOf(const std::vector<std::uint32_t>& ids,
+                                                    std::size_t begin, std::size_t end,
+                                                    SphereOf& sphereOf) {
+    PartBounds b{Vec3::Constant(std::numeric_limits<Real>::infinity()),
+                 Vec3::Constant(-std::numeric_limits<Real>::infinity()), 0.0, 0};
+    for (std::size_t k = begin; k < end; ++k) {
+      const Sphere s = sphereOf(ids[k]);
+      b.lo = b.lo.cwiseMin(s.center);
+      b.hi = b.hi.cwiseMax(s.center);
+      b.maxRadius = std::max(b.maxRadius, s.radius);
+    }
+    return b;
+  }
   std::vector<PartBounds> parts_;
 };
 
@@ -173,13 +199,10 @@ void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
                      const std::vector<std::uint8_t>& simulated, Real cellSize) {
   beginBuild(cellSize);
   const std::size_t n = ids.size();
-  Vec3 top = Vec3::Constant(-std::numeric_limits<Real>::infinity());  // largest centre
-  for (const std::uint32_t id : ids) {
-    const Sphere s = sphereOf(id);
-    origin_ = origin_.cwiseMin(s.center);
-    top = top.cwiseMax(s.center);
-    maxRadius_ = std::max(maxRadius_, s.radius);
-  }
+  const PartBounds all = boundsOf(ids, 0, n, sphereOf);
+  origin_ = origin_.cwiseMin(all.lo);
+  const Vec3 top = all.hi;  // largest centre
+  maxRadius_ = std::max(maxRadius_, all.maxRadius);
   setReach(n);
   // The occupied range. cellOf is monotone along each axis, so the cells of the smallest and
   // largest centres bound every item's: lo_ is cell 0 (the origin is the smallest centre) and
@@ -196,14 +219,7 @@ void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
   countsToCursors();
   // Scatter using start_ as cursors (finishBuild() shifts them back).
   for (std::size_t k = 0; k < n; ++k) {
-    const std::uint32_t dst = start_[slot_[k]]++;
-    const std::uint32_t id = ids[k];
-    const Sphere s = sphereOf(id);
-    hot_[dst] = Hot{s.center, s.radius};
-    cold_[dst] = Cold{id, simulated[id]};
-    if (!dense_) {
-      cells_[dst] = cellOf(s.center);
-    }
+    place(slot_[k], ids[k], sphereOf(ids[k]), simulated);
   }
   finishBuild();
 }
@@ -221,17 +237,7 @@ void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
   parts_.resize(parts);
   // The bounds per range of items, then joined (minima and maxima: the same bits in any order).
   forEachPart([&](std::size_t t) {
-    PartBounds& b = parts_[t];
-    b.lo = Vec3::Constant(std::numeric_limits<Real>::infinity());
-    b.hi = Vec3::Constant(-std::numeric_limits<Real>::infinity());
-    b.maxRadius = 0.0;
-    const std::size_t end = n * (t + 1) / parts;
-    for (std::size_t k = n * t / parts; k < end; ++k) {
-      const Sphere s = sphereOf(ids[k]);
-      b.lo = b.lo.cwiseMin(s.center);
-      b.hi = b.hi.cwiseMax(s.center);
-      b.maxRadius = std::max(b.maxRadius, s.radius);
-    }
+    parts_[t] = boundsOf(ids, n * t / parts, n * (t + 1) / parts, sphereOf);
   });
   Vec3 top = Vec3::Constant(-std::numeric_limits<Real>::infinity());
   for (const PartBounds& b : parts_) {
@@ -271,14 +277,7 @@ void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
       if (slot[k] < first || slot[k] >= last) {
         continue;
       }
-      const std::uint32_t dst = start_[slot[k]]++;
-      const std::uint32_t id = ids[k];
-      const Sphere s = sphereOf(id);
-      hot_[dst] = Hot{s.center, s.radius};
-      cold_[dst] = Cold{id, simulated[id]};
-      if (!dense_) {
-        cells_[dst] = cellOf(s.center);
-      }
+      place(slot[k], ids[k], sphereOf(ids[k]), simulated);
     }
   });
   finishBuild();
