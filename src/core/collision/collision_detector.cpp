@@ -8,7 +8,9 @@
 #include <grain/core/collision/collision_detector.hpp>
 #include <grain/core/common/error.hpp>
 
+#include "../solvers/parallel_items.hpp"
 #include "kernels.hpp"
+#include "radix_sort.hpp"
 
 namespace grain {
 
@@ -28,36 +30,6 @@ inline void boundingSphere(const Shape& shape, const collision::ShapePose& pose,
     const auto* c = std::get_if<Capsule>(&shape);
     center = pose.position;
     radius = 0.5 * c->length + c->radius;
-  }
-}
-
-/// Sorts keys whose significant bits are below `bits` (LSD radix sort, <= 12-bit digits).
-void radixSort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& tmp, int bits) {
-  if (keys.size() < 256) {
-    std::sort(keys.begin(), keys.end());
-    return;
-  }
-  const int passes = std::max(1, (bits + 11) / 12);
-  const int digit = (bits + passes - 1) / passes;
-  const std::uint64_t mask = (std::uint64_t{1} << digit) - 1;
-  std::array<std::uint32_t, (1u << 12) + 1> count{};
-  tmp.resize(keys.size());
-  for (int p = 0; p < passes; ++p) {
-    const int shift = p * digit;
-    std::fill(count.begin(), count.begin() + (std::size_t{1} << digit) + 1, 0u);
-    for (const std::uint64_t k : keys) {
-      ++count[((k >> shift) & mask) + 1];
-    }
-    if (count[((keys.front() >> shift) & mask) + 1] == keys.size()) {
-      continue;  // all keys share this digit
-    }
-    for (std::size_t d = 1; d <= mask + 1; ++d) {
-      count[d] += count[d - 1];
-    }
-    for (const std::uint64_t k : keys) {
-      tmp[count[(k >> shift) & mask]++] = k;
-    }
-    keys.swap(tmp);
   }
 }
 
@@ -114,8 +86,11 @@ void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& sha
   poses_.clear();
   boxes_.clear();
   bounds_.clear();
-  simulatedBodies_.clear();
-  candidates_.clear();
+  // Filled through cursors and cut to size at the end (no per-body capacity checks).
+  simulatedBodies_.resize(n);
+  candidates_.resize(n);
+  std::size_t simulatedCount = 0;
+  std::size_t candidateCount = 0;
   halfspaces_.clear();
   meshes_.clear();
   const auto& pos = bodies.positions();
@@ -161,11 +136,13 @@ void CollisionDetector::prepare(const BodyStorage& bodies, const ShapeStore& sha
       boundingSphere(shape, pose, bounds.center, bounds.radius);
       bounds.radius = inflateRadius(bounds.radius, bounds.center);
     }
-    candidates_.push_back(idx);
+    candidates_[candidateCount++] = idx;
     if (sim) {
-      simulatedBodies_.push_back(idx);
+      simulatedBodies_[simulatedCount++] = idx;
     }
   }
+  candidates_.resize(candidateCount);
+  simulatedBodies_.resize(simulatedCount);
 }
 
 void CollisionDetector::gridBroadPhase() {
@@ -190,7 +167,12 @@ void CollisionDetector::gridBroadPhase() {
     }
   }
   const auto sphereOf = [this](std::uint32_t i) { return bound(i); };
-  grid_.build(gridBodies_, sphereOf, simulated_, 2.0 * maxRadius * settings_.cellSizeFactor);
+  // On several threads each finds the bounds and cells of a range of the grid bodies and places
+  // those of a range of cells (the same list).
+  const std::size_t parts = gridBodies_.size() >= kMinItemsPerThread * threads_ ? threads_ : 1;
+  grid_.build(
+      gridBodies_, sphereOf, simulated_, 2.0 * maxRadius * settings_.cellSizeFactor, parts,
+      [parts](const auto& part) { detail::forEachItem(parts, static_cast<int>(parts), part); });
   stats_.gridBodies = gridBodies_.size();
   stats_.largeBodies = largeBodies_.size();
   stats_.cellSize = grid_.cellSize();
@@ -267,16 +249,31 @@ void CollisionDetector::planeAndMeshPairs() {
     planes_.push_back(Plane{n, n.cwiseAbs(), ph.position, h});
   }
   if (!planes_.empty()) {
-    for (const std::uint32_t j : simulatedBodies_) {
-      const Aabb b = box(j);
-      const Vec3 center = b.center();
-      const Vec3 halfExtent = b.halfExtent();
-      for (const Plane& p : planes_) {
-        // Lowest point of the (margin-enlarged) box along n against the plane.
-        if (p.normal.dot(center - p.position) - p.absNormal.dot(halfExtent) <= 0.0) {
-          addPair(p.body, j);
+    // On several threads each takes a range of the simulated bodies (its pairs in its own keys,
+    // thread 0's in keys_, joined in thread order).
+    const std::size_t nb = simulatedBodies_.size();
+    const std::size_t parts = nb >= kMinItemsPerThread * threads_ ? threads_ : 1;
+    detail::forEachItem(parts, static_cast<int>(parts), [&](std::size_t t) {
+      std::vector<std::uint64_t>& keys = t == 0 ? keys_ : parts_[t - 1].keys;
+      if (t > 0) {
+        keys.clear();
+      }
+      const std::size_t end = nb * (t + 1) / parts;  // local: the keys' stores could alias nb
+      for (std::size_t k = nb * t / parts; k < end; ++k) {
+        const std::uint32_t j = simulatedBodies_[k];
+        const Aabb b = box(j);
+        const Vec3 center = b.center();
+        const Vec3 halfExtent = b.halfExtent();
+        for (const Plane& p : planes_) {
+          // Lowest point of the (margin-enlarged) box along n against the plane.
+          if (p.normal.dot(center - p.position) - p.absNormal.dot(halfExtent) <= 0.0) {
+            addPair(keys, p.body, j, simulated_[p.body] != 0, true);
+          }
         }
       }
+    });
+    for (std::size_t t = 1; t < parts; ++t) {
+      keys_.insert(keys_.end(), parts_[t - 1].keys.begin(), parts_[t - 1].keys.end());
     }
   }
   for (const std::uint32_t m : meshes_) {
@@ -302,7 +299,11 @@ void CollisionDetector::bruteForceBroadPhase(std::size_t bodyCount) {
 void CollisionDetector::sortPairs() {
   // keys_ were packed with keyShift_ bits for B; see addPair().
   const int bits = 2 * keyShift_;
-  radixSort(keys_, keysTmp_, bits);
+  if (threads_ > 1 && keys_.size() >= kMinItemsPerThread * threads_) {
+    collision::detail::radixSort(keys_, keysTmp_, bits, radixCounts_, static_cast<int>(threads_));
+  } else {
+    collision::detail::radixSort(keys_, keysTmp_, bits);
+  }
 }
 
 std::vector<BodyPair> CollisionDetector::candidatePairs() const {

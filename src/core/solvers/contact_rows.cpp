@@ -3,6 +3,7 @@
 // constant terms that the velocity prox solver and the assembled Delassus matrix share.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <string>
 
@@ -38,13 +39,44 @@ void setupSolverBodies(const BodyStorage& bodies, const ContactProblem& problem,
   sb.solverIndexOf.assign(n, kNoSolverBody);
   const auto& a = contacts.bodyA();
   const auto& b = contacts.bodyB();
-  for (std::size_t c = 0; c < contacts.size(); ++c) {
-    GRAIN_REQUIRE(a[c] < n && b[c] < n && a[c] != b[c],
-                  "contact " + std::to_string(c) + " has invalid body indices");
-    if (bodies.isSimulated(a[c]))
-      sb.solverIndexOf[a[c]] = 0;
-    if (bodies.isSimulated(b[c]))
-      sb.solverIndexOf[b[c]] = 0;
+  const std::size_t nc = contacts.size();
+  auto valid = [&](std::size_t c) { return a[c] < n && b[c] < n && a[c] != b[c]; };
+  auto require = [&](std::size_t c) {
+    GRAIN_REQUIRE(valid(c), "contact " + std::to_string(c) + " has invalid body indices");
+  };
+  if (threads > 1) {
+    // The simulated bodies with a contact marked per range of contacts on the threads (a body
+    // two threads mark gets the same 0 from both, as atomic stores); the first invalid contact
+    // is reported after the pass, as on one thread.
+    std::atomic<std::size_t> firstInvalid{nc};
+    const auto parts = static_cast<std::size_t>(threads);
+    forEachItem(parts, threads, [&](std::size_t t) {
+      const std::size_t end = nc * (t + 1) / parts;
+      for (std::size_t c = nc * t / parts; c < end; ++c) {
+        if (!valid(c)) {
+          std::size_t seen = firstInvalid.load(std::memory_order_relaxed);
+          while (c < seen && !firstInvalid.compare_exchange_weak(seen, c)) {
+          }
+          return;
+        }
+        for (const std::uint32_t i : {a[c], b[c]}) {
+          if (bodies.isSimulated(i)) {
+            std::atomic_ref<std::uint32_t>(sb.solverIndexOf[i]).store(0, std::memory_order_relaxed);
+          }
+        }
+      }
+    });
+    if (firstInvalid.load() < nc) {
+      require(firstInvalid.load());
+    }
+  } else {
+    for (std::size_t c = 0; c < nc; ++c) {
+      require(c);
+      if (bodies.isSimulated(a[c]))
+        sb.solverIndexOf[a[c]] = 0;
+      if (bodies.isSimulated(b[c]))
+        sb.solverIndexOf[b[c]] = 0;
+    }
   }
   const auto& multiplicity = problem.multiplicity;
   GRAIN_REQUIRE(multiplicity.empty() || multiplicity.size() == n,

@@ -431,30 +431,43 @@ void ContactSolver::initialPercussions(const BodyStorage& bodies, const ContactP
   if (!settings_.usePercussionCache) {
     return;
   }
-  detail::makePercussionCacheKeys(bodies, contacts, cacheKeys_, cacheOrdinal_, &cacheKeyScratch_);
+  // A coloured solve applies the percussions later, block by block (applyColouredWarmStart), so
+  // the lookup writes only each contact's own percussion and runs on the threads, each over a
+  // range of the sorted keys (uncoloured solves have one thread: passThreads).
+  const int threads = passThreads(contacts.size());
+  detail::makePercussionCacheKeys(bodies, contacts, cacheKeys_, cacheOrdinal_, &cacheKeyScratch_,
+                                  threads);
   Hot h = makeHot(solverContacts_, solverBodies_, percussion_);
-  // A coloured solve applies the percussions later, block by block (applyColouredWarmStart).
   const bool apply = colouring_ == nullptr;
-  detail::forEachCachedPercussion(
-      bodies, contacts, cacheKeys_, cacheOrdinal_, cache_, [&](std::uint32_t c, const Vec3& p) {
-        const std::size_t row = rowOf_.empty() ? c : rowOf_[c];
-        const PairKind kind = solverContacts_.kind[row];
-        if (kind == PairKind::Passive) {
-          return;
-        }
-        // Start from an admissible percussion: P_N >= 0, ||P_T|| <= mu P_N.
-        const Vec3 p0 = prox::alartCurnier(p, solverContacts_.law[row].mu);
-        percussion_[c] = p0;
-        if (!apply) {
-          return;
-        }
-        // u^{E,0} = u^S + M^-1 h dt + M^-1 W P^0.
-        if (kind == PairKind::TwoBodies) {
-          applyPercussion<true>(h, row, p0);
-        } else {
-          applyPercussion<false>(h, row, p0);
-        }
-      });
+  auto found = [&](std::uint32_t c, const Vec3& p) {
+    const std::size_t row = rowOf_.empty() ? c : rowOf_[c];
+    const PairKind kind = solverContacts_.kind[row];
+    if (kind == PairKind::Passive) {
+      return;
+    }
+    // Start from an admissible percussion: P_N >= 0, ||P_T|| <= mu P_N.
+    const Vec3 p0 = prox::alartCurnier(p, solverContacts_.law[row].mu);
+    percussion_[c] = p0;
+    if (!apply) {
+      return;
+    }
+    // u^{E,0} = u^S + M^-1 h dt + M^-1 W P^0.
+    if (kind == PairKind::TwoBodies) {
+      applyPercussion<true>(h, row, p0);
+    } else {
+      applyPercussion<false>(h, row, p0);
+    }
+  };
+  if (threads <= 1) {
+    detail::forEachCachedPercussion(bodies, contacts, cacheKeys_, cacheOrdinal_, cache_, found);
+    return;
+  }
+  const std::size_t nk = cacheKeys_.size();
+  const auto parts = static_cast<std::size_t>(threads);
+  detail::forEachItem(parts, threads, [&](std::size_t t) {
+    detail::forEachCachedPercussion(bodies, contacts, cacheKeys_, cacheOrdinal_, cache_,
+                                    nk * t / parts, nk * (t + 1) / parts, found);
+  });
 }
 
 void ContactSolver::applyColouredWarmStart(const ContactColouring& colouring) {
@@ -562,18 +575,16 @@ void ContactSolver::planColourSegments(const ContactColouring& colouring) {
   // The rows the sweeps read, in colour order: row j is contact order[j].
   const std::vector<std::uint32_t>& order = colouring.order();
   rowOf_.resize(order.size());
-  for (std::size_t j = 0; j < order.size(); ++j) {
-    rowOf_[order[j]] = static_cast<std::uint32_t>(j);
-  }
+  detail::forEachItem(order.size(), passThreads(order.size()),
+                      [&](std::size_t j) { rowOf_[order[j]] = static_cast<std::uint32_t>(j); });
 }
 
 void ContactSolver::gatherColouredPercussions(const ContactColouring& colouring) {
   const std::vector<std::uint32_t>& order = colouring.order();
   colouredPercussion_.resize(order.size());
   colouredAhead_ = false;
-  for (std::size_t j = 0; j < order.size(); ++j) {
-    colouredPercussion_[j] = percussion_[order[j]];
-  }
+  detail::forEachItem(order.size(), passThreads(order.size()),
+                      [&](std::size_t j) { colouredPercussion_[j] = percussion_[order[j]]; });
 }
 
 void ContactSolver::sweepColoured(const ContactColouring& colouring, bool tangentialSweep) {
@@ -628,9 +639,8 @@ void ContactSolver::syncPercussions() {
     return;
   }
   const std::vector<std::uint32_t>& order = colouring_->order();
-  for (std::size_t j = 0; j < order.size(); ++j) {
-    percussion_[order[j]] = colouredPercussion_[j];
-  }
+  detail::forEachItem(order.size(), passThreads(order.size()),
+                      [&](std::size_t j) { percussion_[order[j]] = colouredPercussion_[j]; });
   colouredAhead_ = false;
 }
 

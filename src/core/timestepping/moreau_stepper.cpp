@@ -350,7 +350,11 @@ StepStats MoreauStepper::step(DynamicsSystem& system, const StepExchanges& excha
     for (std::size_t i = 0; i < n; ++i) {
       simulatedMask_[i] = bodies.isSimulated(i);
     }
-    colouring_.build(contacts_, simulatedMask_, settings_.solver.threadCount);
+    // Its passes over the contacts on the threads from minContactsPerThread contacts per thread.
+    const std::uint32_t colourThreads =
+        contacts_.size() >= std::uint64_t{settings_.solver.minContactsPerThread} * threads ? threads
+                                                                                           : 1;
+    colouring_.build(contacts_, simulatedMask_, threads, colourThreads);
   }
   timer.lap(Stage::ContactGraph);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // CellList against brute force: every overlapping pair exactly once, box queries.
 #include <algorithm>
+#include <array>
 #include <random>
 #include <set>
 #include <utility>
@@ -90,6 +91,49 @@ TEST(CellList, HashedGridWithFarOutlier) {
   cl.build(it.ids, it.centers, it.radii, it.simulated, 2.0);
   EXPECT_FALSE(cl.dense());
   expectPairsMatch(cl, it);
+}
+
+TEST(CellList, BuildInPartsGivesTheSameList) {
+  // Built in 2, 3 and 5 parts (run here one after the other, in reverse order), a dense and a
+  // hashed grid report the same pairs in the same order, and the same box queries, as built whole.
+  for (const bool hashed : {false, true}) {
+    Items it = randomItems(3000, 11, 25.0);
+    if (hashed) {
+      it.centers.emplace_back(3e6, -2e5, 7e4);
+      it.radii.push_back(0.5);
+      it.simulated.push_back(1);
+      it.ids.push_back(3000);
+    }
+    const auto sphereOf = [&](std::uint32_t id) {
+      return CellList::Sphere{it.centers[id], it.radii[id]};
+    };
+    auto listing = [](const CellList& cl) {
+      std::vector<std::array<std::uint32_t, 4>> pairs;
+      cl.forEachPair([&](std::uint32_t a, std::uint32_t b, bool simA, bool simB) {
+        pairs.push_back({a, b, simA ? 1u : 0u, simB ? 1u : 0u});
+      });
+      cl.forEachInBox(Aabb{Vec3(3, 4, 5), Vec3(9, 8, 12)}, [&](std::uint32_t id, bool sim) {
+        pairs.push_back({id, id, sim ? 1u : 0u, 2u});
+      });
+      return pairs;
+    };
+    CellList whole;
+    whole.build(it.ids, sphereOf, it.simulated, 2.0);
+    EXPECT_EQ(whole.dense(), !hashed);
+    const auto reference = listing(whole);
+    ASSERT_GT(reference.size(), 2000u);
+    for (const std::size_t parts : {2u, 3u, 5u}) {
+      CellList cl;
+      cl.build(it.ids, sphereOf, it.simulated, 2.0, parts, [parts](const auto& part) {
+        for (std::size_t t = parts; t-- > 0;) {
+          part(t);
+        }
+      });
+      EXPECT_EQ(cl.dense(), whole.dense());
+      EXPECT_EQ(cl.cellSize(), whole.cellSize());
+      EXPECT_EQ(listing(cl), reference) << parts << " parts, hashed " << hashed;
+    }
+  }
 }
 
 TEST(CellList, SubsetOfIdsAndEmptyList) {

@@ -340,8 +340,9 @@ TEST(CollisionDetector, GridMatchesBruteForceOnSecondSeedWithFarOutlier) {
 }
 
 TEST(CollisionDetector, ThreadsFindTheSameContactsInTheSameOrder) {
-  // Enough bodies and pairs for three threads (kMinItemsPerThread each): a dense grid, and a
-  // hashed one (a far outlier), each with every kind of shape pair.
+  // Enough bodies and pairs for three threads (kMinItemsPerThread each: the grid built in parts,
+  // its pairs, the plane pairs, the pairs' sort and the narrow phase on the threads): a dense
+  // grid, and a hashed one (a far outlier), each with every kind of shape pair.
   DynamicsSystem dense = randomScene(42, 8000);
   DynamicsSystem hashed = randomScene(7, 8000);
   addBody(hashed, hashed.bodies.shapes()[1], Vec3(1e7, -3e6, 2e5));

@@ -45,6 +45,15 @@ class CellList {
   template <class SphereOf>
   void build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
              const std::vector<std::uint8_t>& simulated, Real cellSize);
+  /// build() with its passes over the items split into `parts` ranges: forEachPart(f) calls
+  /// f(part) for every part in [0, parts), in any order or at once on several threads (this
+  /// header starts none); `sphereOf` may then be called concurrently. The bounds and the items'
+  /// cells are found per range of items, the items placed per range of cells; the counts stay
+  /// serial. The same list as build() (parts <= 1 is build()).
+  template <class SphereOf, class ForEachPart>
+  void build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
+             const std::vector<std::uint8_t>& simulated, Real cellSize, std::size_t parts,
+             ForEachPart&& forEachPart);
   /// build() with the spheres given as arrays indexed by id (m).
   void build(const std::vector<std::uint32_t>& ids, const std::vector<Vec3>& centers,
              const std::vector<Real>& radii, const std::vector<std::uint8_t>& simulated,
@@ -92,7 +101,7 @@ class CellList {
   /// Cell coordinates are clamped to [0, kMaxCoord] (a monotone map: two points at most k cells
   /// apart stay at most k cells apart, so clamping never hides a pair).
   static constexpr Real kMaxCoord = static_cast<Real>(std::int64_t{1} << 30);
-  Cell cellOf(const Vec3& p) const {
+  [[gnu::always_inline]] Cell cellOf(const Vec3& p) const {
     Cell c;
     for (int k = 0; k < 3; ++k) {
       const Real x = std::floor((p[k] - origin_[k]) * invCell_);
@@ -111,6 +120,16 @@ class CellList {
   void countsToCursors();
   /// After the scatter: start_ shifted back to each slot's first item.
   void finishBuild();
+  /// The scatter of one item: body `id` with its sphere `s` into the next place of its slot.
+  void place(std::uint32_t slot, std::uint32_t id, const Sphere& s,
+             const std::vector<std::uint8_t>& simulated) {
+    const std::uint32_t dst = start_[slot]++;
+    hot_[dst] = Hot{s.center, s.radius};
+    cold_[dst] = Cold{id, simulated[id]};
+    if (!dense_) {
+      cells_[dst] = cellOf(s.center);
+    }
+  }
   std::uint64_t slotOf(const Cell& c) const {
     if (dense_) {
       return static_cast<std::uint64_t>(c[0] - lo_[0]) +
@@ -149,6 +168,30 @@ class CellList {
   std::vector<std::uint32_t> slot_;   ///< per input item during the build
   std::vector<std::array<std::int32_t, 3>> halfShell_;  ///< neighbour offsets (hashed grids)
   std::vector<std::array<std::int32_t, 2>> rows_;       ///< (dy, dz) of whole rows (dense grids)
+  /// Per part of a build in parts: its items' bounds, then its first slot.
+  struct PartBounds {
+    Vec3 lo;
+    Vec3 hi;
+    Real maxRadius;
+    std::size_t firstSlot;
+  };
+  /// The smallest and largest centres and the largest radius of items [begin, end) of `ids`
+  /// (minima and maxima: the same bits however the items are split into ranges).
+  template <class SphereOf>
+  [[gnu::always_inline]] static PartBounds boundsOf(const std::vector<std::uint32_t>& ids,
+                                                    std::size_t begin, std::size_t end,
+                                                    SphereOf& sphereOf) {
+    PartBounds b{Vec3::Constant(std::numeric_limits<Real>::infinity()),
+                 Vec3::Constant(-std::numeric_limits<Real>::infinity()), 0.0, 0};
+    for (std::size_t k = begin; k < end; ++k) {
+      const Sphere s = sphereOf(ids[k]);
+      b.lo = b.lo.cwiseMin(s.center);
+      b.hi = b.hi.cwiseMax(s.center);
+      b.maxRadius = std::max(b.maxRadius, s.radius);
+    }
+    return b;
+  }
+  std::vector<PartBounds> parts_;
 };
 
 template <class SphereOf>
@@ -156,13 +199,10 @@ void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
                      const std::vector<std::uint8_t>& simulated, Real cellSize) {
   beginBuild(cellSize);
   const std::size_t n = ids.size();
-  Vec3 top = Vec3::Constant(-std::numeric_limits<Real>::infinity());  // largest centre
-  for (const std::uint32_t id : ids) {
-    const Sphere s = sphereOf(id);
-    origin_ = origin_.cwiseMin(s.center);
-    top = top.cwiseMax(s.center);
-    maxRadius_ = std::max(maxRadius_, s.radius);
-  }
+  const PartBounds all = boundsOf(ids, 0, n, sphereOf);
+  origin_ = origin_.cwiseMin(all.lo);
+  const Vec3 top = all.hi;  // largest centre
+  maxRadius_ = std::max(maxRadius_, all.maxRadius);
   setReach(n);
   // The occupied range. cellOf is monotone along each axis, so the cells of the smallest and
   // largest centres bound every item's: lo_ is cell 0 (the origin is the smallest centre) and
@@ -179,15 +219,67 @@ void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
   countsToCursors();
   // Scatter using start_ as cursors (finishBuild() shifts them back).
   for (std::size_t k = 0; k < n; ++k) {
-    const std::uint32_t dst = start_[slot_[k]]++;
-    const std::uint32_t id = ids[k];
-    const Sphere s = sphereOf(id);
-    hot_[dst] = Hot{s.center, s.radius};
-    cold_[dst] = Cold{id, simulated[id]};
-    if (!dense_) {
-      cells_[dst] = cellOf(s.center);
-    }
+    place(slot_[k], ids[k], sphereOf(ids[k]), simulated);
   }
+  finishBuild();
+}
+
+template <class SphereOf, class ForEachPart>
+void CellList::build(const std::vector<std::uint32_t>& ids, SphereOf&& sphereOf,
+                     const std::vector<std::uint8_t>& simulated, Real cellSize, std::size_t parts,
+                     ForEachPart&& forEachPart) {
+  if (parts <= 1) {
+    build(ids, sphereOf, simulated, cellSize);
+    return;
+  }
+  beginBuild(cellSize);
+  const std::size_t n = ids.size();
+  parts_.resize(parts);
+  // The bounds per range of items, then joined (minima and maxima: the same bits in any order).
+  forEachPart([&](std::size_t t) {
+    parts_[t] = boundsOf(ids, n * t / parts, n * (t + 1) / parts, sphereOf);
+  });
+  Vec3 top = Vec3::Constant(-std::numeric_limits<Real>::infinity());
+  for (const PartBounds& b : parts_) {
+    origin_ = origin_.cwiseMin(b.lo);
+    top = top.cwiseMax(b.hi);
+    maxRadius_ = std::max(maxRadius_, b.maxRadius);
+  }
+  setReach(n);
+  lo_ = {0, 0, 0};
+  hi_ = n > 0 ? cellOf(top) : Cell{0, 0, 0};
+  layOut(n);
+  // The items' slots per range of items; counted on one thread.
+  forEachPart([&](std::size_t t) {
+    std::uint32_t* const slot = slot_.data();
+    const std::size_t end = n * (t + 1) / parts;
+    for (std::size_t k = n * t / parts; k < end; ++k) {
+      slot[k] = static_cast<std::uint32_t>(slotOf(cellOf(sphereOf(ids[k]).center)));
+    }
+  });
+  for (std::size_t k = 0; k < n; ++k) {
+    ++start_[slot_[k] + 1];
+  }
+  countsToCursors();
+  // Each part places the items of a range of slots (about n / parts items), in input order.
+  const std::size_t slots = start_.size() - 1;
+  for (std::size_t t = 0; t < parts; ++t) {
+    parts_[t].firstSlot = static_cast<std::size_t>(
+        std::lower_bound(start_.begin(), start_.begin() + static_cast<std::ptrdiff_t>(slots),
+                         static_cast<std::uint32_t>(n * t / parts)) -
+        start_.begin());
+  }
+  forEachPart([&](std::size_t t) {
+    const std::size_t first = parts_[t].firstSlot;
+    const std::size_t last = t + 1 < parts ? parts_[t + 1].firstSlot : slots;
+    const std::uint32_t* const slot = slot_.data();
+    for (std::size_t k = 0; k < n; ++k) {
+      if (slot[k] < first || slot[k] >= last) {
+        continue;
+      }
+      place(slot[k], ids[k], sphereOf(ids[k]), simulated);
+    }
+  });
   finishBuild();
 }
 

@@ -155,9 +155,9 @@ class CollisionDetector {
 
   /// Clears `contacts` and fills it with the contacts of the current configuration, in
   /// canonical order. Throws grain::Error if a simulated body has a halfspace or mesh shape.
-  /// With threads > 1 the grid's pairs and the narrow phase are shared out among that many
-  /// threads (from kMinItemsPerThread bodies or pairs per thread): the same contacts, in the
-  /// same order, as on one thread.
+  /// With threads > 1 the grid's build and pairs, the plane pairs, the pairs' sort and the
+  /// narrow phase are shared out among that many threads (from kMinItemsPerThread bodies or
+  /// pairs per thread): the same contacts, in the same order, as on one thread.
   void detect(const BodyStorage& bodies, const ShapeStore& shapes, ContactStorage& contacts,
               std::uint32_t threads = 1);
 
@@ -289,6 +289,7 @@ class CollisionDetector {
   int keyShift_ = 32;
   std::vector<std::uint64_t> keys_;
   std::vector<std::uint64_t> keysTmp_;
+  std::vector<std::uint32_t> radixCounts_;  ///< the threaded sort's digit counts per thread
 
   // Narrow phase.
   collision::ContactManifold manifold_;

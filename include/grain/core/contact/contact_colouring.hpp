@@ -44,8 +44,12 @@ class ContactColouring {
   /// Colours `contacts` (body indices into a storage of simulated.size() bodies);
   /// `simulated[i]` says whether body i is simulated. With blocks > 1 the contacts inside each of
   /// `blocks` body ranges are kept apart uncoloured (see the class notes); 0 and 1 colour all.
+  /// With blocks, `threads` > 1 runs the passes over the contacts (the cuts' counts, sorting out
+  /// the blocks' contacts, placing them in order()) on that many threads, each over a range of
+  /// the contacts; the contacts between blocks are coloured on one thread. The result is the same
+  /// for every thread count.
   void build(const ContactStorage& contacts, const std::vector<bool>& simulated,
-             std::uint32_t blocks = 1);
+             std::uint32_t blocks = 1, std::uint32_t threads = 1);
 
   /// Contacts of colour k (k <= kOverflow), ascending ContactStorage indices.
   std::span<const std::uint32_t> contactsOf(std::uint32_t k) const {
@@ -74,7 +78,9 @@ class ContactColouring {
   std::vector<std::uint32_t> order_;         ///< contacts: the blocks', then grouped by colour
   std::vector<std::uint32_t> blockOffsets_;  ///< blocks + 1 entries
   std::vector<std::uint32_t> blockStart_;    ///< blocks + 1 entries: first body of each block
-  std::vector<std::uint32_t> blockCursor_;   ///< build scratch
+  std::vector<std::uint32_t> partCounts_;    ///< build scratch: per range of contacts and block
+  std::vector<std::vector<std::uint32_t>> between_;  ///< build scratch: per range, the contacts
+                                                     ///< between blocks
 };
 
 }  // namespace grain

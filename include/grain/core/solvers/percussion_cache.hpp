@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <grain/core/bodies/body_storage.hpp>
@@ -18,11 +21,13 @@ namespace grain::detail {
 /// The sorted keys of the current contacts and, per contact, its ordinal within its pair.
 /// `scratch` (optional, kept by the caller between calls) lets two sorted runs of keys be merged
 /// instead of sorted: the order of a distributed step, whose contacts at split bodies come first
-/// (ContactProblem::splitContacts), each part in canonical order.
+/// (ContactProblem::splitContacts), each part in canonical order. With threads > 1 the keys are
+/// formed, checked for order and numbered on that many threads (the same bits; the rare sort or
+/// merge of unordered keys stays on one thread).
 void makePercussionCacheKeys(const BodyStorage& bodies, const ContactStorage& contacts,
                              std::vector<PercussionCacheKey>& keys,
                              std::vector<std::uint32_t>& ordinal,
-                             std::vector<PercussionCacheKey>* scratch = nullptr);
+                             std::vector<PercussionCacheKey>* scratch = nullptr, int threads = 1);
 
 /// Three-way comparison of (lo, hi, ordinal) with a cache entry.
 inline int compareCacheEntry(BodyId lo, BodyId hi, std::uint32_t ord,
@@ -43,15 +48,29 @@ inline bool cacheEntryLess(const PercussionCacheEntry& a, const PercussionCacheE
 
 /// Calls found(c, p) for every contact c whose key is in `cache`, with the cached percussion on
 /// body B of the contact expressed in its contact frame (N, T1, T2; N s), not projected. One
-/// merge of the sorted keys with the sorted cache.
+/// merge of the sorted keys keys[first, last) with the sorted cache, from the first entry not
+/// below keys[first] (a binary search unless first is 0): the ranges of a partition of the keys
+/// call found for the same contacts with the same p as the whole, and may run on different
+/// threads (found then writes only what belongs to contact c).
 template <class Found>
 void forEachCachedPercussion(const BodyStorage& bodies, const ContactStorage& contacts,
                              const std::vector<PercussionCacheKey>& keys,
                              const std::vector<std::uint32_t>& ordinal,
-                             const std::vector<PercussionCacheEntry>& cache, Found&& found) {
+                             const std::vector<PercussionCacheEntry>& cache, std::size_t first,
+                             std::size_t last, Found&& found) {
   const auto& ids = bodies.ids();
   std::size_t e = 0;
-  for (const PercussionCacheKey& key : keys) {
+  if (first > 0 && first < last) {
+    const PercussionCacheKey& key = keys[first];
+    const std::uint32_t ord = ordinal[key.contact];
+    auto below = [&](const PercussionCacheEntry& x) {
+      return compareCacheEntry(key.lo, key.hi, ord, x) > 0;
+    };
+    e = static_cast<std::size_t>(std::partition_point(cache.begin(), cache.end(), below) -
+                                 cache.begin());
+  }
+  for (std::size_t k = first; k < last; ++k) {
+    const PercussionCacheKey& key = keys[k];
     const std::uint32_t c = key.contact;
     const std::uint32_t ord = ordinal[c];
     while (e < cache.size() && compareCacheEntry(key.lo, key.hi, ord, cache[e]) > 0) {
@@ -69,6 +88,16 @@ void forEachCachedPercussion(const BodyStorage& bodies, const ContactStorage& co
     const Vec3 p(frame.col(0).dot(onB), frame.col(1).dot(onB), frame.col(2).dot(onB));
     found(c, p);
   }
+}
+
+/// forEachCachedPercussion over all the keys, in key order.
+template <class Found>
+void forEachCachedPercussion(const BodyStorage& bodies, const ContactStorage& contacts,
+                             const std::vector<PercussionCacheKey>& keys,
+                             const std::vector<std::uint32_t>& ordinal,
+                             const std::vector<PercussionCacheEntry>& cache, Found&& found) {
+  forEachCachedPercussion(bodies, contacts, keys, ordinal, cache, 0, keys.size(),
+                          std::forward<Found>(found));
 }
 
 /// The cache of the percussions (per contact, contact frame, N s) of the current contacts; with
