@@ -252,20 +252,22 @@ void checkProfile(const std::string& output, int processes, bool rebuilds) {
   }
 }
 
-std::vector<std::string> contactsPerStep(const fs::path& log) {
+/// The column `name` of a tab-separated log whose header line starts with `header`, one value per
+/// data line.
+std::vector<std::string> logColumn(const fs::path& log, const std::string& header,
+                                   const std::string& name) {
   std::istringstream in(readText(log));
-  std::string line;
   std::vector<std::string> out;
   std::size_t column = std::string::npos;
-  while (std::getline(in, line)) {
+  for (std::string line; std::getline(in, line);) {
     std::vector<std::string> cells;
     std::istringstream fields(line);
     for (std::string cell; std::getline(fields, cell, '\t');) {
       cells.push_back(cell);
     }
-    if (line.rfind("# WallTime", 0) == 0) {
-      column = static_cast<std::size_t>(std::find(cells.begin(), cells.end(), "nContacts") -
-                                        cells.begin());
+    if (line.rfind(header, 0) == 0) {
+      column =
+          static_cast<std::size_t>(std::find(cells.begin(), cells.end(), name) - cells.begin());
     } else if (!line.empty() && line[0] != '#' && column < cells.size()) {
       out.push_back(cells[column]);
     }
@@ -274,28 +276,21 @@ std::vector<std::string> contactsPerStep(const fs::path& log) {
   return out;
 }
 
+std::vector<std::string> contactsPerStep(const fs::path& log) {
+  return logColumn(log, "# WallTime", "nContacts");
+}
+
 /// The Neighbours column of every process's log ProcessLog_<rank>.dat in `dir` (-l), per process
 /// one value per step.
 std::vector<std::vector<int>> neighboursPerProcess(const fs::path& dir, int processes) {
-  std::vector<std::vector<int>> out(static_cast<std::size_t>(processes));
+  std::vector<std::vector<int>> out;
   for (int rank = 0; rank < processes; ++rank) {
-    const fs::path log = dir / ("ProcessLog_" + std::to_string(rank) + ".dat");
-    std::istringstream in(readText(log));
-    std::size_t column = std::string::npos;
-    for (std::string line; std::getline(in, line);) {
-      std::vector<std::string> cells;
-      std::istringstream fields(line);
-      for (std::string cell; std::getline(fields, cell, '\t');) {
-        cells.push_back(cell);
-      }
-      if (line.rfind("# Step", 0) == 0) {
-        column = static_cast<std::size_t>(std::find(cells.begin(), cells.end(), "Neighbours") -
-                                          cells.begin());
-      } else if (!line.empty() && line[0] != '#' && column < cells.size()) {
-        out[static_cast<std::size_t>(rank)].push_back(std::atoi(cells[column].c_str()));
-      }
+    std::vector<int> values;
+    for (const std::string& cell :
+         logColumn(dir / ("ProcessLog_" + std::to_string(rank) + ".dat"), "# Step", "Neighbours")) {
+      values.push_back(std::atoi(cell.c_str()));
     }
-    EXPECT_FALSE(out[static_cast<std::size_t>(rank)].empty()) << log;
+    out.push_back(std::move(values));
   }
   return out;
 }
@@ -304,6 +299,40 @@ class GrainSimMpi : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { allowMpiRunAsRoot(); }
 };
+
+/// MPISettings of a kd-tree (AABB build) rebuilt every `steps` steps, the thesis' ratios.
+std::string kdTreeRebuiltEvery(int steps) {
+  return R"(    <MPISettings>
+      <ProcessTopology mode="dynamic" policy="alwaysRebuild" policyCheckEveryXTimeStep=")" +
+         std::to_string(steps) + R"(">
+        <Topology type="kdTree" buildMode="AABB" minCellSize="0.001"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
+    </MPISettings>
+)";
+}
+
+/// The mean of coordinate `axis` (0 x, 2 z) of a state's bodies.
+double meanCoordinate(const io::SimState& state, int axis) {
+  double mean = 0.0;
+  for (const io::SimBodyState& b : state.bodies) {
+    mean += b.position[axis] / static_cast<double>(state.bodies.size());
+  }
+  return mean;
+}
+
+/// The GlobalInitialCondition element that starts a scene from the last state of `sim`, its
+/// time continued.
+std::string continuedFrom(const fs::path& sim) {
+  return R"(    <GlobalInitialCondition file=")" + sim.string() +
+         R"(" whichState="end" useTimeToContinue="true"/>
+)";
+}
+
+/// Names a process-count parameter "npN".
+std::string processCountName(const ::testing::TestParamInfo<int>& p) {
+  return "np" + std::to_string(p.param);
+}
 
 /// A pile of `side` x `side` x `layers` beads (r = 0.01 m, 0.004 kg, 0.025 m apart) poured into a
 /// box 0.03 m wide per bead along x and y, with `mpiSettings`; solver to 1e-6 relative in at most
@@ -699,13 +728,7 @@ TEST_F(GrainSimMpi, HybridProcessesAndThreadsGiveTheSerialBulkFigures) {
 // rebuild. The serial states to solver tolerance on 2 and 3 processes.
 TEST_F(GrainSimMpi, BodiesWithTheirOwnShapesMigrateWithThem) {
   const fs::path dir = makeTempDir("mpi_own_shapes");
-  const std::string kdTree = R"(    <MPISettings>
-      <ProcessTopology mode="dynamic" policy="alwaysRebuild" policyCheckEveryXTimeStep="10">
-        <Topology type="kdTree" buildMode="AABB" minCellSize="0.001"/>
-      </ProcessTopology>
-      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
-    </MPISettings>
-)";
+  const std::string kdTree = kdTreeRebuiltEvery(10);
   const std::string beads =
       R"(<Sphere distribute="random" generator="uniform" seed="5" minRadius="0.008" maxRadius="0.0105"/>)";
   writeText(dir / "pile.xml", pileScene(0.06, 4, "", kdTree, beads));
@@ -874,13 +897,7 @@ class GrainSimMpiRebuildTraffic : public GrainSimMpi, public ::testing::WithPara
 TEST_P(GrainSimMpiRebuildTraffic, RebuildMessagesAreBoundedByTheNeighbours) {
   const int np = GetParam();
   const fs::path dir = makeTempDir("mpi_rebuild_traffic_" + std::to_string(np));
-  const std::string kdTree = R"(    <MPISettings>
-      <ProcessTopology mode="dynamic" policy="alwaysRebuild" policyCheckEveryXTimeStep="10">
-        <Topology type="kdTree" buildMode="AABB" minCellSize="0.001"/>
-      </ProcessTopology>
-      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
-    </MPISettings>
-)";
+  const std::string kdTree = kdTreeRebuiltEvery(10);
   const int nx = 40;
   const int layers = 3;
   std::ostringstream s;
@@ -945,22 +962,13 @@ TEST_P(GrainSimMpiRebuildTraffic, RebuildMessagesAreBoundedByTheNeighbours) {
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 240, 3);
   const io::SimState last = checkStates(record(dir / "mpi") / "SimState.sim", 240, 3);
   EXPECT_TRUE(compare(reference, last).sameIds);
-  double mean[2] = {0, 0};
-  int k = 0;
-  for (const io::SimState* state : {&reference, &last}) {
-    for (const io::SimBodyState& b : state->bodies) {
-      mean[k] += b.position.x() / static_cast<double>(state->bodies.size());
-    }
-    ++k;
-  }
+  const double mean[2] = {meanCoordinate(reference, 0), meanCoordinate(last, 0)};
   std::printf("mean x %.6f m (serial %.6f)\n", mean[1], mean[0]);
   EXPECT_NEAR(mean[1], mean[0], 1e-3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Processes, GrainSimMpiRebuildTraffic, ::testing::Values(4, 8),
-                         [](const ::testing::TestParamInfo<int>& p) {
-                           return "np" + std::to_string(p.param);
-                         });
+                         processCountName);
 
 TEST_F(GrainSimMpi, RestartOnAnotherProcessCountAndFromASerialRun) {
   const fs::path dir = makeTempDir("mpi_restart");
@@ -1214,10 +1222,7 @@ TEST_F(GrainSimMpi, GlobalInitialConditionReadsAQuarterOfTheStatePerProcessOnFou
   reader.open(sim);
   const std::uint64_t state = reader.header().bytesPerState();
   const std::uint64_t body = (state - 8) / 256;
-  const std::string initial = R"(    <GlobalInitialCondition file=")" + sim.string() +
-                              R"(" whichState="end" useTimeToContinue="true"/>
-)";
-  writeText(dir / "continued.xml", pileScene(0.052, 16, "", initial));
+  writeText(dir / "continued.xml", pileScene(0.052, 16, "", continuedFrom(sim)));
   const CommandResult serial =
       runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "continued.xml").string() + " -g " +
                  (dir / "serial").string());
@@ -1266,10 +1271,7 @@ TEST_F(GrainSimMpi, GlobalInitialConditionGivesTheSerialStates) {
                        (dir / "first").string())
                 .exitCode,
             0);
-  const std::string initial = R"(    <GlobalInitialCondition file=")" +
-                              (record(dir / "first") / "SimState.sim").string() +
-                              R"(" whichState="end" useTimeToContinue="true"/>
-)";
+  const std::string initial = continuedFrom(record(dir / "first") / "SimState.sim");
   writeText(dir / "continued.xml", pileScene(0.1, 4, "", initial));
   const CommandResult serial =
       runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "continued.xml").string() + " -g " +
@@ -1628,13 +1630,7 @@ class GrainSimMpiManyProcesses : public GrainSimMpi, public ::testing::WithParam
 TEST_P(GrainSimMpiManyProcesses, KdTreePileKeepsEveryBodyAndTheSerialBulk) {
   const int np = GetParam();
   const fs::path dir = makeTempDir("mpi_many_" + std::to_string(np));
-  const std::string kdTree = R"(    <MPISettings>
-      <ProcessTopology mode="dynamic" policy="alwaysRebuild" policyCheckEveryXTimeStep="50">
-        <Topology type="kdTree" buildMode="AABB" minCellSize="0.001"/>
-      </ProcessTopology>
-      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
-    </MPISettings>
-)";
+  const std::string kdTree = kdTreeRebuiltEvery(50);
   writeText(dir / "pile.xml", widePile(0.3, 10, 10, kdTree));
   const CommandResult serial =
       runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
@@ -1655,14 +1651,13 @@ TEST_P(GrainSimMpiManyProcesses, KdTreePileKeepsEveryBodyAndTheSerialBulk) {
   EXPECT_TRUE(compare(reference, last).sameIds);
   // Bulk: the pile's mean height agrees to 0.05 and its 90th-percentile height to 0.3 bead radii
   // (seen: 0.14 and 1.45 mm on 8 processes, 0.04 and 1.15 mm on 16, the top layer still moving).
-  double mean[2] = {0, 0};
+  const double mean[2] = {meanCoordinate(reference, 2), meanCoordinate(last, 2)};
   double top[2] = {0, 0};
   int k = 0;
   for (const io::SimState* state : {&reference, &last}) {
     std::vector<double> z;
     for (const io::SimBodyState& b : state->bodies) {
       z.push_back(b.position.z());
-      mean[k] += b.position.z() / static_cast<double>(state->bodies.size());
     }
     std::sort(z.begin(), z.end());
     top[k] = z[static_cast<std::size_t>(0.9 * static_cast<double>(z.size() - 1))];
@@ -1675,9 +1670,7 @@ TEST_P(GrainSimMpiManyProcesses, KdTreePileKeepsEveryBodyAndTheSerialBulk) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Oversubscribed, GrainSimMpiManyProcesses, ::testing::Values(8, 16),
-                         [](const ::testing::TestParamInfo<int>& p) {
-                           return "np" + std::to_string(p.param);
-                         });
+                         processCountName);
 
 }  // namespace
 }  // namespace grain
