@@ -334,25 +334,28 @@ std::string processCountName(const ::testing::TestParamInfo<int>& p) {
   return "np" + std::to_string(p.param);
 }
 
-/// A pile of `side` x `side` x `layers` beads (r = 0.01 m, 0.004 kg, 0.025 m apart) poured into a
-/// box 0.03 m wide per bead along x and y, with `mpiSettings`; solver to 1e-6 relative in at most
-/// 300 sweeps, with warm start.
-std::string widePile(double endTime, int side, int layers, const std::string& mpiSettings) {
-  const double width = 0.03 * side;
+/// A pile of `nx` x `ny` x `layers` beads (r = 0.01 m, 0.004 kg, 0.025 m apart, jittered with
+/// `seed`) poured into a box 0.03 m wide per bead along x and y, with `mpiSettings`; solver to 1e-6
+/// relative in at most 300 sweeps, with warm start.
+std::string beadBox(double endTime, int nx, int ny, int layers, const std::string& mpiSettings,
+                    int seed) {
+  const double width = 0.03 * nx;
+  const double depth = 0.03 * ny;
   std::ostringstream s;
   s << pileHead(
       endTime, 50,
       R"(minIter="1" maxIter="300" absTol="1e-9" relTol="1e-6" usePercussionCache="true")",
-      mpiSettings, width);
-  s << R"(    <RigidBodies name="beads" instances=")" << side * side * layers << R"(" groupId="10">
+      mpiSettings, width, depth);
+  s << R"(    <RigidBodies name="beads" instances=")" << nx * ny * layers << R"(" groupId="10">
       <Geometry><Sphere distribute="uniform" radius="0.01"/></Geometry>
       <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.004"/>
         <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
         <InitialCondition type="posvel">
           <InitialPosition distribute="grid" gridSizeX=")"
-    << side << R"(" gridSizeY=")" << side << R"(" distance="0.025"
+    << nx << R"(" gridSizeY=")" << ny << R"(" distance="0.025"
               translation=")"
-    << 0.5 * width << " " << 0.5 * width << R"( 0.012" jitter="true" delta="0.002" seed="3"/>
+    << 0.5 * width << " " << 0.5 * depth << R"( 0.012" jitter="true" delta="0.002" seed=")" << seed
+    << R"("/>
         </InitialCondition>
       </DynamicProperties>
     </RigidBodies>
@@ -360,6 +363,11 @@ std::string widePile(double endTime, int side, int layers, const std::string& mp
 </DynamicsSystem>
 )";
   return s.str();
+}
+
+/// beadBox with `side` beads along x and y (seed 3).
+std::string widePile(double endTime, int side, int layers, const std::string& mpiSettings) {
+  return beadBox(endTime, side, side, layers, mpiSettings, 3);
 }
 
 // A converged pile (relTol 1e-12) on 1-4 processes, with the first decomposition (a kd-tree over
@@ -898,27 +906,7 @@ TEST_P(GrainSimMpiRebuildTraffic, RebuildMessagesAreBoundedByTheNeighbours) {
   const int np = GetParam();
   const fs::path dir = makeTempDir("mpi_rebuild_traffic_" + std::to_string(np));
   const std::string kdTree = kdTreeRebuiltEvery(10);
-  const int nx = 40;
-  const int layers = 3;
-  std::ostringstream s;
-  s << pileHead(
-      0.1, 50, R"(minIter="1" maxIter="300" absTol="1e-9" relTol="1e-6" usePercussionCache="true")",
-      kdTree, 0.03 * nx, 0.06);
-  s << R"(    <RigidBodies name="beads" instances=")" << nx * 2 * layers << R"(" groupId="10">
-      <Geometry><Sphere distribute="uniform" radius="0.01"/></Geometry>
-      <DynamicProperties><DynamicState type="simulated"/><Mass distribute="uniform" value="0.004"/>
-        <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
-        <InitialCondition type="posvel">
-          <InitialPosition distribute="grid" gridSizeX=")"
-    << nx << R"(" gridSizeY="2" distance="0.025" translation=")" << 0.015 * nx
-    << R"( 0.03 0.012" jitter="true" delta="0.002" seed="5"/>
-        </InitialCondition>
-      </DynamicProperties>
-    </RigidBodies>
-  </SceneObjects>
-</DynamicsSystem>
-)";
-  std::string scene = s.str();
+  std::string scene = beadBox(0.1, 40, 2, 3, kdTree, 5);  // a trough 40 beads long
   const std::string down = R"(direction="0 0 -1")";
   scene.replace(scene.find(down), down.size(), R"(direction="0.5 0 -1")");
   writeText(dir / "trough.xml", scene);
