@@ -747,6 +747,7 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   const double start = MPI_Wtime();
   int changed = coupledCommBuilds_ == 0 || coupled != coupled_ ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, comm_);
+  traffic_.reductions += topology_->size() > 1 ? 1 : 0;  // as MpiReducer counts its calls
   if (changed != 0) {
     if (coupledComm_ != MPI_COMM_NULL) {
       MPI_Comm_free(&coupledComm_);
