@@ -283,7 +283,7 @@ height = {p: med(r[p][2] for r in runs.values()) for p in ("grain", "bullet", "l
 print("mean-height grain %.5f  bullet %.5f  lammps %.5f  (m, medians)"
       % (height["grain"], height["bullet"], height["lammps"]))
 for label, i in (("step-loop ratios", 1), ("ratios", 0)):
-    print("%s  bullet/grain %.3g  lammps/grain %.3g  (medians of %d runs)"
+    print("%s  bullet/grain %.2f  lammps/grain %.2f  (medians of %d runs)"
           % (label, med(r["bullet"][i] / r["grain"][i] for r in runs.values()),
              med(r["lammps"][i] / r["grain"][i] for r in runs.values()), len(runs)))
 PY
