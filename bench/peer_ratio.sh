@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # grain against Bullet and LAMMPS on the same pile: N equal spheres (radius 0.01 m, density
 # 2500 kg/m^3, Coulomb friction 0.5, no restitution) start at rest on a jittered grid above the
-# floor of a square box and fall for 0.5 s under gravity. The pile is generated once (seeded) and
-# written in the three programs' forms; each program simulates it in its own way:
+# floor of a square box and fall for 0.5 s (S steps of 1 ms) under gravity. The pile is generated
+# once (seeded) and written in the three programs' forms; each program simulates it its own way:
 #   grain   grain-sim, time step 1 ms, SORContact with 50 sweeps per step (minIter = maxIter),
-#           500 steps, no output (RecorderSettings noOutput; the run log SimData.dat only)
+#           S steps, no output (RecorderSettings noOutput; the run log SimData.dat only)
 #   Bullet  grain-bullet_pile (bench/peers/bullet_pile.cpp): btDiscreteDynamicsWorld, sequential
 #           impulse solver with 50 iterations, the same 1 ms steps, no sleeping
 #   LAMMPS  lmp (bench/peers/lammps_pile.in): granular DEM, Hooke springs stiff enough for
 #           overlaps of about 1 % of the radius, its own time step (a fiftieth of the contact
-#           time, some 60 us) for the same 0.5 s
+#           time, some 60 us for the default pile) for the same S ms
 # docs/benchmarks.md ("Against Bullet and LAMMPS") has the settings and why, and measured figures.
 #
 #   bench/peer_ratio.sh [--repeat K] [--spheres N] [--steps S] [--keep]
@@ -18,13 +18,14 @@
 # that a change of the machine's load falls on all three); N spheres (default 1000); S grain and
 # Bullet steps of 1 ms (default 500; LAMMPS simulates the same S ms). One process and one thread
 # each. Builds grain's release preset (grain-sim and grain-bullet_pile only) if they are missing;
-# needs Bullet and LAMMPS (tools/install-deps.sh peers). Prints the settings, then per run:
+# needs Bullet and LAMMPS (tools/install-deps.sh peers). Prints the settings and the 1-minute
+# load average ("load before L0"), then per run:
 #   run K PROGRAM  wall W s  step-loop L s  mean-height Z m  kinetic-energy E J  load X
 # (W the wall time of the whole process, start-up and reading of the pile included; L the program's
 # own time of its stepping loop: for grain the sum of StepTime in SimData.dat, for Bullet its
 # printed loop time, for LAMMPS its "Loop time"; Z and E of the final state, Z the mean height of
 # the sphere centres, the check that the three simulate the same pile; X the 1-minute load
-# average after the run), and at the end
+# average after the run), and at the end "load after L1" and
 #   mean-height grain Z1  bullet Z2  lammps Z3  (m, medians)
 #   step-loop ratios  bullet/grain X  lammps/grain Y  (medians of K runs)
 #   ratios  bullet/grain X  lammps/grain Y  (medians of K runs)
@@ -42,7 +43,7 @@ while [ $# -gt 0 ]; do
     --spheres) spheres="$2"; shift 2 ;;
     --steps) steps="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "usage: bench/peer_ratio.sh [--repeat K] [--spheres N] [--steps S] [--keep]" >&2
        exit 2 ;;
   esac
@@ -210,8 +211,8 @@ with open(work + "/pile.xml", "w") as f:
 """ % dict(n=n, steps=steps, dt=dt, end=steps * dt, it=iterations, mu=mu, g=g, r=r, rho=rho,
            spheres=spheresXml, walls=walls))
 
-print("pile  %d spheres r %g m  box %.4g m x %.4g m  grid %d x %d, %d layers from z = %g m to %.4g m"
-      % (n, r, 2 * hw, 2 * hw, side, side, math.ceil(n / side ** 2), 2 * r, top))
+print("pile  %d spheres r %g m  box %.4g m x %.4g m  grid %d x %d, %d layers from z = %g m"
+      " to %.4g m" % (n, r, 2 * hw, 2 * hw, side, side, math.ceil(n / side ** 2), 2 * r, top))
 print("grain  dt %g s  %d steps  SORContact %d sweeps" % (dt, steps, iterations))
 print("bullet  dt %g s  %d steps  %d solver iterations" % (dt, steps, iterations))
 print("lammps  kn %.4g N/m  gamman %.4g 1/s  contact time %.4g s  dt %.4g s  %d steps"
@@ -258,8 +259,9 @@ run() {
         $1 == "lammps" { for (i = 1; i < NF; i++) v[$i] = $(i + 1)
                          print loop, v["mean-height"], v["kinetic-energy"] }' "$log") ;;
   esac
-  printf 'run %d %-6s  wall %s s  step-loop %s s  mean-height %s m  kinetic-energy %s J  load %s\n' \
-    "$k" "$program" "$wall" "$loop" "$height" "$energy" "$(cut -d' ' -f1 /proc/loadavg)"
+  printf 'run %d %-6s  wall %s s  step-loop %s s  mean-height %s m  kinetic-energy %s J' \
+    "$k" "$program" "$wall" "$loop" "$height" "$energy"
+  printf '  load %s\n' "$(cut -d' ' -f1 /proc/loadavg)"
   printf '%d\t%s\t%s\t%s\t%s\t%s\n' "$k" "$program" "$wall" "$loop" "$height" "$energy" \
     >> "$results"
 }
