@@ -9,7 +9,8 @@
 #                                    (the smpi preset; bench/smpi_scaling.sh), and valgrind
 #                                    (bench/work_per_process.sh)
 #   tools/install-deps.sh peers      also Bullet (libbullet-dev) and LAMMPS (lammps), the peer
-#                                    codes of bench/peer_ratio.sh
+#                                    codes of bench/peer_ratio.sh, and pkg-config, through which
+#                                    CMake finds Bullet (bench/grain-bullet_pile)
 set -euo pipefail
 
 packages=(
