@@ -8,15 +8,17 @@
 #   Bullet  grain-bullet_pile (bench/peers/bullet_pile.cpp): btDiscreteDynamicsWorld, sequential
 #           impulse solver with 50 iterations, the same 1 ms steps, no sleeping
 #   LAMMPS  lmp (bench/peers/lammps_pile.in): granular DEM, Hooke springs stiff enough for
-#           overlaps of about 1 % of the radius, its own time step (a fiftieth of the contact
-#           time, some 60 us for the default pile) for the same S ms
+#           resting overlaps of about F times the radius (default 0.01), its own time step (a
+#           fiftieth of the contact time, some 60 us for the default pile) for the same S ms
 # docs/benchmarks.md ("Against Bullet and LAMMPS") has the settings and why, and measured figures.
 #
-#   bench/peer_ratio.sh [--repeat K] [--spheres N] [--steps S] [--keep]
+#   bench/peer_ratio.sh [--repeat K] [--spheres N] [--steps S] [--overlap F] [--keep]
 #
 # K runs of each program (default 3), alternated (the order turns by one program every run, so
 # that a change of the machine's load falls on all three); N spheres (default 1000); S grain and
-# Bullet steps of 1 ms (default 500; LAMMPS simulates the same S ms). One process and one thread
+# Bullet steps of 1 ms (default 500; LAMMPS simulates the same S ms); F the resting overlap that
+# sets LAMMPS's stiffness, as a fraction of the radius (default 0.01; its steps grow as
+# 1/sqrt(F)). One process and one thread
 # each. Builds grain's release preset (grain-sim and grain-bullet_pile only) if they are missing;
 # needs Bullet and LAMMPS (tools/install-deps.sh peers). Prints the settings and the 1-minute
 # load average ("load before L0"), then per run:
@@ -36,21 +38,27 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 repeat=3
 spheres=1000
 steps=500
+overlap=0.01
 keep=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeat) repeat="$2"; shift 2 ;;
     --spheres) spheres="$2"; shift 2 ;;
     --steps) steps="$2"; shift 2 ;;
+    --overlap) overlap="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "usage: bench/peer_ratio.sh [--repeat K] [--spheres N] [--steps S] [--keep]" >&2
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "usage: bench/peer_ratio.sh [--repeat K] [--spheres N] [--steps S] [--overlap F]" \
+         "[--keep]" >&2
        exit 2 ;;
   esac
 done
 for n in "$repeat" "$spheres" "$steps"; do
   [[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "peer_ratio.sh: $n is not a positive integer" >&2; exit 2; }
 done
+/usr/bin/python3 -c "import sys; f = float(sys.argv[1]); sys.exit(0 if 0 < f < 0.5 else 1)" \
+  "$overlap" 2> /dev/null ||
+  { echo "peer_ratio.sh: --overlap $overlap is not a number between 0 and 0.5" >&2; exit 2; }
 command -v lmp > /dev/null ||
   { echo "peer_ratio.sh: no lmp (LAMMPS): run tools/install-deps.sh peers" >&2; exit 1; }
 
@@ -81,10 +89,10 @@ fi
 
 # The pile, in the three forms: pile.xml (grain), pile.txt (Bullet), pile.data and lammps.vars
 # (LAMMPS: read_data file and the -var arguments).
-/usr/bin/python3 - "$work" "$spheres" "$steps" <<'PY'
+/usr/bin/python3 - "$work" "$spheres" "$steps" "$overlap" <<'PY'
 import math, random, sys
 
-work, n, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+work, n, steps, overlap = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 r, rho, mu, g = 0.01, 2500.0, 0.5, 9.81
 dt = 1e-3
 iterations = 50
@@ -107,7 +115,7 @@ top = max(p[2] for p in pos)
 m = rho * 4.0 / 3.0 * math.pi * r ** 3
 height = n * (4.0 / 3.0 * math.pi * r ** 3) / (0.6 * (2 * hw) ** 2)
 layers = height / (2 * r)
-kn = layers * m * g / (0.01 * r)
+kn = layers * m * g / (overlap * r)
 meff = m / 2
 gamman = 2 * math.sqrt(kn / meff)
 tc = math.pi * math.sqrt(meff / kn)
@@ -215,8 +223,8 @@ print("pile  %d spheres r %g m  box %.4g m x %.4g m  grid %d x %d, %d layers fro
       " to %.4g m" % (n, r, 2 * hw, 2 * hw, side, side, math.ceil(n / side ** 2), 2 * r, top))
 print("grain  dt %g s  %d steps  SORContact %d sweeps" % (dt, steps, iterations))
 print("bullet  dt %g s  %d steps  %d solver iterations" % (dt, steps, iterations))
-print("lammps  kn %.4g N/m  gamman %.4g 1/s  contact time %.4g s  dt %.4g s  %d steps"
-      % (kn, gamman, tc, lmpDt, lmpSteps))
+print("lammps  resting overlap %g r  kn %.4g N/m  gamman %.4g 1/s  contact time %.4g s  dt %.4g s"
+      "  %d steps" % (overlap, kn, gamman, tc, lmpDt, lmpSteps))
 PY
 
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
