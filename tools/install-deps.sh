@@ -8,6 +8,9 @@
 #                                    GRAIN_SMPI_PREFIX (default /opt/grain-smpi) if it is missing
 #                                    (the smpi preset; bench/smpi_scaling.sh), and valgrind
 #                                    (bench/work_per_process.sh)
+#   tools/install-deps.sh peers      also Bullet (libbullet-dev) and LAMMPS (lammps), the peer
+#                                    codes of bench/peer_ratio.sh, and pkg-config, through which
+#                                    CMake finds Bullet (bench/grain-bullet_pile)
 set -euo pipefail
 
 packages=(
@@ -29,7 +32,8 @@ case "${1:-}" in
   "") ;;
   sanitize) packages+=(clang libclang-rt-dev) ;;
   smpi) packages+=(libsimgrid-dev dpkg-dev xz-utils valgrind) ;;
-  *) echo "usage: tools/install-deps.sh [sanitize|smpi]" >&2; exit 2 ;;
+  peers) packages+=(libbullet-dev lammps pkg-config) ;;
+  *) echo "usage: tools/install-deps.sh [sanitize|smpi|peers]" >&2; exit 2 ;;
 esac
 
 missing=()
