@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -216,7 +218,7 @@ TEST(ContactColouring, ThreadsBuildTheSameBlocksAndColours) {
   // the indices (mostly inside a block), random pairs (many between blocks), a hub body with
   // 120 contacts (the overflow colour) and static-static pairs (in block 0). Built with the
   // contacts' passes on 1, 2 and 3 threads (one range of contacts each), the blocks and colours
-  // are the same, bit for bit, for 2 and 3 blocks; a second build reuses the scratch.
+  // are the same, bit for bit, for 2 and 3 blocks; a second build of the same input keeps them.
   const std::uint32_t n = 3000;
   std::vector<bool> simulated(n, true);
   for (std::uint32_t i = 0; i < n; i += 100) {
@@ -248,6 +250,7 @@ TEST(ContactColouring, ThreadsBuildTheSameBlocksAndColours) {
       ContactColouring threaded;
       for (int round = 0; round < 2; ++round) {
         threaded.build(contacts, simulated, blocks, threads);
+        EXPECT_EQ(threaded.reused(), round == 1);
         EXPECT_EQ(threaded.colours(), serial.colours()) << blocks << " blocks, " << threads;
         EXPECT_EQ(threaded.order(), serial.order()) << blocks << " blocks, " << threads;
         EXPECT_EQ(threaded.offsets(), serial.offsets()) << blocks << " blocks, " << threads;
@@ -255,6 +258,62 @@ TEST(ContactColouring, ThreadsBuildTheSameBlocksAndColours) {
         EXPECT_EQ(threaded.blockStarts(), serial.blockStarts()) << blocks << " blocks";
       }
     }
+  }
+}
+
+TEST(ContactColouring, TheSameContactsKeepTheColouringAndAnyChangeRebuildsIt) {
+  // 400 bodies, 1600 contacts between near indices (a pile's graph), 2 blocks. A build on the
+  // input of the last one keeps its colouring; a changed pair, simulated flag, contact order or
+  // block count rebuilds it, as a fresh object builds it, and the first input rebuilds it again.
+  const std::uint32_t n = 400;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<std::uint32_t> body(0, n - 1);
+  std::uniform_int_distribution<std::uint32_t> step(1, 9);
+  for (int k = 0; k < 1600; ++k) {
+    const std::uint32_t a = body(rng);
+    pairs.emplace_back(a, (a + step(rng)) % n);
+  }
+  auto storage = [](const std::vector<std::pair<std::uint32_t, std::uint32_t>>& list) {
+    ContactStorage contacts;
+    for (const auto& [a, b] : list) {
+      addContact(contacts, a, b);
+    }
+    return contacts;
+  };
+  const std::vector<bool> all(n, true);
+  std::vector<bool> oneStatic = all;
+  oneStatic[200] = false;
+  auto changedPair = pairs;
+  changedPair[800].second = (changedPair[800].second + 1) % n;
+  auto swapped = pairs;
+  std::swap(swapped[10], swapped[11]);
+  struct Input {
+    const std::vector<std::pair<std::uint32_t, std::uint32_t>>* pairs;
+    const std::vector<bool>* simulated;
+    std::uint32_t blocks;
+    bool reused;
+  };
+  const Input inputs[] = {{&pairs, &all, 2, false},        {&pairs, &all, 2, true},
+                          {&changedPair, &all, 2, false},  {&changedPair, &all, 2, true},
+                          {&pairs, &all, 2, false},        {&pairs, &oneStatic, 2, false},
+                          {&pairs, &oneStatic, 3, false},  {&swapped, &oneStatic, 3, false},
+                          {&swapped, &oneStatic, 3, true}, {&pairs, &all, 2, false}};
+  ContactColouring kept;
+  int k = 0;
+  for (const Input& in : inputs) {
+    SCOPED_TRACE("input " + std::to_string(k++));
+    const ContactStorage contacts = storage(*in.pairs);
+    kept.build(contacts, *in.simulated, in.blocks, 2);
+    EXPECT_EQ(kept.reused(), in.reused);
+    ContactColouring fresh;
+    fresh.build(contacts, *in.simulated, in.blocks, 2);
+    EXPECT_FALSE(fresh.reused());
+    EXPECT_EQ(kept.colours(), fresh.colours());
+    EXPECT_EQ(kept.order(), fresh.order());
+    EXPECT_EQ(kept.offsets(), fresh.offsets());
+    EXPECT_EQ(kept.blockOffsets(), fresh.blockOffsets());
+    EXPECT_EQ(kept.blockStarts(), fresh.blockStarts());
   }
 }
 

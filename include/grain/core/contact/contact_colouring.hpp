@@ -47,9 +47,12 @@ class ContactColouring {
   /// With blocks, `threads` > 1 runs the passes over the contacts (the cuts' counts, sorting out
   /// the blocks' contacts, placing them in order()) on that many threads, each over a range of
   /// the contacts; the contacts between blocks are coloured on one thread. The result is the same
-  /// for every thread count.
+  /// for every thread count. If the contacts' bodies (in order), `simulated` and `blocks` equal
+  /// those of the last build, the colouring is kept as it is (the same result; reused() says so).
   void build(const ContactStorage& contacts, const std::vector<bool>& simulated,
              std::uint32_t blocks = 1, std::uint32_t threads = 1);
+  /// True if the last build() kept the colouring of the one before (same input).
+  bool reused() const { return reused_; }
 
   /// Contacts of colour k (k <= kOverflow), ascending ContactStorage indices.
   std::span<const std::uint32_t> contactsOf(std::uint32_t k) const {
@@ -81,6 +84,13 @@ class ContactColouring {
   std::vector<std::uint32_t> partCounts_;    ///< build scratch: per range of contacts and block
   std::vector<std::vector<std::uint32_t>> between_;  ///< build scratch: per range, the contacts
                                                      ///< between blocks
+  // The input of the last build (reused when the next one is the same).
+  std::vector<std::uint32_t> builtA_;
+  std::vector<std::uint32_t> builtB_;
+  std::vector<bool> builtSimulated_;
+  std::uint32_t builtBlocks_ = 0;
+  bool built_ = false;
+  bool reused_ = false;
 };
 
 }  // namespace grain
