@@ -144,6 +144,7 @@ with open(work + "/lammps.vars", "w") as f:
 
 wall = ('<Pos><Trafo trans="%s" axis="%s" deg="%d"/></Pos>')
 walls = "\n".join("            " + wall % t for t in (
+    ("0 0 0", "1 0 0", 0),
     ("%.9g 0 0" % hw, "0 1 0", -90), ("%.9g 0 0" % -hw, "0 1 0", 90),
     ("0 %.9g 0" % hw, "1 0 0", 90), ("0 %.9g 0" % -hw, "1 0 0", -90)))
 spheresXml = "\n".join('            <Pos><Trafo trans="%s" axis="0 0 1" deg="0"/></Pos>' % xyz(p)
@@ -186,21 +187,7 @@ with open(work + "/pile.xml", "w") as f:
         </InitialCondition>
       </DynamicProperties>
     </RigidBodies>
-    <RigidBodies name="floor" instances="1" groupId="1">
-      <Geometry>
-        <Halfspace distribute="uniform" normal="0 0 1"/>
-      </Geometry>
-      <DynamicProperties>
-        <DynamicState type="static"/>
-        <Material distribute="uniform" id="0"/>
-        <InitialCondition type="posvel">
-          <InitialPosition distribute="transforms">
-            <Pos><Trafo trans="0 0 0" axis="1 0 0" deg="0"/></Pos>
-          </InitialPosition>
-        </InitialCondition>
-      </DynamicProperties>
-    </RigidBodies>
-    <RigidBodies name="walls" instances="4" groupId="2">
+    <RigidBodies name="floor and walls" instances="5" groupId="1">
       <Geometry>
         <Halfspace distribute="uniform" normal="0 0 1"/>
       </Geometry>
