@@ -68,7 +68,7 @@ inline void buildGlobalRows(const fclib::GlobalProblem& g, GlobalRows& rows) {
     contacts.bodyB.push_back(b->first);
     contacts.frame.push_back(b->second.topRows<3>());
     contacts.jacB.push_back(b->second.bottomRows<3>());
-    contacts.dOmegaB.push_back(Mat3::Zero());  // not used by the operator
+    contacts.dOmegaB.push_back(Mat3::Zero());  // Theta^-1 J, set below
     contacts.dOmegaA.push_back(Mat3::Zero());
     contacts.b.push_back(Vec3::Zero());
     detail::ContactLaw law;
@@ -87,6 +87,19 @@ inline void buildGlobalRows(const fclib::GlobalProblem& g, GlobalRows& rows) {
     contacts.kind.push_back(detail::PairKind::TwoBodies);
     contacts.bodyA.push_back(a->first);
     contacts.jacA.push_back(-a->second.bottomRows<3>());
+  }
+  // The velocity responses Theta^-1 J of the rows, as setupSolverContacts forms them: the
+  // operator applies Theta^-1 itself, but the diagonal blocks W_ii (preconditioners, measures)
+  // read them.
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int col = 0; col < 3; ++col) {
+      contacts.dOmegaB[i].col(col) =
+          bodies.invInertia[contacts.bodyB[i]] * Vec3(contacts.jacB[i].col(col));
+      if (contacts.kind[i] == detail::PairKind::TwoBodies) {
+        contacts.dOmegaA[i].col(col) =
+            bodies.invInertia[contacts.bodyA[i]] * Vec3(contacts.jacA[i].col(col));
+      }
+    }
   }
 }
 
