@@ -743,20 +743,20 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   // The coupled processes decide convergence together; the others iterate on their own. Their
   // communicator is split off again only when a process's coupling changed: one allreduce of a
   // flag per step (log P), where MPI_Comm_split gathers every process's colour (P entries).
+  // The flag goes through allReducer_, which counts it and its time like every reduction.
   const bool coupled = !splitPartners_.empty();
-  const double start = MPI_Wtime();
-  int changed = coupledCommBuilds_ == 0 || coupled != coupled_ ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPI_INT, MPI_MAX, comm_);
-  traffic_.reductions += topology_->size() > 1 ? 1 : 0;  // as MpiReducer counts its calls
-  if (changed != 0) {
-    if (coupledComm_ != MPI_COMM_NULL) {
-      MPI_Comm_free(&coupledComm_);
-    }
-    MPI_Comm_split(comm_, coupled ? 0 : MPI_UNDEFINED, rank_, &coupledComm_);
-    coupledReducer_.setCommunicator(coupledComm_);
-    ++coupledCommBuilds_;
-  }
+  const bool unchanged = allReducer_.allTrue(coupledCommBuilds_ > 0 && coupled == coupled_);
   coupled_ = coupled;
+  if (unchanged) {
+    return;
+  }
+  const double start = MPI_Wtime();
+  if (coupledComm_ != MPI_COMM_NULL) {
+    MPI_Comm_free(&coupledComm_);
+  }
+  MPI_Comm_split(comm_, coupled ? 0 : MPI_UNDEFINED, rank_, &coupledComm_);
+  coupledReducer_.setCommunicator(coupledComm_);
+  ++coupledCommBuilds_;
   const double splitSeconds = MPI_Wtime() - start;
   traffic_.seconds += splitSeconds;
   traffic_.collectiveSeconds += splitSeconds;
