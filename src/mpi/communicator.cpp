@@ -232,6 +232,8 @@ void SparseExchange::exchange(const std::vector<int>& destinations,
   }
   MPI_Request barrier = MPI_REQUEST_NULL;
   bool inBarrier = false;
+  int entered = 1;
+  int everyone = 0;
   for (;;) {
     int arrived = 0;
     MPI_Status status;
@@ -250,7 +252,7 @@ void SparseExchange::exchange(const std::vector<int>& destinations,
       // Synchronous sends complete once received: then this process has nothing in flight.
       MPI_Testall(static_cast<int>(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE);
       if (done != 0) {
-        MPI_Ibarrier(comm_, &barrier);
+        MPI_Iallreduce(&entered, &everyone, 1, MPI_INT, MPI_SUM, comm_, &barrier);
         inBarrier = true;
       }
     } else {
@@ -260,6 +262,11 @@ void SparseExchange::exchange(const std::vector<int>& destinations,
       }
     }
   }
+  int processes = 0;
+  MPI_Comm_size(comm_, &processes);
+  GRAIN_REQUIRE(everyone == processes, "SparseExchange: the closing reduction counted " +
+                                           std::to_string(everyone) + " of " +
+                                           std::to_string(processes) + " processes");
   std::sort(received.begin(), received.end(),
             [](const ReceivedMessage& a, const ReceivedMessage& b) { return a.source < b.source; });
 }

@@ -107,6 +107,12 @@ struct ReceivedMessage {
 /// with the messages it sends and receives and with log P (the barrier), never with P: no
 /// P-sized array, no all-to-all.
 ///
+/// The barrier is a non-blocking allreduce of one integer (MPI_Iallreduce), not MPI_Ibarrier: its
+/// result depends on every process's contribution, so no implementation can complete it before
+/// the last process has entered. SimGrid 3.32's MPI_Ibarrier (the simulated cluster of
+/// bench/smpi_scaling.sh) completes on the other processes while one that is not the root has
+/// still to enter, which let a process leave an exchange with a message still addressed to it.
+///
 /// A process can leave an exchange while another is still receiving in it, and start the next
 /// one: consecutive exchanges on one object therefore alternate two tags (`tag`, `tag` + 1), so
 /// the next exchange's messages are never taken for this one's. Two objects on one communicator
