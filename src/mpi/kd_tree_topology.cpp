@@ -141,6 +141,74 @@ Mat3 principalFrame(MPI_Comm comm, const std::vector<Vec3>& points) {
   return rotation;
 }
 
+/// The process of every part of a rebuilt tree (index: the part, Zoltan's processor number
+/// without remapping), chosen so that bodies stay where they are: `parts` holds the new part of
+/// every body this process owns. Every process gathers every process's (part, bodies) counts, a
+/// few per process, and makes the same greedy matching: the pairs by decreasing body count (ties:
+/// lower part, then lower process) each give their part to their process while both are free;
+/// the parts left then go to the processes left, both in increasing order. A part whose bodies
+/// mostly sit on one process goes to it, as long as no heavier pair claimed either. Collective.
+std::vector<int> matchPartsToProcesses(MPI_Comm comm, int size, std::vector<int> parts) {
+  std::sort(parts.begin(), parts.end());
+  std::vector<int> local;  // (part, bodies) pairs
+  for (std::size_t i = 0; i < parts.size();) {
+    std::size_t j = i;
+    while (j < parts.size() && parts[j] == parts[i]) {
+      ++j;
+    }
+    local.push_back(parts[i]);
+    local.push_back(static_cast<int>(j - i));
+    i = j;
+  }
+  std::vector<int> counts(static_cast<std::size_t>(size));
+  const int mine = static_cast<int>(local.size());
+  MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  std::vector<int> offsets(static_cast<std::size_t>(size) + 1, 0);
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    offsets[r + 1] = offsets[r] + counts[r];
+  }
+  std::vector<int> all(static_cast<std::size_t>(offsets.back()));
+  MPI_Allgatherv(local.data(), mine, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT,
+                 comm);
+  struct Pair {
+    int bodies;
+    int part;
+    int process;
+  };
+  std::vector<Pair> pairs;
+  pairs.reserve(all.size() / 2);
+  for (int r = 0; r < size; ++r) {
+    for (int k = offsets[static_cast<std::size_t>(r)]; k < offsets[static_cast<std::size_t>(r) + 1];
+         k += 2) {
+      pairs.push_back({all[static_cast<std::size_t>(k) + 1], all[static_cast<std::size_t>(k)], r});
+    }
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const Pair& a, const Pair& b) {
+    return a.bodies != b.bodies ? a.bodies > b.bodies
+                                : (a.part != b.part ? a.part < b.part : a.process < b.process);
+  });
+  std::vector<int> processOf(static_cast<std::size_t>(size), -1);
+  std::vector<char> taken(static_cast<std::size_t>(size), 0);
+  for (const Pair& p : pairs) {
+    if (processOf[static_cast<std::size_t>(p.part)] < 0 &&
+        taken[static_cast<std::size_t>(p.process)] == 0) {
+      processOf[static_cast<std::size_t>(p.part)] = p.process;
+      taken[static_cast<std::size_t>(p.process)] = 1;
+    }
+  }
+  int next = 0;
+  for (int& process : processOf) {
+    if (process < 0) {
+      while (taken[static_cast<std::size_t>(next)] != 0) {
+        ++next;
+      }
+      process = next;
+      taken[static_cast<std::size_t>(next)] = 1;
+    }
+  }
+  return processOf;
+}
+
 }  // namespace
 
 void WeightedPoints::clear() {
@@ -237,9 +305,12 @@ std::shared_ptr<KdTreeTopology> KdTreeTopology::build(MPI_Comm comm, const Weigh
     // stay inside a node. Remapping would instead give each process the domain holding most of
     // its current bodies, whose ranks follow the initial id ranges: on 256 simulated processes
     // (5 nodes of 56 cores) the messages of a step took 3.2 ms remapped and 0.9 ms not
-    // (smpi_scaling.sh --network-only). A rebuild keeps the previous tree's numbering where it
-    // can (remapped: less migration), and that numbering is already local.
-    setParam(zz, "REMAP", previous != nullptr && previous->zz_ != nullptr ? "1" : "0");
+    // (smpi_scaling.sh --network-only). A rebuild gives each new domain to the process that holds
+    // most of its bodies (matchPartsToProcesses, below), which keeps the previous numbering, and
+    // with it the locality, where the domains stay. Zoltan's own REMAP is off: its matching (a
+    // path-growing heuristic) left a quarter of a settled lattice's bodies moving at every
+    // rebuild on 16 processes, the domains unchanged but relabelled.
+    setParam(zz, "REMAP", "0");
     setParam(zz, "IMBALANCE_TOL", std::to_string(settings.imbalanceTolerance));
     Zoltan_Set_Num_Obj_Fn(zz, &numObjects, &data);
     Zoltan_Set_Obj_List_Fn(zz, &objectList, &data);
@@ -273,6 +344,26 @@ std::shared_ptr<KdTreeTopology> KdTreeTopology::build(MPI_Comm comm, const Weigh
                "Zoltan_LB_Partition (RCB) failed with code " + std::to_string(rc));
   }
   topo->scratch_.resize(static_cast<std::size_t>(topo->size_));
+  if (topo->size_ > 1 && previous != nullptr && previous->zz_ != nullptr) {
+    std::vector<int> parts;  // the new part of every body of this process (its centre, index 0)
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (points.indices[i] == 0) {
+        parts.push_back(topo->partInFrame(topo->rotationKI_ * points.positions[i]));
+      }
+    }
+    std::vector<int> processOf = matchPartsToProcesses(comm, topo->size_, std::move(parts));
+    bool identity = true;
+    for (std::size_t q = 0; q < processOf.size(); ++q) {
+      identity = identity && processOf[q] == static_cast<int>(q);
+    }
+    if (!identity) {
+      topo->partOfProcess_.assign(processOf.size(), 0);
+      for (std::size_t q = 0; q < processOf.size(); ++q) {
+        topo->partOfProcess_[static_cast<std::size_t>(processOf[q])] = static_cast<int>(q);
+      }
+      topo->processOfPart_ = std::move(processOf);
+    }
+  }
   topo->computeDomains(comm);
   return topo;
 }
@@ -338,7 +429,10 @@ std::vector<int> KdTreeTopology::neighboursOf(int rank) const {
   GRAIN_REQUIRE(Zoltan_LB_Box_Assign(zz_, lo.x(), lo.y(), lo.z(), hi.x(), hi.y(), hi.z(),
                                      scratch_.data(), &count) == ZOLTAN_OK,
                 "kd-tree topology: Zoltan_LB_Box_Assign failed");
-  const std::vector<int> candidates(scratch_.begin(), scratch_.begin() + count);
+  std::vector<int> candidates(scratch_.begin(), scratch_.begin() + count);
+  for (int& c : candidates) {
+    c = processOfPart(c);
+  }
   for (const int s : candidates) {
     if (s == rank) {
       continue;
@@ -374,15 +468,19 @@ std::array<Vec3, 2> KdTreeTopology::domainBox(int rank) const {
   return box;
 }
 
-int KdTreeTopology::ownerInFrame(const Vec3& pointK) const {
+int KdTreeTopology::partInFrame(const Vec3& pointK) const {
   if (size_ == 1) {
     return 0;
   }
   double c[3] = {pointK.x(), pointK.y(), pointK.z()};
-  int proc = -1;
-  GRAIN_REQUIRE(Zoltan_LB_Point_Assign(zz_, c, &proc) == ZOLTAN_OK && proc >= 0,
+  int part = -1;
+  GRAIN_REQUIRE(Zoltan_LB_Point_Assign(zz_, c, &part) == ZOLTAN_OK && part >= 0 && part < size_,
                 "kd-tree topology: Zoltan_LB_Point_Assign failed");
-  return proc;
+  return part;
+}
+
+int KdTreeTopology::ownerInFrame(const Vec3& pointK) const {
+  return processOfPart(partInFrame(pointK));
 }
 
 int KdTreeTopology::ownerOf(const Vec3& point) const {
@@ -428,10 +526,10 @@ void KdTreeTopology::ranksOverlapping(const Vec3& lo, const Vec3& hi,
   GRAIN_REQUIRE(Zoltan_LB_Box_Assign(zz_, a.x(), a.y(), a.z(), b.x(), b.y(), b.z(), scratch_.data(),
                                      &count) == ZOLTAN_OK,
                 "kd-tree topology: Zoltan_LB_Box_Assign failed");
-  // With remapped parts Zoltan lists the processes in tree order: sort.
+  // Zoltan lists the parts in tree order, and parts are not processes after a rebuild: sort.
   const std::size_t first = ranks.size();
   for (int i = 0; i < count; ++i) {
-    const int r = scratch_[static_cast<std::size_t>(i)];
+    const int r = processOfPart(scratch_[static_cast<std::size_t>(i)]);
     if (meets(domainBox(r))) {
       ranks.push_back(r);
     }
@@ -446,9 +544,9 @@ std::array<Vec3, 2> KdTreeTopology::fetchBox(int rank) const {
   int dim = 0;
   double lo[3];
   double hi[3];
-  GRAIN_REQUIRE(
-      Zoltan_RCB_Box(zz_, rank, &dim, &lo[0], &lo[1], &lo[2], &hi[0], &hi[1], &hi[2]) == ZOLTAN_OK,
-      "kd-tree topology: Zoltan_RCB_Box failed");
+  GRAIN_REQUIRE(Zoltan_RCB_Box(zz_, partOfProcess(rank), &dim, &lo[0], &lo[1], &lo[2], &hi[0],
+                               &hi[1], &hi[2]) == ZOLTAN_OK,
+                "kd-tree topology: Zoltan_RCB_Box failed");
   // Zoltan marks unbounded faces with +-DBL_MAX.
   std::array<Vec3, 2> box;
   for (int k = 0; k < 3; ++k) {

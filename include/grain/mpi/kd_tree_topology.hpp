@@ -99,8 +99,10 @@ class KdTreeTopology final : public Topology {
  public:
   /// Builds the tree from every process's `points` (collective over `comm`). With a
   /// `previous` kd-tree on the same communicator its cuts start the bisection (RCB_REUSE), so
-  /// domains move little between rebuilds. Throws grain::Error (on every process) when no
-  /// process has a point, a weight is negative or not finite, or Zoltan fails.
+  /// domains move little between rebuilds, and each new domain goes to the process that owns most
+  /// of its bodies (`points` with index 0; a greedy matching every process computes alike from
+  /// gathered counts), so a domain that stays keeps its process. Throws grain::Error (on every
+  /// process) when no process has a point, a weight is negative or not finite, or Zoltan fails.
   static std::shared_ptr<KdTreeTopology> build(MPI_Comm comm, const WeightedPoints& points,
                                                const KdTreeSettings& settings,
                                                const KdTreeTopology* previous = nullptr);
@@ -145,6 +147,14 @@ class KdTreeTopology final : public Topology {
   std::pair<Vec3, Vec3> boxInFrame(const Vec3& lo, const Vec3& hi) const;
   /// Owner of a point given in the frame K.
   int ownerInFrame(const Vec3& pointK) const;
+  /// The tree's part (Zoltan's processor number, not remapped) of a point given in the frame K.
+  int partInFrame(const Vec3& pointK) const;
+  int processOfPart(int part) const {
+    return processOfPart_.empty() ? part : processOfPart_[static_cast<std::size_t>(part)];
+  }
+  int partOfProcess(int process) const {
+    return partOfProcess_.empty() ? process : partOfProcess_[static_cast<std::size_t>(process)];
+  }
 
   Zoltan_Struct* zz_ = nullptr;
   int size_ = 1;
@@ -161,6 +171,11 @@ class KdTreeTopology final : public Topology {
   Real minCellExtent_ = 0;
   Real neighbourMargin_ = 0;
   mutable std::vector<int> scratch_;
+  /// After a rebuild, the process of each part of the tree and its inverse (empty: the identity,
+  /// as after a first build). One int per process each, as the cut tree itself has a node per
+  /// process.
+  std::vector<int> processOfPart_;
+  std::vector<int> partOfProcess_;
 };
 
 }  // namespace grain::mpi
