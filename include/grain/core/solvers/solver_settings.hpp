@@ -92,6 +92,28 @@ constexpr std::span<const settings::EnumName<ConvergenceMethod>> enumNames(Conve
 /// time stepper's settings can select one (InclusionSolverSettings::localMethod).
 enum class LocalSolverMethod : std::uint8_t { SorProx, JorProx, Apgd, Pqn, Ipm, Nsn, NsnProx };
 
+/// Preconditioner of the conjugate gradients that solve the Newton systems (N + G^-2) dx = b of
+/// the interior point method on the matrix-free Delassus operator (solveIpm,
+/// matrix_free_problem.hpp; N = S W S). Neither needs communication.
+enum class IpmPreconditioner : std::uint8_t {
+  /// Per contact i: (N_ii + G_i^-2 + delta I)^-1, the contact's own 3 x 3 block.
+  BlockJacobi,
+  /// Additive Schwarz per solver body: the contacts acting on a body solved together (their
+  /// block of N + G^-2 + delta I with the couplings N_ij through the shared bodies, inverted
+  /// densely), the bodies' corrections added with the weight 1/sqrt(bodies holding the contact)
+  /// on each side (schwarz_preconditioner.hpp).
+  AdditiveSchwarz,
+};
+
+/// The names of IpmPreconditioner in scene files (InclusionSolverSettings@ipmPreconditioner).
+inline constexpr settings::EnumName<IpmPreconditioner> kIpmPreconditionerNames[] = {
+    {IpmPreconditioner::BlockJacobi, "blockJacobi"},
+    {IpmPreconditioner::AdditiveSchwarz, "additiveSchwarz"},
+};
+constexpr std::span<const settings::EnumName<IpmPreconditioner>> enumNames(IpmPreconditioner) {
+  return kIpmPreconditionerNames;
+}
+
 /// The problem a local solver solves.
 enum class LocalProblemKind : std::uint8_t {
   /// FC(W, q, mu): the Coulomb friction law of the time step (u_N = 0 at a sliding contact).
@@ -362,5 +384,6 @@ std::string_view toString(SolverMethod m);
 std::string_view toString(RStrategy r);
 std::string_view toString(UcfSubMethod m);
 std::string_view toString(ConvergenceMethod m);
+std::string_view toString(IpmPreconditioner p);
 
 }  // namespace grain
