@@ -209,6 +209,9 @@ struct InclusionSolverSettings {
   /// same settings and measures (PQN falls back to the velocity SOR prox, see MoreauStepper). Only
   /// valid with a local method that runs matrix-free (runsMatrixFree(), validate()).
   bool matrixFree = false;
+  /// With localMethod Ipm and matrixFree: the preconditioner of the Newton systems' conjugate
+  /// gradients (LocalSolverSettings::ipmPreconditioner).
+  IpmPreconditioner ipmPreconditioner = IpmPreconditioner::BlockJacobi;
   Real alphaSorProx = 1.2;  ///< relaxation in (0, 2) for the SOR methods
   Real alphaJorProx = 0.5;  ///< relaxation in (0, 2) for JOR
   RStrategy rStrategy = RStrategy::Max;
@@ -314,6 +317,17 @@ struct InclusionSolverSettings {
                    "systems by preconditioned conjugate gradients); the form of these methods "
                    "that runs distributed in grain-sim-mpi (PQN falls back to SORContact sweeps "
                    "when its Newton steps fail)"));
+    v(field<&S::ipmPreconditioner>("ipmPreconditioner")
+          .withDoc("IPM with matrixFree=\"true\" only (elsewhere a warning, no effect): "
+                   "preconditioner of the conjugate gradients that solve its Newton systems, no "
+                   "communication either. blockJacobi: each contact's own 3x3 block inverted. "
+                   "additiveSchwarz: per simulated body, the contacts acting on it solved "
+                   "together with their couplings through the shared bodies (a dense block of 3k "
+                   "unknowns for k contacts, factorised every interior point iteration; a body "
+                   "with more than 64 contacts forms none), each contact's share weighted "
+                   "1/sqrt(number of its bodies): far fewer Delassus products where many contacts "
+                   "share bodies (spheres-in-a-box: 692 against 16349), but the interior point "
+                   "iterations may stall on small piles (docs/solvers.md)"));
     v(field<&S::reserveContacts>("reserveContacts").withDoc("contacts to reserve memory for"));
     v(field<&S::isFiniteCheck>("isFiniteCheck")
           .withDoc("check velocities for NaN/inf after each solve"));
