@@ -32,8 +32,10 @@ Mat3 couplingBlock(const SolverContacts& c, const SolverBodies& b, std::size_t i
 ///
 /// The blocks are formed from the rows as DelassusOperator forms W, W_ii included (not
 /// detail::diagonalBlock(), which takes the frame as orthonormal): each A_b is a principal block
-/// of A, positive definite as A is. One that rounding leaves not numerically positive definite is
-/// factorised with its diagonal shifted by 1e-14 to 1e-6 of its largest diagonal entry.
+/// of A, positive definite as A is. One whose Cholesky factorisation fails or has a pivot below
+/// 1e-14 of its largest diagonal entry (a condition number beyond double precision, where the
+/// computed inverse is no inverse) is factorised again with its diagonal shifted by 1e-12,
+/// 1e-10, ..., 1e-6 of that entry.
 ///
 /// Costs: setUp() O(sum k_b^2) for the couplings (once per solve), factorise() O(sum k_b^3)
 /// (every interior point iteration), apply() O(sum k_b^2) (every PCG iteration), k_b the
