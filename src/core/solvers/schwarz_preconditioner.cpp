@@ -184,7 +184,10 @@ void SchwarzPreconditioner::factorise(const VecX& sc, std::span<const Mat3> barr
     const Real scale = block.diagonal().cwiseAbs().maxCoeff();
     Eigen::Map<Eigen::MatrixXd> inv(inverse_.data() + inverseBegin_[d], 3 * k, 3 * k);
     bool ok = false;
-    for (Real shift = 0.0; !ok && shift <= kMaxShift * scale;
+    // Tries 0, then kMinShift scale, ..., kMaxShift scale (none if scale is 0 or not finite: the
+    // block then falls back to block-Jacobi).
+    const bool finiteScale = std::isfinite(scale) && scale > 0.0;
+    for (Real shift = 0.0; !ok && finiteScale && shift <= kMaxShift * scale;
          shift = shift > 0.0 ? 100.0 * shift : kMinShift * scale) {
       if (shift > 0.0) {
         fill(shift);

@@ -53,7 +53,8 @@ class SchwarzPreconditioner {
   /// Forms and inverts every subdomain's block of A = S W S + B: A_ij = S_i W_ij S_j (W_ii
   /// included), B_ii = barrier[i]. `inverse[i]` (A_ii^-1, e.g. the block-Jacobi preconditioner)
   /// serves the contacts in no subdomain and, as block-Jacobi, the subdomains whose block is not
-  /// positive definite even when shifted or whose inverse is not finite. Allocates nothing.
+  /// positive definite even when shifted or whose inverse is not finite. Works in the storage of
+  /// setUp().
   void factorise(const VecX& sc, std::span<const Mat3> barrier, std::span<const Mat3> inverse);
 
   /// out = M^-1 v (3n entries; out is resized).
