@@ -302,6 +302,10 @@ class SceneBuilder {
              "\" does not apply to the local solver " + method +
              ": it stops on the NaturalMap error <= relTol");
     }
+    if (e.has("ipmPreconditioner") && !(s.localMethod == LocalSolverMethod::Ipm && s.matrixFree)) {
+      e.warn("ipmPreconditioner=\"" + e.enumeration("ipmPreconditioner") +
+             "\" has no effect: it applies to method IPM with matrixFree=\"true\" only");
+    }
     detail::checkRelations(e, s);
     if (s.matrixFree && !(s.localMethod && runsMatrixFree(*s.localMethod))) {
       e.failAt("matrixFree", "matrixFree=\"true\" is supported by methods " +

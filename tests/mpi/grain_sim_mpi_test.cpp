@@ -590,6 +590,15 @@ TEST_F(GrainSimMpi, MatrixFreeIpmGivesTheSerialStates) {
   checkGivesTheSerialStates("IPM", R"(method="IPM" matrixFree="true")", 0.03, 4, 25);
 }
 
+// With the additive Schwarz preconditioner: a body's subdomain holds each process's contacts on
+// it only, so the PCG iterations depend on the decomposition, the states within the tolerance's
+// bound do not; on 1 process the serial bits.
+TEST_F(GrainSimMpi, MatrixFreeIpmAdditiveSchwarzGivesTheSerialStates) {
+  checkGivesTheSerialStates("IPMSchwarz",
+                            R"(method="IPM" matrixFree="true" ipmPreconditioner="additiveSchwarz")",
+                            0.03, 4, 25);
+}
+
 // The local solvers that do not run distributed (NSN, the Delassus prox methods, APGD, PQN and
 // IPM on the assembled matrix) are refused on more than one process before anything is written,
 // naming the method and what runs instead; on one process they run.

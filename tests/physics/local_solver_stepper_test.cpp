@@ -25,12 +25,14 @@ using testing::makeSystem;
 const Box kBox{Vec3(0.2, 0.1, 0.05), Vec3::Zero()};
 constexpr Real kTolerance = 1e-10;
 
-StepperSettings localSettings(LocalSolverMethod method, Real dt, bool matrixFree = false) {
+StepperSettings localSettings(LocalSolverMethod method, Real dt, bool matrixFree = false,
+                              IpmPreconditioner ipm = IpmPreconditioner::BlockJacobi) {
   StepperSettings s;
   s.deltaT = dt;
   s.endTime = 1e9;
   s.solver.localMethod = method;
   s.solver.matrixFree = matrixFree;
+  s.solver.ipmPreconditioner = ipm;
   s.solver.convergenceMethod = ConvergenceMethod::NaturalMap;
   s.solver.alphaSorProx = 1.0;
   s.solver.maxIter = 100000;
@@ -41,15 +43,15 @@ StepperSettings localSettings(LocalSolverMethod method, Real dt, bool matrixFree
 
 /// Box (four corner contacts) released at rest on a plane inclined by theta; its speed along the
 /// slope after T. Every step must converge to the tolerance.
-Real slideOnIncline(LocalSolverMethod method, Real theta, Real mu, Real T,
-                    bool matrixFree = false) {
+Real slideOnIncline(LocalSolverMethod method, Real theta, Real mu, Real T, bool matrixFree = false,
+                    IpmPreconditioner ipm = IpmPreconditioner::BlockJacobi) {
   const Real dt = 1e-3;
   DynamicsSystem sys = makeSystem(mu, 0.0);
   const Vec3 n(std::sin(theta), 0.0, std::cos(theta));
   const Quat tilt = quat::fromAxisAngle(Vec3::UnitY(), theta);
   addStatic(sys, 0, Halfspace{n}, Vec3::Zero());
   const std::size_t box = addSimulated(sys, 0, kBox, 1.0, (0.05 - 1e-9) * n, tilt);
-  MoreauStepper stepper(localSettings(method, dt, matrixFree));
+  MoreauStepper stepper(localSettings(method, dt, matrixFree, ipm));
   const int steps = static_cast<int>(std::lround(T / dt));
   for (int k = 0; k < steps; ++k) {
     const StepStats s = stepper.step(sys);
@@ -122,14 +124,15 @@ TEST(MatrixFreePqnInStepper, SlidesAndSticksOnIncline) {
 /// The box of slideOnIncline() released at rest on the incline (tan theta > mu), one step with
 /// `method`: its velocity along the slope and along the plane's normal (m/s).
 std::pair<Real, Real> firstStepOnIncline(LocalSolverMethod method, Real theta, Real mu,
-                                         bool matrixFree) {
+                                         bool matrixFree,
+                                         IpmPreconditioner ipm = IpmPreconditioner::BlockJacobi) {
   const Real dt = 1e-3;
   DynamicsSystem sys = makeSystem(mu, 0.0);
   const Vec3 n(std::sin(theta), 0.0, std::cos(theta));
   const Quat tilt = quat::fromAxisAngle(Vec3::UnitY(), theta);
   addStatic(sys, 0, Halfspace{n}, Vec3::Zero());
   const std::size_t box = addSimulated(sys, 0, kBox, 1.0, (0.05 - 1e-9) * n, tilt);
-  MoreauStepper stepper(localSettings(method, dt, matrixFree));
+  MoreauStepper stepper(localSettings(method, dt, matrixFree, ipm));
   const StepStats s = stepper.step(sys);
   EXPECT_EQ(s.contacts, 4u);
   EXPECT_TRUE(s.converged);
@@ -153,14 +156,20 @@ TEST(IpmInStepper, SlidingBoxDilatesAndStickingBoxStays) {
   const auto [sorT, sorN] = firstStepOnIncline(LocalSolverMethod::SorProx, theta, mu, false);
   EXPECT_NEAR(sorT, coulomb, 1e-8 * coulomb);
   EXPECT_NEAR(sorN, 0.0, 1e-10);
-  for (const bool matrixFree : {false, true}) {
-    SCOPED_TRACE(matrixFree ? "matrix-free" : "assembled");
-    const auto [t, nrm] = firstStepOnIncline(LocalSolverMethod::Ipm, theta, mu, matrixFree);
+  // Assembled, matrix-free, and matrix-free with the additive Schwarz preconditioner
+  // (ipmPreconditioner, passed on by localSolverSettings()).
+  for (const int variant : {0, 1, 2}) {
+    SCOPED_TRACE(variant == 0 ? "assembled" : variant == 1 ? "matrix-free" : "additive Schwarz");
+    const bool matrixFree = variant > 0;
+    const IpmPreconditioner ipm =
+        variant == 2 ? IpmPreconditioner::AdditiveSchwarz : IpmPreconditioner::BlockJacobi;
+    const auto [t, nrm] = firstStepOnIncline(LocalSolverMethod::Ipm, theta, mu, matrixFree, ipm);
     const Real relaxed = coulomb / (1.0 + mu * mu);
     EXPECT_NEAR(t, relaxed, 1e-7 * relaxed);
     EXPECT_NEAR(nrm, mu * relaxed, 1e-7 * relaxed);
     EXPECT_GT(nrm, 1e-3 * coulomb);  // not the Coulomb solution
-    EXPECT_NEAR(slideOnIncline(LocalSolverMethod::Ipm, theta, 0.5, 0.3, matrixFree), 0.0, 1e-7);
+    EXPECT_NEAR(slideOnIncline(LocalSolverMethod::Ipm, theta, 0.5, 0.3, matrixFree, ipm), 0.0,
+                1e-7);
   }
 }
 

@@ -21,6 +21,7 @@
 #include "local_pqn_iteration.hpp"
 #include "local_solver_detail.hpp"
 #include "matrix_free_ops.hpp"
+#include "schwarz_preconditioner.hpp"
 
 namespace grain {
 
@@ -107,9 +108,11 @@ Real meanPositiveDiagonal(const MatrixFreeOps& ops, const VecX& sc) {
 constexpr std::uint32_t kPolishGmresRestart = 30;
 
 /// The IpmOps (local_ipm_iteration.hpp) of the matrix-free problem: the Newton systems by PCG
-/// with the block-Jacobi preconditioner (N_ii + G_i^-2 + delta I)^-1, N dx = S (W S dx)
-/// accumulated from the products of the CG directions. The polishing's linear systems by Krylov
-/// methods instead of sparse LU and LDL^T:
+/// with the block-Jacobi preconditioner (N_ii + G_i^-2 + delta I)^-1 or, with
+/// IpmPreconditioner::AdditiveSchwarz, the additive Schwarz preconditioner per solver body on
+/// N + G^-2 + delta I (schwarz_preconditioner.hpp; block-Jacobi where it has no subdomain), N dx =
+/// S (W S dx) accumulated from the products of the CG directions. The polishing's linear systems by
+/// Krylov methods instead of sparse LU and LDL^T:
 ///   - (J + delta' I) dr = -F by restarted GMRES(30), right block-Jacobi preconditioner
 ///     (D_i W_ii + I - D_i + delta' I)^-1 (PqnNewtonOperator with X = D, Y = I - D);
 ///   - (J^T J + s I) dr = -J^T F by PCG (J^T v = v - D v + W D v, W and D symmetric; two products
@@ -120,7 +123,14 @@ constexpr std::uint32_t kPolishGmresRestart = 30;
 class MatrixFreeIpmOps : public MatrixFreeOps {
  public:
   MatrixFreeIpmOps(const MatrixFreeOps& ops, const LocalSolverSettings& s)
-      : MatrixFreeOps(ops), settings_(s), newton_{*this, {}, {}, {}, 0.0, {}} {}
+      : MatrixFreeOps(ops),
+        settings_(s),
+        schwarz_(s.ipmPreconditioner == IpmPreconditioner::AdditiveSchwarz),
+        newton_{*this, {}, {}, {}, 0.0, {}} {
+    if (schwarz_) {
+      schwarzPreconditioner_.setUp(problem.contactRows(), problem.solverBodies());
+    }
+  }
   MatrixFreeIpmOps(const MatrixFreeIpmOps&) = delete;
   MatrixFreeIpmOps& operator=(const MatrixFreeIpmOps&) = delete;
 
@@ -146,6 +156,13 @@ class MatrixFreeIpmOps : public MatrixFreeOps {
       preconditioner_[i] = safeInverse(nBlock_[i] + gInv2[i] + delta_ * Mat3::Identity());
     }
     gInv2_ = gInv2;
+    if (schwarz_) {
+      barrier_.resize(gInv2.size());
+      for (std::size_t i = 0; i < gInv2.size(); ++i) {
+        barrier_[i] = gInv2[i] + delta_ * Mat3::Identity();
+      }
+      schwarzPreconditioner_.factorise(sc_, barrier_, preconditioner_);
+    }
     return true;
   }
   std::uint32_t solve(const VecX& rhs, VecX& dx, VecX& ndx) {
@@ -164,6 +181,10 @@ class MatrixFreeIpmOps : public MatrixFreeOps {
       }
     };
     auto precondition = [&](const VecX& v, VecX& out) {
+      if (schwarz_) {
+        schwarzPreconditioner_.apply(v, out);
+        return;
+      }
       out.resize(m);
       for (std::size_t i = 0; i < n; ++i) {
         const auto k = static_cast<Eigen::Index>(3 * i);
@@ -261,6 +282,9 @@ class MatrixFreeIpmOps : public MatrixFreeOps {
   std::vector<Mat3> nBlock_;          // N_ii = S_i W_ii S_i
   std::vector<Mat3> preconditioner_;  // (N_ii + G_i^-2 + delta I)^-1
   std::vector<Mat3> gInv2_;           // G_i^-2 of this iteration
+  bool schwarz_;                      // IpmPreconditioner::AdditiveSchwarz
+  detail::SchwarzPreconditioner schwarzPreconditioner_;
+  std::vector<Mat3> barrier_;  // G_i^-2 + delta I
   Real delta_ = 0;
   VecX wsp_;   // W S p of the current CG direction
   VecX wsdx_;  // W S dx, accumulated from the CG directions

@@ -46,4 +46,8 @@ std::string_view toString(ConvergenceMethod m) {
   return settings::nameOf(m);
 }
 
+std::string_view toString(IpmPreconditioner p) {
+  return settings::nameOf(p);
+}
+
 }  // namespace grain

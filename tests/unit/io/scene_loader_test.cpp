@@ -714,6 +714,8 @@ const BadCase kBadCases[] = {
    "SceneObjects/RigidBodies[name=\"floor\"]/DynamicProperties: missing required element 'Material'"},
   {"SimulatedWithoutMass", "<Mass distribute=\"homogen\" density=\"2500\"/>", "", 22,
    "SceneObjects/RigidBodies[name=\"beads\"]/DynamicProperties: missing required element 'Mass' (simulated bodies need a mass)"},
+  {"UnknownIpmPreconditioner", "method=\"SORContact\"", "method=\"IPM\" matrixFree=\"true\" ipmPreconditioner=\"schwarz\"", 6,
+   "SceneSettings/TimeStepperSettings/InclusionSolverSettings: attribute 'ipmPreconditioner' has unknown value 'schwarz' (expected one of: blockJacobi, additiveSchwarz)"},
   {"MatrixFreeWithoutApgdOrPqn", "method=\"SORContact\"", "method=\"NSN\" matrixFree=\"true\"", 6,
    "SceneSettings/TimeStepperSettings/InclusionSolverSettings: matrixFree=\"true\" is supported by methods APGD, PQN and IPM only (got method \"NSN\")"},
   // Attributes described by their settings structs: the messages the hand-written rows and
@@ -893,6 +895,37 @@ TEST(SceneSolver, MatrixFreePqn) {
   EXPECT_TRUE(d.stepper.solver.matrixFree);
 }
 
+// ipmPreconditioner selects the matrix-free IPM's PCG preconditioner; given with another method
+// it has no effect and the reader says so.
+TEST(SceneSolver, MatrixFreeIpmPreconditioner) {
+  TempDir dir;
+  test::writeText(dir / "scene.xml", test::replaceOnce(kBase, "method=\"SORContact\"",
+                                                       "method=\"IPM\" matrixFree=\"true\" "
+                                                       "ipmPreconditioner=\"additiveSchwarz\""));
+  const SceneDescription d = loadScene(dir / "scene.xml");
+  EXPECT_EQ(d.stepper.solver.localMethod, LocalSolverMethod::Ipm);
+  EXPECT_TRUE(d.stepper.solver.matrixFree);
+  EXPECT_EQ(d.stepper.solver.ipmPreconditioner, IpmPreconditioner::AdditiveSchwarz);
+  EXPECT_TRUE(d.warnings.empty());
+  test::writeText(dir / "jacobi.xml", test::replaceOnce(kBase, "method=\"SORContact\"",
+                                                        "method=\"IPM\" matrixFree=\"true\" "
+                                                        "ipmPreconditioner=\"blockJacobi\""));
+  EXPECT_EQ(loadScene(dir / "jacobi.xml").stepper.solver.ipmPreconditioner,
+            IpmPreconditioner::BlockJacobi);
+  for (const char* method : {"method=\"IPM\"", "method=\"APGD\" matrixFree=\"true\""}) {
+    test::writeText(
+        dir / "other.xml",
+        test::replaceOnce(kBase, "method=\"SORContact\"",
+                          std::string(method) + " ipmPreconditioner=\"additiveSchwarz\""));
+    const SceneDescription other = loadScene(dir / "other.xml");
+    ASSERT_EQ(other.warnings.size(), 1u) << method;
+    EXPECT_NE(other.warnings[0].find("ipmPreconditioner=\"additiveSchwarz\" has no effect: it "
+                                     "applies to method IPM with matrixFree=\"true\" only"),
+              std::string::npos)
+        << other.warnings[0];
+  }
+}
+
 TEST(SceneDefaults, DefaultsMatchGrsf) {
   TempDir dir;
   std::string text = test::replaceOnce(kBase, "<ContactParameterMap>", "<!--");
@@ -907,6 +940,7 @@ TEST(SceneDefaults, DefaultsMatchGrsf) {
   EXPECT_EQ(s.convergenceMethod, ConvergenceMethod::InVelocity);
   EXPECT_FALSE(s.localMethod.has_value());
   EXPECT_FALSE(s.matrixFree);
+  EXPECT_EQ(s.ipmPreconditioner, IpmPreconditioner::BlockJacobi);
   EXPECT_EQ(s.minIter, 0u);
   EXPECT_EQ(s.reserveContacts, 1000u);
   EXPECT_FALSE(s.driftCorrectionGap);

@@ -92,7 +92,12 @@ TEST(LocalMethodSettings, SettingsFollowTheScene) {
   EXPECT_EQ(l.alphaJor, 0.3);
   EXPECT_EQ(l.rStrategy, RStrategy::Sum);
   EXPECT_EQ(l.subMethod, UcfSubMethod::DeSaxce);
+  EXPECT_EQ(l.ipmPreconditioner, IpmPreconditioner::BlockJacobi);
   EXPECT_NO_THROW(validate(l));
+  s.ipmPreconditioner = IpmPreconditioner::AdditiveSchwarz;
+  EXPECT_EQ(localSolverSettings(s).ipmPreconditioner, IpmPreconditioner::AdditiveSchwarz);
+  EXPECT_EQ(toString(IpmPreconditioner::AdditiveSchwarz), "additiveSchwarz");
+  EXPECT_EQ(toString(IpmPreconditioner::BlockJacobi), "blockJacobi");
   for (ConvergenceMethod c : {ConvergenceMethod::NaturalMap, ConvergenceMethod::InVelocity,
                               ConvergenceMethod::InLambda}) {
     s.convergenceMethod = c;

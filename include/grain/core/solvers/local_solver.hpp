@@ -161,6 +161,8 @@ struct LocalSolverSettings {
   /// (2-norms over all processes), in (0, 1).
   Real ipmCgTolerance = 1e-6;
   std::uint32_t ipmCgMaxIter = 500;  ///< matrix-free IPM: PCG iterations per Newton system
+  /// Matrix-free IPM: the preconditioner of its PCG (block-Jacobi or additive Schwarz per body).
+  IpmPreconditioner ipmPreconditioner = IpmPreconditioner::BlockJacobi;
 
   /// The description of the members (grain/core/common/settings.hpp): no scene attributes (the
   /// stepper derives the settings from InclusionSolverSettings, localSolverSettings()), the

@@ -65,6 +65,10 @@ class MatrixFreeProblem {
   }
   /// W_ii.
   Mat3 diagonalBlock(std::size_t i) const;
+  /// The contact rows and solver bodies W is formed from (e.g. for preconditioners built from its
+  /// blocks W_ij).
+  const detail::SolverContacts& contactRows() const { return contacts_; }
+  const detail::SolverBodies& solverBodies() const { return bodies_; }
 
   /// The measure m (LocalErrorMeasure, the definitions of LocalErrorEvaluator) of (r, u), its
   /// global norms and sums taken over the processes of `reducer` (null: this process only).
@@ -138,7 +142,12 @@ void solvePqn(MatrixFreeProblem& problem, const LocalSolverSettings& settings,
 /// sufficient). It needs no communication: W_ii comes from the contact's own rows. What it does
 /// not reach is a rank-deficient W: on the redundant directions of the sticking contacts only
 /// G^-2, of the order of x . y, holds the matrix, and PCG then needs many iterations
-/// (docs/solvers.md, spheres-in-a-box).
+/// (docs/solvers.md, spheres-in-a-box). settings.ipmPreconditioner = AdditiveSchwarz selects
+/// instead the additive Schwarz preconditioner per solver body (the contacts acting on a body
+/// solved together with their couplings W_ij, formed from the rows as the operator forms them;
+/// src/core/solvers/schwarz_preconditioner.hpp), also without communication (distributed, a
+/// body's subdomain holds this process's contacts on it): far fewer products where many
+/// contacts share bodies, but not a better IPM everywhere (docs/solvers.md).
 ///
 /// Polishing (if the IPM stops short of the tolerance): the semismooth Newton step of the
 /// assembled method, (J + delta' I) dr = -F with J = I - D + D W, by restarted GMRES(30) (block-
