@@ -7,7 +7,7 @@
 #   bench/smpi_scaling.sh --bodies-per-rank N --ranks 'LIST' [--platform FILE] [--thesis]
 #                         [--strong] [--network-only] [--steps S] [--keep] [--write-scene R FILE]
 #                         [--method SOR|APGD|PQN|IPM] [--tolerance TOL] [--max-iter K]
-#                         [--cold] [--jitter D]
+#                         [--cold] [--jitter D] [--rebuild-every K]
 #   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
 # Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
@@ -50,6 +50,10 @@
 # process keeps every layer's velocities bitwise equal, and with them predictable branches in
 # its sweeps, which runs on more processes lose to the round-off of the split bodies' averaging;
 # D = 1e-9 gives every run that round-off (docs/benchmarks.md, "Two processes against one").
+# --rebuild-every K: MPISettings with a kd-tree (Zoltan RCB, AABB) rebuilt every K steps
+# (mode="dynamic", policy="alwaysRebuild"), so that the rebuilds' collectives and body migration
+# run at scale; the `profile` line's rebuild term and the `rebuilds` line (bodies moved, messages)
+# go to stderr with each rank count's profile. Not with --thesis.
 #
 # The platform (default bench/platforms/frontera.xml: TACC Frontera's nodes and fat tree) is
 # read with its hostfile made here: the ranks fill one node's cores after the other. The
@@ -85,6 +89,7 @@ tolerance=""
 maxIter=5000
 warm=true
 jitter=0
+rebuildEvery=""
 repeat=3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -104,6 +109,7 @@ while [ $# -gt 0 ]; do
     --max-iter) maxIter="$2"; shift 2 ;;
     --cold) warm=false; shift ;;
     --jitter) jitter="$2"; shift 2 ;;
+    --rebuild-every) rebuildEvery="$2"; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -121,6 +127,11 @@ else
 fi
 [ -f "$platform" ] || { echo "smpi_scaling: no platform file $platform" >&2; exit 2; }
 [ "$steps" -ge 2 ] || { echo "smpi_scaling: --steps must be at least 2" >&2; exit 2; }
+if [ -n "$rebuildEvery" ]; then
+  [[ "$rebuildEvery" =~ ^[1-9][0-9]*$ ]] ||
+    { echo "smpi_scaling: --rebuild-every must be a step count >= 1, got $rebuildEvery" >&2; exit 2; }
+  [ "$thesis" = 0 ] || { echo "smpi_scaling: --rebuild-every and --thesis exclude each other" >&2; exit 2; }
+fi
 /usr/bin/python3 -c "import sys; sys.exit(0 if float('$jitter') >= 0 else 1)" 2> /dev/null ||
   { echo "smpi_scaling: --jitter must be a length >= 0 (m), got $jitter" >&2; exit 2; }
 jitterOn=$(/usr/bin/python3 -c "print('true' if float('$jitter') > 0 else 'false')")
@@ -175,6 +186,12 @@ scene() {  # gx gy layers file
   if [ "$thesis" = 1 ]; then
     mpi='<MPISettings><ProcessTopology mode="static"><Topology type="grid" buildMode="AABB"'
     mpi+=' minCellSize="0.011" dimension="1 1 1" matchProcessDimToExtent="true"/></ProcessTopology>'
+    mpi+='<InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>'
+    mpi+='</MPISettings>'
+  elif [ -n "$rebuildEvery" ]; then
+    mpi='<MPISettings><ProcessTopology mode="dynamic" policy="alwaysRebuild"'
+    mpi+=" policyCheckEveryXTimeStep=\"$rebuildEvery\">"
+    mpi+='<Topology type="kdTree" buildMode="AABB" minCellSize="0.011"/></ProcessTopology>'
     mpi+='<InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>'
     mpi+='</MPISettings>'
   fi
@@ -232,7 +249,7 @@ a = max(1, round(math.sqrt(n)))
 b = max(1, round(n / a))
 print(a, b)")
   echo "# weak scaling: ${ta} x ${tb} x ${layers} = $((ta * tb * layers)) bodies per rank," \
-    "$solverName, steps 2-$steps timed; $([ "$thesis" = 1 ] && echo "thesis MPISettings" || echo "no MPISettings (grain's defaults)")" >&2
+    "$solverName, steps 2-$steps timed; $([ "$thesis" = 1 ] && echo "thesis MPISettings" || ([ -n "$rebuildEvery" ] && echo "kd-tree rebuilt every $rebuildEvery steps") || echo "no MPISettings (grain's defaults)")" >&2
 else
   layers=16
   echo "# strong scaling: 250 x 250 x 16 = 10^6 bodies, $solverName, steps 2-$steps timed" >&2
@@ -246,7 +263,7 @@ if [ -n "$writeScene" ]; then
   fi
   exit 0
 fi
-mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)$([ "$networkOnly" = 1 ] && echo -network || true)$([ -n "$tolerance" ] && echo "-$method" || true)$([ "$warm" = true ] || echo -cold)
+mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)$([ -n "$rebuildEvery" ] && echo "-rebuild$rebuildEvery" || true)$([ "$networkOnly" = 1 ] && echo -network || true)$([ -n "$tolerance" ] && echo "-$method" || true)$([ "$warm" = true ] || echo -cold)
 [ "$calibrate" = 0 ] || mode=calibrate
 out="$root/build/smpi_bench/$mode"
 rm -rf "$out"
@@ -296,7 +313,7 @@ simulate() {  # ranks name -> simulated s/step (run folder and log under $out/na
   wall=$(( $(date +%s) - start ))
   t=$(profileTime "$out/$name.log")
   [ -n "$t" ] || { echo "smpi_scaling: no profile line in $out/$name.log" >&2; exit 1; }
-  grep -E '^(processes|profile|traffic)' "$out/$name.log" | sed "s/^/# $r ranks: /" >&2
+  grep -E '^(processes|domains|profile|traffic|rebuilds)' "$out/$name.log" | sed "s/^/# $r ranks: /" >&2
   echo "# $r ranks: $wall s wall time; load: $(uptime | sed 's/.*load average: //')" >&2
   echo "$t"
 }
