@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Checks of the simulated MPI (SimGrid's SMPI) that grain's simulated-cluster figures rest on
+# (docs/mpi.md, "Under SMPI"; docs/benchmarks.md, "Rebuilds at scale"). Three small MPI programs
+# in bench/smpi_checks/, compiled with smpicc and run on the platform of bench/smpi_scaling.sh:
+#
+#   bench/smpi_checks.sh [--platform FILE] [--runs K]
+#
+# 1. ibarrier_late.c on 4 processes, process 3 (then process 0) entering MPI_Ibarrier 10 ms late:
+#    one line per round and process with the time it left. With a correct barrier nobody leaves
+#    before about 0.01 s.
+# 2. nbx_rounds.c, 50 rounds of grain's sparse exchange, closed by MPI_Ibarrier and by a one-integer
+#    MPI_Iallreduce, K runs each (default 10) on 8 and 16 processes, each stopped after 60 s:
+#      nbx MODE processes P finished F of K (received R)
+# 3. communicator_cost.c on 16, 64 and 256 processes, network only: one MPI_Comm_dup and the
+#    halving MPI_Comm_splits of an RCB-like recursion, as Zoltan's RCB makes them per build.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+platform="$root/bench/platforms/frontera.xml"
+runs=10
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --platform) platform="$(realpath "$2")"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    *) usage ;;
+  esac
+done
+[[ "$runs" =~ ^[1-9][0-9]*$ ]] || { echo "smpi_checks: --runs must be a count >= 1" >&2; exit 2; }
+[ -f "$platform" ] || { echo "smpi_checks: no platform file $platform" >&2; exit 2; }
+command -v smpicc > /dev/null ||
+  { echo "smpi_checks: smpicc not found; run tools/install-deps.sh smpi" >&2; exit 2; }
+
+out="$root/build/smpi_checks"
+mkdir -p "$out"
+for program in ibarrier_late nbx_rounds communicator_cost; do
+  smpicc -O2 -o "$out/$program" "$root/bench/smpi_checks/$program.c" 2> "$out/$program.build.log" ||
+    { cat "$out/$program.build.log" >&2; exit 1; }
+done
+
+# The first <cluster> of the platform: node names and cores per node; ranks fill one node's cores
+# after the other (as in bench/smpi_scaling.sh).
+read -r prefix first last cores suffix < <(/usr/bin/python3 - "$platform" <<'PY'
+import sys, xml.etree.ElementTree as ET
+c = next(ET.parse(sys.argv[1]).getroot().iter("cluster"))
+lo, hi = c.get("radical").split("-")
+print(c.get("prefix"), lo, hi, c.get("core", "1"), c.get("suffix", "") or "")
+PY
+)
+hostfile() {  # ranks -> file
+  local n="$1" node="$first"
+  while [ "$n" -gt 0 ]; do
+    [ "$node" -le "$last" ] || { echo "smpi_checks: the platform has too few cores" >&2; exit 2; }
+    for ((c = 0; c < cores && n > 0; ++c, --n)); do echo "$prefix$node$suffix"; done
+    node=$((node + 1))
+  done > "$out/hosts_$1"
+}
+options=(--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi --cfg=smpi/privatization:0
+         --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/iprobe:1e-6
+         --cfg=smpi/test:1e-6 --log=root.thres:critical)
+simulate() {  # seconds ranks extra-options program args... (0 seconds: no limit)
+  local limit="$1" ranks="$2" extra="$3"
+  shift 3
+  hostfile "$ranks"
+  local run=(smpirun -np "$ranks" -platform "$platform" -hostfile "$out/hosts_$ranks" "${options[@]}")
+  [ -z "$extra" ] || run+=("$extra")
+  if [ "$limit" -gt 0 ]; then
+    timeout "$limit" "${run[@]}" "$@" 2> /dev/null
+  else
+    "${run[@]}" "$@" 2> /dev/null
+  fi
+}
+
+for late in 3 0; do
+  echo "# MPI_Ibarrier, process $late late by 0.01 s"
+  simulate 0 4 "" "$out/ibarrier_late" "$late" | sort -k3,3n -k5,5n
+done
+for mode in ibarrier iallreduce; do
+  for ranks in 8 16; do
+    finished=0
+    received="-"
+    for ((k = 0; k < runs; ++k)); do
+      if result=$(simulate 60 "$ranks" "" "$out/nbx_rounds" "$mode") && [[ "$result" == nbx* ]]; then
+        finished=$((finished + 1))
+        received="${result##* }"
+      fi
+    done
+    echo "nbx $mode processes $ranks finished $finished of $runs (received $received)"
+  done
+done
+for ranks in 16 64 256; do
+  simulate 0 "$ranks" --cfg=smpi/simulate-computation:no "$out/communicator_cost"
+done
