@@ -82,9 +82,8 @@ LocalProblem assembleLocalProblem(const BodyStorage& bodies, const ContactProble
       const BodyTerm& ti = terms[x];
       for (std::uint32_t y = start[body]; y < start[body + 1]; ++y) {
         const BodyTerm& tj = terms[y];
-        const Mat3 block =
-            ti.sign * tj.sign *
-            (invMass * ti.frame->transpose() * *tj.frame + ti.jac->transpose() * *tj.dOmega);
+        const Mat3 block = detail::bodyCouplingBlock(invMass, ti.sign, *ti.frame, *ti.jac, tj.sign,
+                                                     *tj.frame, *tj.dOmega);
         const auto ri = static_cast<Eigen::Index>(3 * ti.contact);
         const auto cj = static_cast<Eigen::Index>(3 * tj.contact);
         for (int r = 0; r < 3; ++r) {

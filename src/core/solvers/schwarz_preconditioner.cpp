@@ -7,6 +7,8 @@
 
 #include <Eigen/Cholesky>
 
+#include <grain/core/solvers/contact_rows.hpp>
+
 namespace grain::detail {
 
 namespace {
@@ -18,20 +20,22 @@ constexpr Real kMinPivot = 1e-14;
 constexpr Real kMinShift = 1e-12;
 constexpr Real kMaxShift = 1e-6;
 
-/// One side of a contact: its simulated body, sign (-1 on the A side) and rotational Jacobian.
+/// One side of a contact: its simulated body, sign (-1 on the A side), rotational Jacobian J and
+/// velocity response Theta^-1 J.
 struct Side {
   std::uint32_t body;
   Real sign;
   const Mat3* jac;
+  const Mat3* dOmega;
 };
 
 /// The sides of a non-passive contact (B first); returns how many (1 or 2).
 std::size_t sidesOf(const SolverContacts& c, std::size_t i, std::array<Side, 2>& sides) {
-  sides[0] = {c.bodyB[i], 1.0, &c.jacB[i]};
+  sides[0] = {c.bodyB[i], 1.0, &c.jacB[i], &c.dOmegaB[i]};
   if (c.kind[i] != PairKind::TwoBodies) {
     return 1;
   }
-  sides[1] = {c.bodyA[i], -1.0, &c.jacA[i]};
+  sides[1] = {c.bodyA[i], -1.0, &c.jacA[i], &c.dOmegaA[i]};
   return 2;
 }
 
@@ -49,16 +53,10 @@ Mat3 couplingBlock(const SolverContacts& c, const SolverBodies& b, std::size_t i
   for (std::size_t p = 0; p < ni; ++p) {
     for (std::size_t q = 0; q < nj; ++q) {
       const std::uint32_t k = si[p].body;
-      if (k != sj[q].body) {
-        continue;
+      if (k == sj[q].body) {
+        w += bodyCouplingBlock(b.invMass[k], si[p].sign, c.frame[i], *si[p].jac, sj[q].sign,
+                               c.frame[j], *sj[q].dOmega);
       }
-      // Theta_k^-1 J_jk, column by column (SymMat3 applies to vectors).
-      Mat3 response;
-      for (int col = 0; col < 3; ++col) {
-        response.col(col) = b.invInertia[k] * Vec3(sj[q].jac->col(col));
-      }
-      w += (si[p].sign * sj[q].sign) * (b.invMass[k] * (c.frame[i].transpose() * c.frame[j]) +
-                                        si[p].jac->transpose() * response);
     }
   }
   return w;

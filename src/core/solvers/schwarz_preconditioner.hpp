@@ -14,11 +14,11 @@
 /// (IpmPreconditioner::AdditiveSchwarz, matrix_free_ipm.cpp; private to grain_core).
 namespace grain::detail {
 
-/// The Delassus block W_ij of two different contacts i != j, as DelassusOperator forms W: the sum
-/// over the simulated bodies k both act on of s_i s_j (m_k^-1 F_i^T F_j + J_ik^T Theta_k^-1 J_jk),
-/// s = -1 on a contact's A side (the signed rows of a one-body contact act with s = 1); zero if
-/// they share no simulated body. Exact for any frames F (the operator does not assume them
-/// orthonormal); W_ji = W_ij^T.
+/// The Delassus block W_ij of contacts i and j (also i = j, without the compliance): the sum over
+/// the simulated bodies k both act on of bodyCouplingBlock() (contact_rows.hpp, the formula of
+/// assembleLocalProblem()), s = -1 on a contact's A side (the signed rows of a one-body contact
+/// act with s = 1); zero if they share no simulated body. Exact for any frames F (unlike
+/// diagonalBlock(), which takes them orthonormal); W_ji = W_ij^T.
 Mat3 couplingBlock(const SolverContacts& c, const SolverBodies& b, std::size_t i, std::size_t j);
 
 /// M^-1 = sum_b R_b^T D_b A_b^-1 D_b R_b for A = S W S + B (S = diag(sc), B block-diagonal): one

@@ -62,6 +62,16 @@ inline Vec3 contactVelocity(const SolverContacts& c, const SolverBodies& b, std:
   return Vec3::Zero();
 }
 
+/// The share of one simulated body in the Delassus block W_ij of two contacts it belongs to:
+/// s_i s_j (m^-1 A_CI,i A_IC,j + J_i^T Theta^-1 J_j), from the rows' (signed) frames, the body's
+/// Jacobians J and velocity responses Theta^-1 J (dOmega) on its side of each contact and the
+/// sides' signs (-1 for the A side). W_ij is the sum over the bodies the two contacts share
+/// (assembleLocalProblem(), the additive Schwarz preconditioner).
+inline Mat3 bodyCouplingBlock(Real invMass, Real signI, const Mat3& frameI, const Mat3& jacI,
+                              Real signJ, const Mat3& frameJ, const Mat3& dOmegaJ) {
+  return signI * signJ * (invMass * frameI.transpose() * frameJ + jacI.transpose() * dOmegaJ);
+}
+
 /// The Delassus block W_ii = G_ii + D_i / dt of contact i (G_ii = sum_B m_B^-1 I +
 /// J_B^T Theta_B^-1 J_B, D the UCFD compliance); the identity for a passive contact (as
 /// assembleLocalProblem()).
