@@ -7,7 +7,7 @@
 #   bench/smpi_scaling.sh --bodies-per-rank N --ranks 'LIST' [--platform FILE] [--thesis]
 #                         [--strong] [--network-only] [--steps S] [--keep] [--write-scene R FILE]
 #                         [--method SOR|APGD|PQN|IPM] [--tolerance TOL] [--max-iter K]
-#                         [--cold] [--jitter D] [--rebuild-every K]
+#                         [--cold] [--jitter D] [--rebuild-every K] [--trace]
 #   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
 # Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
@@ -54,6 +54,11 @@
 # (mode="dynamic", policy="alwaysRebuild"), so that the rebuilds' collectives and body migration
 # run at scale; the `profile` line's rebuild term and the `rebuilds` line (bodies moved, messages)
 # go to stderr with each rank count's profile. Not with --thesis.
+# --trace: SimGrid traces every MPI call of every process (Paje format, kept as
+# build/smpi_bench/MODE/trace_R.paje, as with --keep) and bench/smpi_trace_summary.py prints, after
+# each rank count's profile on stderr, the simulated time and the calls per process of each MPI
+# call over the whole run (start-up, first decomposition and rebuilds included): where the
+# collectives' time goes, Zoltan's among them, which grain's own traffic counters do not see.
 #
 # The platform (default bench/platforms/frontera.xml: TACC Frontera's nodes and fat tree) is
 # read with its hostfile made here: the ranks fill one node's cores after the other. The
@@ -90,6 +95,7 @@ maxIter=5000
 warm=true
 jitter=0
 rebuildEvery=""
+trace=0
 repeat=3
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -110,6 +116,7 @@ while [ $# -gt 0 ]; do
     --cold) warm=false; shift ;;
     --jitter) jitter="$2"; shift 2 ;;
     --rebuild-every) rebuildEvery="$2"; shift 2 ;;
+    --trace) trace=1; keep=1; shift ;;
     *) usage ;;
   esac
 done
@@ -301,10 +308,12 @@ profileTime() {  # log -> max over processes of the s/step of the profile line
   awk '/^profile +s\/step .*\(max over processes\)/ { print $3; exit }' "$1"
 }
 simulate() {  # ranks name -> simulated s/step (run folder and log under $out/name)
-  local r="$1" name="$2" start wall t
+  local r="$1" name="$2" start wall t tracing=()
   hostfile "$r" > "$out/hosts_$r"
+  [ "$trace" = 0 ] ||
+    tracing=(--cfg=tracing:yes --cfg=tracing/smpi:yes "--cfg=tracing/filename:$out/trace_$r.paje")
   start=$(date +%s)
-  if ! smpirun -np "$r" -platform "$platform" -hostfile "$out/hosts_$r" "${smpi[@]}" \
+  if ! smpirun -np "$r" -platform "$platform" -hostfile "$out/hosts_$r" "${smpi[@]}" "${tracing[@]}" \
       "$bin" -s "$(sceneFor "$r")" -g "$out/$name" > "$out/$name.log" 2>&1; then
     echo "smpi_scaling: the run on $r ranks failed:" >&2
     tail -20 "$out/$name.log" >&2
@@ -314,6 +323,8 @@ simulate() {  # ranks name -> simulated s/step (run folder and log under $out/na
   t=$(profileTime "$out/$name.log")
   [ -n "$t" ] || { echo "smpi_scaling: no profile line in $out/$name.log" >&2; exit 1; }
   grep -E '^(processes|domains|profile|traffic|rebuilds)' "$out/$name.log" | sed "s/^/# $r ranks: /" >&2
+  [ "$trace" = 0 ] ||
+    /usr/bin/python3 "$root/bench/smpi_trace_summary.py" "$out/trace_$r.paje" "# $r ranks: " >&2
   echo "# $r ranks: $wall s wall time; load: $(uptime | sed 's/.*load average: //')" >&2
   echo "$t"
 }
