@@ -73,7 +73,8 @@ void validate(const StepperSettings& s) {
 namespace {
 
 /// The velocity SOR prox that matrix-free PQN falls back to (MoreauStepper): SorContact with the
-/// scene's prox settings, warm-started, stopping on the PQN's measure. On the natural map its
+/// scene's prox settings, started from the step's own warm start (zero without), stopping on the
+/// PQN's measure. On the natural map its
 /// tolerance is relTol / sqrt(3): distributed, each group of coupled processes stops on the error
 /// of its own contacts, and residuals below relTol / sqrt(3) of max(|q_g|, |r_g|, |u_g|) in every
 /// group g add up to at most relTol max(|q|, |r|, |u|) over the whole problem.
@@ -82,7 +83,7 @@ InclusionSolverSettings pqnFallbackSettings(const InclusionSolverSettings& s) {
   f.method = SolverMethod::SorContact;
   f.localMethod.reset();
   f.matrixFree = false;
-  f.usePercussionCache = true;  // its warm start is PQN's best iterate
+  f.usePercussionCache = true;  // its start is handed over as a percussion cache
   if (localErrorMeasure(s.convergenceMethod) == LocalErrorMeasure::Koziara) {
     f.convergenceMethod = ConvergenceMethod::Koziara;
   } else {
@@ -112,14 +113,16 @@ bool MoreauStepper::fallBackToSor(BodyStorage& bodies, const ContactProblem& pro
   const bool distributed = exchanges.split != nullptr;
   Reducer* reducer = distributed ? exchanges.reducer : nullptr;
   localFallbacks_ = 1;
-  // Warm start: PQN's best iterate, or the step's own warm start if PQN gave nothing finite.
-  const bool pqnFinite = result.finite && result.r.allFinite();
+  // Start: the step's own warm start (zero without), the Gauss-Seidel solve that PQN stands in
+  // for (Koziara's Algorithm 1, step 3), not PQN's best iterate: from that, the sweeps can stall
+  // however small its error. On the 6000-sphere lattice pile, cold, the SOR sweeps from PQN's
+  // best iterates (natural-map errors 0.14 and 5.8e-6 after 1000 Newton steps) stopped at 5000
+  // with 3.8e-5 and 1.4e-6; from zero they reach 4.1e-7 in 826 (docs/solvers.md, "Fallback").
+  // So a step that falls back costs pqnMaxIter Newton steps plus what the SOR alone would.
   fallbackStart_.resize(nc);
   for (std::size_t c = 0; c < nc; ++c) {
-    const auto k = static_cast<Eigen::Index>(3 * c);
-    fallbackStart_[c] = pqnFinite          ? Vec3(result.r.segment<3>(k))
-                        : guess != nullptr ? Vec3(guess->segment<3>(k))
-                                           : Vec3::Zero();
+    fallbackStart_[c] =
+        guess != nullptr ? Vec3(guess->segment<3>(static_cast<Eigen::Index>(3 * c))) : Vec3::Zero();
   }
   if (!settings_.solver.usePercussionCache) {
     detail::makePercussionCacheKeys(bodies, contacts, localCacheKeys_, localCacheOrdinal_);

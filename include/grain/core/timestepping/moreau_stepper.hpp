@@ -77,8 +77,9 @@ void validate(const StepperSettings& s);
 /// Matrix-free PQN fallback (Koziara's Algorithm 1, step 3): when PQN does not reach relTol in
 /// pqnMaxIter Newton steps (a global decision, so every process falls back together), the step
 /// is solved by the velocity SOR prox ContactSolver (SorContact with the scene's alphaSORProx,
-/// rStrategy, subMethodUCF and maxIter sweeps; distributed with mass splitting), warm-started
-/// from PQN's best iterate and stopping on PQN's measure (natural map: relTol / sqrt(3), see
+/// rStrategy, subMethodUCF and maxIter sweeps; distributed with mass splitting), started from the
+/// step's own warm start (zero without; not from PQN's iterate, which a failed Newton run can
+/// leave far off) and stopping on PQN's measure (natural map: relTol / sqrt(3), see
 /// moreau_stepper.cpp). Its percussions are then measured on the whole problem as PQN measures
 /// its iterates (u = W r + q on the matrix-free operator, global sums), and the better of the two
 /// (PQN's best iterate or the fallback's) is the step's result, as in the assembled solve(). The
@@ -184,7 +185,7 @@ class MoreauStepper {
   std::uint32_t localFallbacks_ = 0;  ///< the last solve fell back from PQN to SOR (0 or 1)
   // Matrix-free PQN: its fallback solver and the scratch of fallBackToSor().
   std::optional<ContactSolver> pqnFallback_;
-  std::vector<Vec3> fallbackStart_;  ///< per contact: the fallback's warm start (N s)
+  std::vector<Vec3> fallbackStart_;  ///< per contact: the fallback's start (N s)
   std::vector<Vec3> savedVelocity_;  ///< the free velocities, restored if PQN's result is kept
   std::vector<Vec3> savedOmega_;
   VecX fallbackR_;
