@@ -56,8 +56,8 @@ hostfile() {  # ranks -> file
   done > "$out/hosts_$1"
 }
 # The options of bench/smpi_scaling.sh, its binomial broadcast included: a simulated MPI_Comm_dup
-# costs what the broadcast costs (80 us on 64 processes with the selector's own, under 5 us with
-# the binomial tree).
+# costs what the broadcast costs (80 us on 64 processes with the selector's own, under 0.1 us on
+# process 0 with the binomial tree).
 options=(--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi --cfg=smpi/bcast:binomial_tree
          --cfg=smpi/privatization:0
          --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/iprobe:1e-6
