@@ -117,6 +117,18 @@ struct Difference {
   bool sameIds = true;
 };
 
+/// grain-sim on `scene`, writing to `out`, with `extra` arguments appended.
+CommandResult runSerial(const fs::path& scene, const fs::path& out, const std::string& extra = "") {
+  return runCommand(std::string(GRAIN_SIM_EXE) + " -s " + scene.string() + " -g " + out.string() +
+                    extra);
+}
+
+/// grain-sim-mpi on `np` processes (mpirun()) on `scene`, writing to `out`, with `extra` appended.
+CommandResult runMpi(int np, const fs::path& scene, const fs::path& out,
+                     const std::string& extra = "") {
+  return runCommand(mpirun(np) + " -s " + scene.string() + " -g " + out.string() + extra);
+}
+
 Difference compare(const io::SimState& a, const io::SimState& b) {
   Difference d;
   d.sameIds = a.bodies.size() == b.bodies.size();
@@ -401,9 +413,7 @@ TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
 )";
     writeText(dir / ("grid" + std::to_string(np) + ".xml"), pileScene(0.1, 4, "", layers));
   }
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
-                 (dir / "serial").string());
+  const CommandResult serial = runSerial(dir / "pile.xml", dir / "serial");
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
   for (const std::string scene : {"pile", "kd", "grid"}) {
@@ -411,8 +421,8 @@ TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
       SCOPED_TRACE(scene + ", " + std::to_string(np) + " processes");
       const fs::path out = dir / (scene + std::to_string(np));
       const std::string file = scene == "grid" ? scene + std::to_string(np) : scene;
-      const CommandResult r = runCommand(mpirun(np) + " -s " + (dir / (file + ".xml")).string() +
-                                         " -g " + out.string() + " -l " + (out / "logs").string());
+      const CommandResult r =
+          runMpi(np, dir / (file + ".xml"), out, " -l " + (out / "logs").string());
       ASSERT_EQ(r.exitCode, 0) << r.output;
       if (scene == "kd" && np > 1) {
         EXPECT_NE(r.output.find("kd-tree (Zoltan RCB)"), std::string::npos) << r.output;
@@ -483,9 +493,8 @@ TEST_F(GrainSimMpi, RollingResistanceGivesTheSerialStates) {
   scene.replace(at, law.size(), R"(mu="0.3" muRolling="0.2" epsilonN)");
   writeText(dir / "rolling.xml", scene);
   for (const char* name : {"plain", "rolling"}) {
-    const CommandResult r = runCommand(std::string(GRAIN_SIM_EXE) + " -s " +
-                                       (dir / (std::string(name) + ".xml")).string() + " -g " +
-                                       (dir / (std::string("serial_") + name)).string());
+    const CommandResult r =
+        runSerial(dir / (std::string(name) + ".xml"), dir / (std::string("serial_") + name));
     ASSERT_EQ(r.exitCode, 0) << r.output;
   }
   const io::SimState plain = checkStates(record(dir / "serial_plain") / "SimState.sim", 64, 11);
@@ -495,8 +504,7 @@ TEST_F(GrainSimMpi, RollingResistanceGivesTheSerialStates) {
   for (int np = 2; np <= 3; ++np) {
     SCOPED_TRACE(std::to_string(np) + " processes");
     const fs::path out = dir / ("rolling" + std::to_string(np));
-    const CommandResult r =
-        runCommand(mpirun(np) + " -s " + (dir / "rolling.xml").string() + " -g " + out.string());
+    const CommandResult r = runMpi(np, dir / "rolling.xml", out);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const Difference d = compare(reference, checkStates(record(out) / "SimState.sim", 64, 11));
     EXPECT_TRUE(d.sameIds);
@@ -535,9 +543,7 @@ void checkGivesTheSerialStates(const std::string& tag, const std::string& method
                                const std::string& closing = "") {
   const fs::path dir = makeTempDir("mpi_" + tag);
   writeText(dir / "scene.xml", pileSolvedBy(endTime, method));
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "scene.xml").string() + " -g " +
-                 (dir / "serial").string());
+  const CommandResult serial = runSerial(dir / "scene.xml", dir / "serial");
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   EXPECT_NE(serial.output.find(closing), std::string::npos) << serial.output;
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, states);
@@ -548,8 +554,7 @@ void checkGivesTheSerialStates(const std::string& tag, const std::string& method
   for (int np = 1; np <= 3; ++np) {
     SCOPED_TRACE(std::to_string(np) + " processes");
     const fs::path out = dir / (tag + std::to_string(np));
-    const CommandResult r =
-        runCommand(mpirun(np) + " -s " + (dir / "scene.xml").string() + " -g " + out.string());
+    const CommandResult r = runMpi(np, dir / "scene.xml", out);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find(closing), std::string::npos) << r.output;
     const Difference d = compare(reference, checkStates(record(out) / "SimState.sim", 64, states));
@@ -609,8 +614,7 @@ TEST_F(GrainSimMpi, SerialLocalSolversAreRefusedBeforeWriting) {
     SCOPED_TRACE(method);
     writeText(dir / "scene.xml", pileSolvedBy(0.002, method));
     const fs::path out = dir / "out";
-    const CommandResult r =
-        runCommand(mpirun(2) + " -s " + (dir / "scene.xml").string() + " -g " + out.string());
+    const CommandResult r = runMpi(2, dir / "scene.xml", out);
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find("scene.xml:"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(std::string(method) + " "), std::string::npos) << r.output;
@@ -620,8 +624,7 @@ TEST_F(GrainSimMpi, SerialLocalSolversAreRefusedBeforeWriting) {
         << r.output;
     EXPECT_FALSE(fs::exists(out / "SimFiles"));
   }
-  const CommandResult one = runCommand(mpirun(1) + " -s " + (dir / "scene.xml").string() + " -g " +
-                                       (dir / "one").string());
+  const CommandResult one = runMpi(1, dir / "scene.xml", dir / "one");
   EXPECT_EQ(one.exitCode, 0) << one.output;
 }
 
@@ -649,9 +652,7 @@ TEST_F(GrainSimMpi, SettlingPileGivesTheSerialBulkFiguresOnEveryCount) {
       " --set SceneSettings/TimeStepperSettings/InclusionSolverSettings/@relTol=1e-6"
       " --set SceneSettings/TimeStepperSettings/InclusionSolverSettings/@absTol=1e-9"
       " --set SceneSettings/TimeStepperSettings/InclusionSolverSettings/@maxIter=2000";
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "grid.xml").string() + " -g " +
-                 (dir / "serial").string() + loose);
+  const CommandResult serial = runSerial(dir / "grid.xml", dir / "serial", loose);
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   const std::vector<Bulk> reference = bulkPerState(record(dir / "serial") / "SimState.sim");
   ASSERT_EQ(reference.size(), 31u);
@@ -668,9 +669,7 @@ TEST_F(GrainSimMpi, SettlingPileGivesTheSerialBulkFiguresOnEveryCount) {
       }
       SCOPED_TRACE(std::string(scene) + ", " + std::to_string(np) + " processes");
       const fs::path out = dir / (std::string(scene) + std::to_string(np));
-      const CommandResult r =
-          runCommand(mpirun(np) + " -s " + (dir / (std::string(scene) + ".xml")).string() + " -g " +
-                     out.string() + loose);
+      const CommandResult r = runMpi(np, dir / (std::string(scene) + ".xml"), out, loose);
       ASSERT_EQ(r.exitCode, 0) << r.output;
       checkStates(record(out) / "SimState.sim", 64, 31);
       const std::vector<Bulk> bulk = bulkPerState(record(out) / "SimState.sim");
@@ -699,9 +698,7 @@ TEST_F(GrainSimMpi, HybridProcessesAndThreadsGiveTheSerialBulkFigures) {
       " --set SceneSettings/TimeStepperSettings/InclusionSolverSettings/@relTol=1e-6"
       " --set SceneSettings/TimeStepperSettings/InclusionSolverSettings/@absTol=1e-9"
       " --set SceneSettings/TimeStepperSettings/InclusionSolverSettings/@maxIter=2000";
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "grid.xml").string() + " -g " +
-                 (dir / "serial").string() + loose);
+  const CommandResult serial = runSerial(dir / "grid.xml", dir / "serial", loose);
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   const std::vector<Bulk> reference = bulkPerState(record(dir / "serial") / "SimState.sim");
   ASSERT_EQ(reference.size(), 31u);
@@ -751,16 +748,13 @@ TEST_F(GrainSimMpi, BodiesWithTheirOwnShapesMigrateWithThem) {
   const std::string beads =
       R"(<Sphere distribute="random" generator="uniform" seed="5" minRadius="0.008" maxRadius="0.0105"/>)";
   writeText(dir / "pile.xml", pileScene(0.06, 4, "", kdTree, beads));
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
-                 (dir / "serial").string());
+  const CommandResult serial = runSerial(dir / "pile.xml", dir / "serial");
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 7);
   for (int np = 2; np <= 3; ++np) {
     SCOPED_TRACE(std::to_string(np) + " processes");
     const fs::path out = dir / ("np" + std::to_string(np));
-    const CommandResult r =
-        runCommand(mpirun(np) + " -s " + (dir / "pile.xml").string() + " -g " + out.string());
+    const CommandResult r = runMpi(np, dir / "pile.xml", out);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("bodies     64 simulated, 69 total"), std::string::npos) << r.output;
     const Difference d = compare(reference, checkStates(record(out) / "SimState.sim", 64, 7));
@@ -790,8 +784,7 @@ TEST_F(GrainSimMpi, GlobalGeometryIdsTravelWithTheirBodies) {
 )";
   writeText(dir / "pile.xml", pileScene(0.06, 4, "", settings,
                                         R"(<GlobalGeomId distribute="linear" startId="100"/>)"));
-  const CommandResult r = runCommand(mpirun(3) + " -s " + (dir / "pile.xml").string() + " -g " +
-                                     (dir / "out").string());
+  const CommandResult r = runMpi(3, dir / "pile.xml", dir / "out");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   io::SimFileReader reader;
   reader.open(record(dir / "out") / "SimState.sim");
@@ -833,18 +826,14 @@ TEST_F(GrainSimMpi, RebuiltDecompositionsGiveTheSerialStates) {
     </MPISettings>
 )";
   writeText(dir / "serial.xml", pileScene(0.1));
-  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "serial.xml").string() +
-                       " -g " + (dir / "serial").string())
-                .exitCode,
-            0);
+  ASSERT_EQ(runSerial(dir / "serial.xml", dir / "serial").exitCode, 0);
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
   for (const auto& [name, settings] :
        {std::pair{"kdtree", kdTree}, std::pair{"kdtime", kdTime}, std::pair{"grid", grid}}) {
     SCOPED_TRACE(name);
     writeText(dir / (std::string(name) + ".xml"), pileScene(0.1, 4, "", settings));
     const fs::path out = dir / name;
-    const CommandResult r = runCommand(
-        mpirun(3) + " -s " + (dir / (std::string(name) + ".xml")).string() + " -g " + out.string());
+    const CommandResult r = runMpi(3, dir / (std::string(name) + ".xml"), out);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const bool kd = std::string(name) != "grid";
     EXPECT_NE(r.output.find(kd ? "kd-tree (Zoltan RCB), rebuilt every 20"
@@ -922,9 +911,7 @@ TEST_P(GrainSimMpiRebuildTraffic, RebuildMessagesAreBoundedByTheNeighbours) {
   const std::string down = R"(direction="0 0 -1")";
   scene.replace(scene.find(down), down.size(), R"(direction="0.5 0 -1")");
   writeText(dir / "trough.xml", scene);
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "trough.xml").string() + " -g " +
-                 (dir / "serial").string());
+  const CommandResult serial = runSerial(dir / "trough.xml", dir / "serial");
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   const fs::path calls = dir / "calls";
   const CommandResult r =
@@ -977,17 +964,13 @@ INSTANTIATE_TEST_SUITE_P(Processes, GrainSimMpiRebuildTraffic, ::testing::Values
 TEST_F(GrainSimMpi, RestartOnAnotherProcessCountAndFromASerialRun) {
   const fs::path dir = makeTempDir("mpi_restart");
   writeText(dir / "pile.xml", pileScene(0.1));
-  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
-                       (dir / "serial").string())
-                .exitCode,
-            0);
+  ASSERT_EQ(runSerial(dir / "pile.xml", dir / "serial").exitCode, 0);
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 11);
   const std::string half = " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'";
   const std::string full = " --set 'SceneSettings/TimeStepperSettings/@endTime=0.1'";
   // A 2-process run continued on 3 processes.
   {
-    const CommandResult a = runCommand(mpirun(2) + " -s " + (dir / "pile.xml").string() + " -g " +
-                                       (dir / "mpi").string() + half);
+    const CommandResult a = runMpi(2, dir / "pile.xml", dir / "mpi", half);
     ASSERT_EQ(a.exitCode, 0) << a.output;
     checkStates(record(dir / "mpi") / "SimState.sim", 64, 6);
     const CommandResult b =
@@ -1001,10 +984,7 @@ TEST_F(GrainSimMpi, RestartOnAnotherProcessCountAndFromASerialRun) {
   }
   // A serial run continued on 2 processes.
   {
-    ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() +
-                         " -g " + (dir / "s2").string() + half)
-                  .exitCode,
-              0);
+    ASSERT_EQ(runSerial(dir / "pile.xml", dir / "s2", half).exitCode, 0);
     const CommandResult b =
         runCommand(mpirun(2) + " --restart " + record(dir / "s2").string() + full);
     ASSERT_EQ(b.exitCode, 0) << b.output;
@@ -1098,8 +1078,7 @@ TEST_F(GrainSimMpi, FirstDecompositionGivesEveryProcessItsShareOfAnUnevenPile) {
     </RigidBodies>
 )";
   writeText(dir / "uneven.xml", pileScene(0.002, 12, spread));
-  const CommandResult r = runCommand(mpirun(4) + " -s " + (dir / "uneven.xml").string() + " -g " +
-                                     (dir / "out").string());
+  const CommandResult r = runMpi(4, dir / "uneven.xml", dir / "out");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const std::string tag = "kd-tree (Zoltan RCB) over the initial centres (largest share ";
   const std::size_t at = r.output.find(tag);
@@ -1164,8 +1143,7 @@ TEST_F(GrainSimMpi, RestartReadsAQuarterOfTheStatePerProcessOnFour) {
   const std::string solver = " --set 'SceneSettings/TimeStepperSettings/InclusionSolverSettings/";
   const std::string warm = solver + "@usePercussionCache=true'";
   const std::string half = " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'";
-  const CommandResult first = runCommand(mpirun(4) + " -s " + (dir / "pile.xml").string() + " -g " +
-                                         (dir / "out").string() + warm + half);
+  const CommandResult first = runMpi(4, dir / "pile.xml", dir / "out", warm + half);
   ASSERT_EQ(first.exitCode, 0) << first.output;
   const fs::path rec = record(dir / "out");
   const std::uint64_t cacheBytes = fs::file_size(rec / "RestartCache.bin");
@@ -1221,19 +1199,14 @@ TEST_F(GrainSimMpi, GlobalInitialConditionReadsAQuarterOfTheStatePerProcessOnFou
   const bool traced = runCommand("strace -f -o /dev/null true").exitCode == 0;
   const fs::path dir = makeTempDir("mpi_initial_slices");
   writeText(dir / "pile.xml", pileScene(0.05, 16));  // 256 beads
-  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
-                       (dir / "first").string())
-                .exitCode,
-            0);
+  ASSERT_EQ(runSerial(dir / "pile.xml", dir / "first").exitCode, 0);
   const fs::path sim = record(dir / "first") / "SimState.sim";
   io::SimFileReader reader;
   reader.open(sim);
   const std::uint64_t state = reader.header().bytesPerState();
   const std::uint64_t body = (state - 8) / 256;
   writeText(dir / "continued.xml", pileScene(0.052, 16, "", continuedFrom(sim)));
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "continued.xml").string() + " -g " +
-                 (dir / "serial").string());
+  const CommandResult serial = runSerial(dir / "continued.xml", dir / "serial");
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   const fs::path trace = dir / "trace";
   const std::string strace =
@@ -1275,22 +1248,16 @@ TEST_F(GrainSimMpi, GlobalInitialConditionReadsAQuarterOfTheStatePerProcessOnFou
 TEST_F(GrainSimMpi, GlobalInitialConditionGivesTheSerialStates) {
   const fs::path dir = makeTempDir("mpi_initial_state");
   writeText(dir / "pile.xml", pileScene(0.05));
-  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
-                       (dir / "first").string())
-                .exitCode,
-            0);
+  ASSERT_EQ(runSerial(dir / "pile.xml", dir / "first").exitCode, 0);
   const std::string initial = continuedFrom(record(dir / "first") / "SimState.sim");
   writeText(dir / "continued.xml", pileScene(0.1, 4, "", initial));
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "continued.xml").string() + " -g " +
-                 (dir / "serial").string());
+  const CommandResult serial = runSerial(dir / "continued.xml", dir / "serial");
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
   const io::SimState reference = checkStates(record(dir / "serial") / "SimState.sim", 64, 6);
   for (const int np : {1, 3}) {
     SCOPED_TRACE(std::to_string(np) + " processes");
     const fs::path out = dir / ("mpi" + std::to_string(np));
-    const CommandResult r =
-        runCommand(mpirun(np) + " -s " + (dir / "continued.xml").string() + " -g " + out.string());
+    const CommandResult r = runMpi(np, dir / "continued.xml", out);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const Difference d = compare(reference, checkStates(record(out) / "SimState.sim", 64, 6));
     EXPECT_TRUE(d.sameIds);
@@ -1303,8 +1270,7 @@ TEST_F(GrainSimMpi, GlobalInitialConditionGivesTheSerialStates) {
   }
   // Five layers of beads: the 16 of the fifth are not in the state.
   writeText(dir / "more.xml", pileScene(0.1, 5, "", initial));
-  const CommandResult more = runCommand(mpirun(3) + " -s " + (dir / "more.xml").string() + " -g " +
-                                        (dir / "more").string());
+  const CommandResult more = runMpi(3, dir / "more.xml", dir / "more");
   EXPECT_EQ(more.exitCode, 2) << more.output;
   EXPECT_NE(more.output.find("SceneSettings/GlobalInitialCondition: 16 simulated bodies are "
                              "missing from state 5"),
@@ -1318,8 +1284,7 @@ TEST_F(GrainSimMpi, BadInputStopsEveryProcessBeforeWriting) {
   std::string text = pileScene(0.1);
   text.replace(text.find("radius=\"0.01\""), 13, "radius=\"-1\"");
   writeText(dir / "bad.xml", text);
-  const CommandResult r =
-      runCommand(mpirun(3) + " -s " + (dir / "bad.xml").string() + " -g " + (dir / "out").string());
+  const CommandResult r = runMpi(3, dir / "bad.xml", dir / "out");
   EXPECT_EQ(r.exitCode, 2) << r.output;
   EXPECT_NE(r.output.find("bad.xml:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("radius"), std::string::npos) << r.output;
@@ -1334,9 +1299,8 @@ TEST_F(GrainSimMpi, AnInputErrorFoundByOneProcessReachesTheUser) {
   // the first process finds nothing. Both messages must reach the user, with exit 2.
   const fs::path dir = makeTempDir("mpi_restart_error");
   writeText(dir / "pile.xml", pileScene(0.1));
-  ASSERT_EQ(runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
-                       (dir / "serial").string() +
-                       " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'")
+  ASSERT_EQ(runSerial(dir / "pile.xml", dir / "serial",
+                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'")
                 .exitCode,
             0);
   const fs::path sim = record(dir / "serial") / "SimState.sim";
@@ -1398,8 +1362,7 @@ TEST_F(GrainSimMpi, AnErrorOnOneProcessStopsAllWithItsMessage) {
     </MPISettings>
 )";
   writeText(dir / "pile.xml", pileScene(0.1, 4, bullet, grid));
-  const CommandResult r = runCommand(mpirun(4) + " -s " + (dir / "pile.xml").string() + " -g " +
-                                     (dir / "out").string());
+  const CommandResult r = runMpi(4, dir / "pile.xml", dir / "out");
   EXPECT_EQ(r.exitCode, 1) << r.output;
   EXPECT_NE(r.output.find("not a neighbour"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("process "), std::string::npos) << r.output;
@@ -1422,8 +1385,7 @@ TEST_F(GrainSimMpi, ANonFiniteStateOnOneProcessStopsAllNamingTheBody) {
 )";
   const fs::path dir = makeTempDir("mpi_nonfinite");
   writeText(dir / "pile.xml", pileScene(0.1, 4, spinner));
-  const CommandResult r = runCommand(mpirun(2) + " -s " + (dir / "pile.xml").string() + " -g " +
-                                     (dir / "out").string());
+  const CommandResult r = runMpi(2, dir / "pile.xml", dir / "out");
   EXPECT_EQ(r.exitCode, 1) << r.output;
   EXPECT_NE(r.output.find("process 1: step 2: body (30,0)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("has a non-finite"), std::string::npos) << r.output;
@@ -1477,12 +1439,9 @@ std::string pileSceneWith(const std::string& element, double endTime = 0.05) {
 TEST_F(GrainSimMpi, RecordFolderHoldsTheSerialFilesWrittenWhole) {
   const fs::path dir = makeTempDir("mpi_record_folder");
   writeText(dir / "pile.xml", pileScene(0.05));
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
-                 (dir / "serial").string());
+  const CommandResult serial = runSerial(dir / "pile.xml", dir / "serial");
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
-  const CommandResult r = runCommand(mpirun(2) + " -s " + (dir / "pile.xml").string() + " -g " +
-                                     (dir / "mpi").string());
+  const CommandResult r = runMpi(2, dir / "pile.xml", dir / "mpi");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const fs::path s = record(dir / "serial");
   const fs::path m = record(dir / "mpi");
@@ -1536,12 +1495,9 @@ TEST_F(GrainSimMpi, ContactForceOutputOnOneProcessGivesTheSerialFile) {
   const fs::path dir = makeTempDir("mpi_contact_forces");
   writeText(dir / "pile.xml",
             pileSceneWith(R"(<ContactForceOutput everyXStep="10" compatibleForces="true"/>)"));
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
-                 (dir / "serial").string());
+  const CommandResult serial = runSerial(dir / "pile.xml", dir / "serial");
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
-  const CommandResult r = runCommand(mpirun(1) + " -s " + (dir / "pile.xml").string() + " -g " +
-                                     (dir / "mpi").string());
+  const CommandResult r = runMpi(1, dir / "pile.xml", dir / "mpi");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("contacts   forces of every 10-th step with compatible normal forces"),
             std::string::npos)
@@ -1569,8 +1525,7 @@ TEST_F(GrainSimMpi, ContactForceOutputOnOneProcessGivesTheSerialFile) {
 TEST_F(GrainSimMpi, ContactForcesAndFclibDumpOnMoreProcessesAreRefusedBeforeWriting) {
   const fs::path dir = makeTempDir("mpi_refused");
   writeText(dir / "forces.xml", pileSceneWith(R"(<ContactForceOutput everyXStep="10"/>)"));
-  const CommandResult forces = runCommand(mpirun(2) + " -s " + (dir / "forces.xml").string() +
-                                          " -g " + (dir / "forces").string());
+  const CommandResult forces = runMpi(2, dir / "forces.xml", dir / "forces");
   EXPECT_EQ(forces.exitCode, 2) << forces.output;
   EXPECT_NE(forces.output.find("forces.xml:5: SceneSettings/ContactForceOutput: ContactForces.dat "
                                "is written by one process"),
@@ -1582,8 +1537,7 @@ TEST_F(GrainSimMpi, ContactForcesAndFclibDumpOnMoreProcessesAreRefusedBeforeWrit
   EXPECT_FALSE(fs::exists(dir / "forces")) << forces.output;
 
   writeText(dir / "pile.xml", pileScene(0.05));
-  const CommandResult dump = runCommand(mpirun(3) + " -s " + (dir / "pile.xml").string() + " -g " +
-                                        (dir / "dump").string() + " --dump-fclib 10");
+  const CommandResult dump = runMpi(3, dir / "pile.xml", dir / "dump", " --dump-fclib 10");
   EXPECT_EQ(dump.exitCode, 2) << dump.output;
 #ifdef GRAIN_TEST_WITH_FCLIB
   EXPECT_NE(dump.output.find("grain-sim-mpi: --dump-fclib: the contact problem of a step is "
@@ -1602,12 +1556,9 @@ TEST_F(GrainSimMpi, FclibDumpOnOneProcessGivesTheSerialProblems) {
   const fs::path dir = makeTempDir("mpi_fclib");
   writeText(dir / "pile.xml", pileScene(0.05));
   const std::string options = " --dump-fclib 20";
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
-                 (dir / "serial").string() + options);
+  const CommandResult serial = runSerial(dir / "pile.xml", dir / "serial", options);
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
-  const CommandResult r = runCommand(mpirun(1) + " -s " + (dir / "pile.xml").string() + " -g " +
-                                     (dir / "mpi").string() + options);
+  const CommandResult r = runMpi(1, dir / "pile.xml", dir / "mpi", options);
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("fclib      contact problems of every 20-th step to "), std::string::npos)
       << r.output;
@@ -1640,12 +1591,9 @@ TEST_P(GrainSimMpiManyProcesses, KdTreePileKeepsEveryBodyAndTheSerialBulk) {
   const fs::path dir = makeTempDir("mpi_many_" + std::to_string(np));
   const std::string kdTree = kdTreeRebuiltEvery(50);
   writeText(dir / "pile.xml", widePile(0.3, 10, 10, kdTree));
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "pile.xml").string() + " -g " +
-                 (dir / "serial").string());
+  const CommandResult serial = runSerial(dir / "pile.xml", dir / "serial");
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
-  const CommandResult r = runCommand(mpirun(np) + " -s " + (dir / "pile.xml").string() + " -g " +
-                                     (dir / "mpi").string());
+  const CommandResult r = runMpi(np, dir / "pile.xml", dir / "mpi");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("processes  " + std::to_string(np) +
                           ", first kd-tree (Zoltan RCB) over the initial centres"),
@@ -1713,12 +1661,9 @@ TEST_F(GrainSimMpi, KdTreeRebuildsOfASettledLatticeMoveNoBody) {
 </DynamicsSystem>
 )";
   writeText(dir / "lattice.xml", scene.str());
-  const CommandResult serial =
-      runCommand(std::string(GRAIN_SIM_EXE) + " -s " + (dir / "lattice.xml").string() + " -g " +
-                 (dir / "serial").string());
+  const CommandResult serial = runSerial(dir / "lattice.xml", dir / "serial");
   ASSERT_EQ(serial.exitCode, 0) << serial.output;
-  const CommandResult r = runCommand(mpirun(16) + " -s " + (dir / "lattice.xml").string() + " -g " +
-                                     (dir / "mpi").string());
+  const CommandResult r = runMpi(16, dir / "lattice.xml", dir / "mpi");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const std::size_t bodies = static_cast<std::size_t>(side * side * layers);
   const std::regex rebuilds(

@@ -43,6 +43,16 @@ LocalSolverSettings ipmSettings(Real tolerance) {
   return s;
 }
 
+/// ipmSettings with the Newton systems solved to 1e-10 and no polishing or APGD stage: the
+/// interior point iterations alone, whose products and reductions follow a formula.
+LocalSolverSettings interiorPointOnly(Real tolerance) {
+  LocalSolverSettings s = ipmSettings(tolerance);
+  s.ipmCgTolerance = 1e-10;
+  s.ipmPolishSteps = 0;
+  s.ipmApgdSteps = 0;
+  return s;
+}
+
 /// Both IPMs reach the tolerance on the relaxed measure, the matrix-free one also measured on the
 /// assembled problem (u = W r + q with the assembled W), and they agree on u to uTol |q|.
 void expectSameSolution(const LocalProblem& assembled, MatrixFreeProblem& mf,
@@ -92,10 +102,7 @@ TEST(MatrixFreeIpm, CountsProductsAndReductions) {
   const InclusionSolverSettings set;
   MatrixFreeProblem mf;
   mf.build(s.bodies, problemOf(s), set);
-  LocalSolverSettings settings = ipmSettings(1e-9);
-  settings.ipmCgTolerance = 1e-10;
-  settings.ipmPolishSteps = 0;
-  settings.ipmApgdSteps = 0;
+  LocalSolverSettings settings = interiorPointOnly(1e-9);
   LocalSolverResult b;
   solveIpm(mf, settings, nullptr, b);
   ASSERT_TRUE(b.converged) << b.error;
@@ -220,10 +227,7 @@ TEST(MatrixFreeIpm, AdditiveSchwarzSolvesThePile) {
     SolverScene s = pile(ContactModel::UCF);
     MatrixFreeProblem mf;
     mf.build(s.bodies, problemOf(s), InclusionSolverSettings{});
-    LocalSolverSettings settings = ipmSettings(1e-9);
-    settings.ipmCgTolerance = 1e-10;
-    settings.ipmPolishSteps = 0;
-    settings.ipmApgdSteps = 0;
+    LocalSolverSettings settings = interiorPointOnly(1e-9);
     LocalSolverResult jacobi;
     solveIpm(mf, settings, nullptr, jacobi);
     settings.ipmPreconditioner = IpmPreconditioner::AdditiveSchwarz;
