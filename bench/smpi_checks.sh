@@ -61,7 +61,7 @@ hostfile() {  # ranks -> file
 options=(--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi --cfg=smpi/bcast:binomial_tree
          --cfg=smpi/privatization:0
          --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/iprobe:1e-6
-         --cfg=smpi/test:1e-6 --log=root.thres:critical)
+         --cfg=smpi/test:1e-6 --cfg=maxmin/precision:1e-3 --log=root.thres:critical)
 simulate() {  # seconds ranks extra-options program args... (0 seconds: no limit)
   local limit="$1" ranks="$2" extra="$3"
   shift 3
