@@ -34,6 +34,7 @@ LocalSolverSettings localSolverSettings(const InclusionSolverSettings& s) {
   l.subMethod = s.subMethodUcf;
   l.pqnMaxIter = s.pqnMaxIter;
   l.pqnScaling = s.pqnScaling;
+  l.pqnOmegaContinuation = s.pqnOmegaContinuation;
   l.ipmPreconditioner = s.ipmPreconditioner;
   return l;
 }

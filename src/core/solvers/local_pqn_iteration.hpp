@@ -153,7 +153,14 @@ template <class Ops, class DirectSolve>
 void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResult& result,
                 const DirectSolve& directSolve) {
   const std::size_t n = ops.contacts();
-  const Real omega = std::max(s.pqnOmegaFactor * s.tolerance, Real(1e-300));
+  const Real omegaFloor = std::max(s.pqnOmegaFactor * s.tolerance, Real(1e-300));
+  // pqnOmegaContinuation: omega_k = max(omega, theta_k e_k |q|_inf) (m/s, e relative).
+  Real theta = s.pqnOmegaContinuation;
+  Real qInf = 0.0;
+  if (theta > 0.0) {
+    const VecX& q = ops.q();
+    qInf = ops.max(q.size() > 0 ? q.cwiseAbs().maxCoeff() : Real(0));
+  }
 
   // delta relative to the mean diagonal entry of W (over all processes' contacts).
   Real diagSum = 0.0;
@@ -199,6 +206,7 @@ void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResul
     if (e <= s.tolerance || it == s.pqnMaxIter) {
       break;
     }
+    const Real omega = std::max(omegaFloor, theta * e * qInf);
     for (std::size_t i = 0; i < n; ++i) {
       const auto k = static_cast<Eigen::Index>(3 * i);
       const PqnLinearisation lin =
@@ -240,6 +248,9 @@ void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResul
       uTrial += ops.q();
       const Real eTrial = ops.error(trial, uTrial);
       if (eTrial < e || h >= halvings || !std::isfinite(eTrial)) {
+        if (!(eTrial < Real(0.9) * e)) {
+          theta *= Real(0.1);  // a stalled step: less smoothing from now on
+        }
         r.swap(trial);
         u.swap(uTrial);
         e = eTrial;

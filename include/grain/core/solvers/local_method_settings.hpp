@@ -32,9 +32,9 @@ LocalErrorMeasure localErrorMeasure(ConvergenceMethod m);
 
 /// Settings of the local solver for s.localMethod (SorProx if unset): tolerance = relTol,
 /// maxIter, errorMeasure = localErrorMeasure(convergenceMethod), alphaSor = alphaSORProx,
-/// alphaJor = alphaJORProx, rStrategy, subMethod and ipmPreconditioner from the scene, pqnMaxIter
-/// and pqnScaling from s (no scene attributes); everything else at the defaults of
-/// LocalSolverSettings.
+/// alphaJor = alphaJORProx, rStrategy, subMethod and ipmPreconditioner from the scene, pqnMaxIter,
+/// pqnScaling and pqnOmegaContinuation from s (no scene attributes); everything else at the
+/// defaults of LocalSolverSettings.
 LocalSolverSettings localSolverSettings(const InclusionSolverSettings& s);
 
 }  // namespace grain

@@ -70,6 +70,16 @@ struct PqnLinearisation {
 ///     a proximal term and makes the final convergence linear and slow on rank-deficient W (one
 ///     exact step from an SOR iterate at 1e-10 reaches 3e-13 with delta = 0, while 30 steps with
 ///     delta = 0.01 mean(diag W) gain less than 1 %; Capsules-i100-1090).
+///   - pqnOmegaContinuation theta (default 1e-4): the smoothing of step k is
+///     w_k = max(w, theta_k e_k |q|_inf), e_k the iterate's (relative) error, theta_0 = theta,
+///     and theta_k divided by 10 after every Newton step that lowers e by less than a tenth. w is
+///     an absolute velocity formed from a relative tolerance (1e-9 m/s at 1e-6); on the
+///     second cold step of the settled lattice pile (1500 spheres, g dt = 5e-3 m/s) the Newton
+///     iteration failed with w (1000 steps, then the fallback) and converged with any w from
+///     1e-8 to 1e-7; the continuation gives such a w while e is large and w near the solution.
+///     Dividing theta where a step stalls keeps it from holding a stalled iteration at its own
+///     smoothing (Capsules-i101-404: 63 Newton steps, 1144 iterations with fallback without the
+///     division, 28 with w alone). docs/solvers.md has the FCLIB and lattice figures.
 ///   - pqnDirectSolve: the Newton system is assembled (it has the 3x3 block pattern of W) and
 ///     solved by sparse LU instead of GMRES; pqnWarmStartTolerance: SOR prox until that error
 ///     before the first Newton step.

@@ -130,9 +130,12 @@ struct LocalSolverSettings {
   bool apgdDeSaxce = true;
   std::uint32_t powerIterations = 30;  ///< APGD: power iterations for the step size
   // PQN (Koziara 2019, Algorithm 1).
-  std::uint32_t pqnMaxIter = 1000;     ///< Newton steps before the SOR fallback
-  Real pqnDelta = 0.01;                ///< delta relative to the mean diagonal entry of W
-  Real pqnOmegaFactor = 1e-3;          ///< smoothing omega = factor * tolerance
+  std::uint32_t pqnMaxIter = 1000;  ///< Newton steps before the SOR fallback
+  Real pqnDelta = 0.01;             ///< delta relative to the mean diagonal entry of W
+  Real pqnOmegaFactor = 1e-3;       ///< smoothing omega = factor * tolerance
+  /// omega_k = max(omega, theta_k e_k |q|_inf) with theta_0 this, divided by 10 after a Newton
+  /// step that lowers the error e by less than a tenth; 0: omega throughout (local_pqn.hpp).
+  Real pqnOmegaContinuation = 1e-4;
   Real pqnGmresEpsilon = 0.25;         ///< inexactness: GMRES stops at eps ||C||
   std::uint32_t pqnGmresMaxIter = 10;  ///< GMRES iterations per Newton step (no restart)
   bool pqnBacktracking = true;         ///< halve the step while the error grows (not in Koziara)
@@ -181,6 +184,9 @@ struct LocalSolverSettings {
     v(field<&S::pqnMaxIter>("pqnMaxIter").internal().withBound(Bound::AtLeastOne));
     v(field<&S::pqnDelta>("pqnDelta").internal().withBound(Bound::NonNegative));
     v(field<&S::pqnOmegaFactor>("pqnOmegaFactor").internal().withBound(Bound::Positive));
+    v(field<&S::pqnOmegaContinuation>("pqnOmegaContinuation")
+          .internal()
+          .withBound(Bound::NonNegative));
     v(field<&S::pqnGmresEpsilon>("pqnGmresEpsilon").internal().withBound(Bound::OpenUnitInterval));
     v(field<&S::pqnGmresMaxIter>("pqnGmresMaxIter").internal().withBound(Bound::AtLeastOne));
     v(field<&S::pqnWarmStartTolerance>("pqnWarmStartTolerance")

@@ -254,6 +254,9 @@ struct InclusionSolverSettings {
   /// Local method PQN: Newton steps on each contact's (W_ii)_NN R_i, in velocity units
   /// (LocalSolverSettings::pqnScaling, local_pqn.hpp; not a scene attribute).
   bool pqnScaling = true;
+  /// Local method PQN: the continuation of the smoothing, theta_0 (LocalSolverSettings::
+  /// pqnOmegaContinuation, local_pqn.hpp; 0: off; not a scene attribute).
+  Real pqnOmegaContinuation = 1e-4;
 
   /// The description of the members (grain/core/common/settings.hpp): scene attributes of
   /// <InclusionSolverSettings> (threadCount: of <TimeStepperSettings>), ranges, units, docs.
