@@ -4,6 +4,7 @@
 //   grain-fclib solve FILE [--solver sor|jor|apgd|pqn|ipm|nsn|prox] [--tol T] [--max-iter N]
 //                          [--out SOL.h5] [--measure natural-map|koziara|relaxed]
 //                          [--pqn-direct] [--pqn-warm E] [--pqn-delta D] [--pqn-unscaled]
+//                          [--pqn-omega-continuation THETA]
 //                          [--apgd-relaxed] [--ipm-max-iter N] [--ipm-polish N] [--ipm-apgd N]
 //                          [--nsn-* ...] [--prox-* ...] [--repeat N] [--repeat-stat min|mean]
 //                          [--ucf ac|ds] [--alpha A]
@@ -177,6 +178,7 @@ int solveCommand(const std::string& file, const po::variables_map& vm) {
   s.pqnWarmStartTolerance = vm["pqn-warm"].as<double>();
   s.pqnDelta = vm["pqn-delta"].as<double>();
   s.pqnScaling = vm.count("pqn-unscaled") == 0;
+  s.pqnOmegaContinuation = vm["pqn-omega-continuation"].as<double>();
   s.nsnMaxIter = vm["nsn-max-iter"].as<unsigned>();
   s.nsnDenseLimit = vm["nsn-dense-limit"].as<unsigned>();
   s.nsnRescueSweeps = vm["nsn-rescue-sweeps"].as<unsigned>();
@@ -308,6 +310,8 @@ int main(int argc, char** argv) {
     ("pqn-delta", po::value<double>()->default_value(0.01),
      "PQN: shift delta relative to the mean diagonal entry of W")
     ("pqn-unscaled", "PQN: Newton steps on R itself, not on (W_ii)_NN R_i")
+    ("pqn-omega-continuation", po::value<double>()->default_value(1e-4),
+     "PQN: smoothing omega_k = max(omega, theta e_k |q|_inf) from theta = this (0: omega)")
     ("nsn-max-iter", po::value<unsigned>()->default_value(100),
      "NSN: Newton steps before the SOR fallback")
     ("nsn-dense-limit", po::value<unsigned>()->default_value(30),
