@@ -154,13 +154,10 @@ void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResul
                 const DirectSolve& directSolve) {
   const std::size_t n = ops.contacts();
   const Real omegaFloor = std::max(s.pqnOmegaFactor * s.tolerance, Real(1e-300));
-  // pqnOmegaContinuation: omega_k = max(omega, theta_k e_k |q|_inf) (m/s, e relative).
+  // pqnOmegaContinuation: omega_k = max(omega, theta_k e_k |q|_inf) (m/s, e relative); |q|_inf
+  // (one reduction) at the first Newton step, so a solve that starts converged makes none.
   Real theta = s.pqnOmegaContinuation;
   Real qInf = 0.0;
-  if (theta > 0.0) {
-    const VecX& q = ops.q();
-    qInf = ops.max(q.size() > 0 ? q.cwiseAbs().maxCoeff() : Real(0));
-  }
 
   // delta relative to the mean diagonal entry of W (over all processes' contacts).
   Real diagSum = 0.0;
@@ -205,6 +202,10 @@ void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResul
     best.offer(r, u, e);
     if (e <= s.tolerance || it == s.pqnMaxIter) {
       break;
+    }
+    if (it == 0 && theta > 0.0) {
+      const VecX& q = ops.q();
+      qInf = ops.max(q.size() > 0 ? q.cwiseAbs().maxCoeff() : Real(0));
     }
     const Real omega = std::max(omegaFloor, theta * e * qInf);
     for (std::size_t i = 0; i < n; ++i) {
