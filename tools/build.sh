@@ -34,7 +34,11 @@ if [ "$mode" = sanitize ]; then
   # Left out: the tests that take over 100 s each in this build (long runs and large FCLIB
   # problems; docs/reliability.md), which together would take longer than all the others.
   slow='GranularPile\.(SettlesInsideItsBox|ComesToRestWithTheDriftSlop|ProxMethodsAgreeOnFrictionlessVelocities'
-  slow+='|ThreadedRunAgreesWithSerialInBulk)|StepAllocations\.NoneOnceThePileHasSettled'
+  slow+='|ThreadedRunAgreesWithSerialInBulk|ThreadedSweepsAreDeterministicForAFixedThreadCount)'
+  slow+='|StepAllocations\.NoneOnceThePileHasSettled'
+  slow+='|MatrixFreeIpm\.(AdditiveSchwarzNeedsFewerProductsOnFclibProblems|SolvesTheAssembledRelaxationOnFclibProblems)'
+  slow+='|MatrixFreePqnInStepper\.FallbackIsTheVelocitySorFromTheStepsStart'
+  slow+='|PqnInStepper\.OmegaContinuationSolvesTheColdLatticeWithoutFallback'
   slow+='|Gyroscopic\.TumblingBoxKeepsEnergyAndMomentumOver1000Seconds'
   slow+='|FclibSolvers\.SorAndApgdAgreeOnCapsulePile|LocalSolveValidate\.SolveReportsTheMessagesOfValidate'
   slow+='|NsnFclib\.ReachesToleranceOnRankDeficientProblems'
