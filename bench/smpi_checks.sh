@@ -8,17 +8,22 @@
 # 1. ibarrier_late.c on 4 processes, process 3 (then process 0) entering MPI_Ibarrier 10 ms late:
 #    one line per round and process with the time it left. With a correct barrier nobody leaves
 #    before about 0.01 s.
-# 2. nbx_rounds.c, 50 rounds of grain's sparse exchange, closed by MPI_Ibarrier and by a one-integer
-#    MPI_Iallreduce, K runs each (default 10) on 8 and 16 processes, each stopped after 60 s:
+# 2. nbx_rounds.c, 50 rounds of grain's sparse exchange, closed by MPI_Ibarrier, by a one-integer
+#    MPI_Iallreduce and by a dissemination barrier of point-to-point messages (grain's), K runs
+#    each (default 10) on 8 and 16 processes, each stopped after 60 s:
 #      nbx MODE processes P finished F of K (received R)
 # 3. communicator_cost.c on 16, 64 and 256 processes, network only: one MPI_Comm_dup and the
 #    halving MPI_Comm_splits of an RCB-like recursion, as Zoltan's RCB makes them per build,
 #    three times (the first round is the program's first use of communicators).
+# 4. nbx_rounds.c closed by MPI_Iallreduce and by the dissemination barrier on 64 and 256
+#    processes, network only, once each (stopped after 300 s): this machine's time for the
+#    simulation and the simulated time of the 50 rounds:
+#      cost MODE processes P wall W s (nbx MODE processes P simulated T s received R)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 platform="$root/bench/platforms/frontera.xml"
 runs=10
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --platform) platform="$(realpath "$2")"; shift 2 ;;
@@ -79,7 +84,7 @@ for late in 3 0; do
   echo "# MPI_Ibarrier, process $late late by 0.01 s"
   simulate 0 4 "" "$out/ibarrier_late" "$late" | sort -k3,3n -k5,5n
 done
-for mode in ibarrier iallreduce; do
+for mode in ibarrier iallreduce dissemination; do
   for ranks in 8 16; do
     finished=0
     received="-"
@@ -94,4 +99,14 @@ for mode in ibarrier iallreduce; do
 done
 for ranks in 16 64 256; do
   simulate 0 "$ranks" --cfg=smpi/simulate-computation:no "$out/communicator_cost"
+done
+for ranks in 64 256; do
+  for mode in iallreduce dissemination; do
+    start=$(date +%s.%N)
+    result=$(simulate 300 "$ranks" --cfg=smpi/simulate-computation:no "$out/nbx_rounds" "$mode") ||
+      result="stopped after 300 s"
+    wall=$(/usr/bin/python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" \
+      "$start" "$(date +%s.%N)")
+    echo "cost $mode processes $ranks wall $wall s ($result)"
+  done
 done

@@ -8,6 +8,7 @@
 #                         [--strong] [--network-only] [--steps S] [--keep] [--write-scene R FILE]
 #                         [--method SOR|APGD|PQN|IPM] [--tolerance TOL] [--max-iter K]
 #                         [--cold] [--jitter D] [--rebuild-every K] [--trace]
+#                         [--smpi-option OPTION]...
 #   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
 # Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
@@ -59,6 +60,8 @@
 # each rank count's profile on stderr, the simulated time and the calls per process of each MPI
 # call over the whole run (start-up, first decomposition and rebuilds included): where the
 # collectives' time goes, Zoltan's among them, which grain's own traffic counters do not see.
+# --smpi-option OPTION: one more option for smpirun after the script's own (e.g.
+# --cfg=smpi/grow-injected-times:no), which it overrides; repeatable.
 #
 # The platform (default bench/platforms/frontera.xml: TACC Frontera's nodes and fat tree) is
 # read with its hostfile made here: the ranks fill one node's cores after the other. The
@@ -76,7 +79,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 usage() {
-  sed -n '7,11p' "$0" | sed 's/^# *//' >&2
+  sed -n '7,12p' "$0" | sed 's/^# *//' >&2
   exit 2
 }
 perRank=""
@@ -97,6 +100,7 @@ jitter=0
 rebuildEvery=""
 trace=0
 repeat=3
+extraSmpi=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --bodies-per-rank) perRank="$2"; shift 2 ;;
@@ -117,6 +121,7 @@ while [ $# -gt 0 ]; do
     --jitter) jitter="$2"; shift 2 ;;
     --rebuild-every) rebuildEvery="$2"; shift 2 ;;
     --trace) trace=1; keep=1; shift ;;
+    --smpi-option) extraSmpi+=("$2"); shift 2 ;;
     *) usage ;;
   esac
 done
@@ -296,6 +301,7 @@ smpi=(--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi --cfg=smpi/bcast:b
       --cfg=smpi/privatization:0 --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1
       --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6 --cfg=maxmin/precision:1e-3 --log=root.thres:warning)
 [ "$networkOnly" = 0 ] || smpi+=(--cfg=smpi/simulate-computation:no)
+smpi+=("${extraSmpi[@]}")
 
 sceneFor() {  # ranks -> the scene file of that rank count
   local r="$1" file="$out/scene_$1.xml"

@@ -2,8 +2,11 @@
 // 50 rounds of the NBX sparse exchange (synchronous sends to 1-3 random processes, probes on any
 // source, then a non-blocking barrier), as grain's SparseExchange makes them. MODE (argument):
 // "ibarrier" closes each round with MPI_Ibarrier, "iallreduce" with an MPI_Iallreduce of one
-// integer. Process 0 prints the number of integers received in all (the same for every correct
-// run of a process count); a run that hangs prints nothing.
+// integer, "dissemination" with a dissemination barrier of point-to-point messages (in round j
+// of ceil(log2 P), a message to rank + 2^j and one from rank - 2^j, modulo P), as grain's
+// SparseExchange closes it. Process 0 prints the number of integers received in all (the same
+// for every correct run of a process count) and the simulated time of the 50 rounds; a run that
+// hangs prints nothing.
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +18,14 @@ int main(int argc, char** argv) {
   int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const int allreduce = argc > 1 && strcmp(argv[1], "iallreduce") == 0;
+  const char* mode = argc > 1 ? argv[1] : "ibarrier";
+  const int allreduce = strcmp(mode, "iallreduce") == 0;
+  const int dissemination = strcmp(mode, "dissemination") == 0;
+  int levels = 0;
+  while ((1 << levels) < size) {
+    ++levels;
+  }
+  const double start = MPI_Wtime();
   unsigned seed = 12345u + 777u * (unsigned)rank;
   long received = 0;
   for (int round = 0; round < 50; ++round) {
@@ -39,6 +49,9 @@ int main(int argc, char** argv) {
       }
     }
     MPI_Request closing = MPI_REQUEST_NULL;
+    MPI_Request level_sends[32];
+    char token = 0;
+    int level = 0;
     int entered = 0;
     int one = 1;
     int sum = 0;
@@ -58,7 +71,15 @@ int main(int argc, char** argv) {
       if (!entered) {
         MPI_Testall(count, sends, &done, MPI_STATUSES_IGNORE);
         if (done) {
-          if (allreduce) {
+          if (dissemination) {
+            if (levels == 0) {
+              break;
+            }
+            MPI_Isend(&token, 0, MPI_BYTE, (rank + 1) % size, 20 + round % 2, MPI_COMM_WORLD,
+                      &level_sends[0]);
+            MPI_Irecv(&token, 0, MPI_BYTE, (rank - 1 + size) % size, 20 + round % 2,
+                      MPI_COMM_WORLD, &closing);
+          } else if (allreduce) {
             MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &closing);
           } else {
             MPI_Ibarrier(MPI_COMM_WORLD, &closing);
@@ -67,16 +88,26 @@ int main(int argc, char** argv) {
         }
       } else {
         MPI_Test(&closing, &done, MPI_STATUS_IGNORE);
-        if (done) {
+        if (done && dissemination && ++level < levels) {
+          const int step = 1 << level;
+          MPI_Isend(&token, 0, MPI_BYTE, (rank + step) % size, 20 + round % 2, MPI_COMM_WORLD,
+                    &level_sends[level]);
+          MPI_Irecv(&token, 0, MPI_BYTE, ((rank - step) % size + size) % size, 20 + round % 2,
+                    MPI_COMM_WORLD, &closing);
+        } else if (done) {
+          if (dissemination) {
+            MPI_Waitall(levels, level_sends, MPI_STATUSES_IGNORE);
+          }
           break;
         }
       }
     }
   }
+  const double seconds = MPI_Wtime() - start;
   long all = 0;
   MPI_Reduce(&received, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0) {
-    printf("nbx %s processes %d received %ld\n", allreduce ? "iallreduce" : "ibarrier", size, all);
+    printf("nbx %s processes %d simulated %.6f s received %ld\n", mode, size, seconds, all);
   }
   MPI_Finalize();
   return 0;

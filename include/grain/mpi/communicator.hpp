@@ -107,17 +107,20 @@ struct ReceivedMessage {
 /// with the messages it sends and receives and with log P (the barrier), never with P: no
 /// P-sized array, no all-to-all.
 ///
-/// The barrier is a non-blocking allreduce of one integer (MPI_Iallreduce), not MPI_Ibarrier: its
-/// result depends on every process's contribution, so no implementation can complete it before
-/// the last process has entered. SimGrid 3.32's MPI_Ibarrier (the simulated cluster of
-/// bench/smpi_scaling.sh) completes on the other processes while one that is not the root has
-/// still to enter, which let a process leave an exchange with a message still addressed to it.
+/// The barrier is a dissemination barrier of point-to-point messages (log P rounds), not
+/// MPI_Ibarrier or MPI_Iallreduce, for the simulated cluster of bench/smpi_scaling.sh (SimGrid
+/// 3.32), where it must behave as on a real one: SimGrid's MPI_Ibarrier completes on the other
+/// processes while one that is not the root has still to enter (a process then left an exchange
+/// with a message still addressed to it), and its MPI_Iallreduce sends every process's value to
+/// every other process, P^2 messages in all, which stalled the simulation of 1024 processes.
+/// OpenMPI's own non-blocking barrier uses the same algorithm (docs/mpi.md, "Under SMPI").
 ///
 /// A process can leave an exchange while another is still receiving in it, and start the next
-/// one: consecutive exchanges on one object therefore alternate two tags (`tag`, `tag` + 1), so
-/// the next exchange's messages are never taken for this one's. Two objects on one communicator
-/// need tags that differ by at least 2. Collective: every process of the communicator calls
-/// exchange() the same number of times.
+/// one: consecutive exchanges on one object therefore alternate two tags (`tag`, `tag` + 1) for
+/// their messages and two (`tag` + 2, `tag` + 3) for their barriers, so the next exchange's
+/// messages are never taken for this one's. Two objects on one communicator need tags that
+/// differ by at least 4. Collective: every process of the communicator calls exchange() the same
+/// number of times.
 class SparseExchange {
  public:
   SparseExchange(MPI_Comm comm, int tag) : comm_(comm), tag_(tag) {}
