@@ -143,12 +143,24 @@ Mat3 principalFrame(MPI_Comm comm, const std::vector<Vec3>& points) {
 
 /// The process of every part of a rebuilt tree (index: the part, Zoltan's processor number
 /// without remapping), chosen so that bodies stay where they are: `parts` holds the new part of
-/// every body this process owns. Every process gathers every process's (part, bodies) counts, a
-/// few per process, and makes the same greedy matching: the pairs by decreasing body count (ties:
-/// lower part, then lower process) each give their part to their process while both are free;
-/// the parts left then go to the processes left, both in increasing order. A part whose bodies
-/// mostly sit on one process goes to it, as long as no heavier pair claimed either. Collective.
-std::vector<int> matchPartsToProcesses(MPI_Comm comm, int size, std::vector<int> parts) {
+/// every body this process owns. The greedy matching: the (part, process, bodies) pairs by
+/// decreasing body count (ties: lower part, then lower process) each give their part to their
+/// process while both are free; the parts left then go to the processes left, both in increasing
+/// order. A part whose bodies mostly sit on one process goes to it, as long as no heavier pair
+/// claimed either. Collective.
+///
+/// `expected(r)` is the part that process r held before (its previous part under the previous
+/// numbering). If on every process that part holds more of its bodies than any other part does
+/// (strictly, and at least one), the matching gives every process that part: each process's
+/// heaviest pair comes before every other pair of the process, so by induction over the sorted
+/// pairs every heaviest pair finds its part and its process free (the parts are distinct) and
+/// every other pair finds its process taken. Then one logical reduction decides, and nothing is
+/// gathered: a rebuild whose domains stay, the usual one, costs no message that grows with the
+/// processes. Otherwise every process gathers every process's pairs (a few per process) and makes
+/// the matching itself.
+template <class Expected>
+std::vector<int> matchPartsToProcesses(MPI_Comm comm, int size, std::vector<int> parts,
+                                       const Expected& expected) {
   std::sort(parts.begin(), parts.end());
   std::vector<int> local;  // (part, bodies) pairs
   for (std::size_t i = 0; i < parts.size();) {
@@ -160,15 +172,36 @@ std::vector<int> matchPartsToProcesses(MPI_Comm comm, int size, std::vector<int>
     local.push_back(static_cast<int>(j - i));
     i = j;
   }
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const int mine = expected(rank);
+  int keeps = 0;  // bodies of this process in its previous part
+  int other = 0;  // the most in any other part
+  for (std::size_t k = 0; k < local.size(); k += 2) {
+    if (local[k] == mine) {
+      keeps = local[k + 1];
+    } else {
+      other = std::max(other, local[k + 1]);
+    }
+  }
+  int stays = keeps > 0 && keeps > other ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &stays, 1, MPI_INT, MPI_LAND, comm);
+  if (stays != 0) {
+    std::vector<int> processOf(static_cast<std::size_t>(size));
+    for (int r = 0; r < size; ++r) {
+      processOf[static_cast<std::size_t>(expected(r))] = r;
+    }
+    return processOf;
+  }
   std::vector<int> counts(static_cast<std::size_t>(size));
-  const int mine = static_cast<int>(local.size());
-  MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  const int entries = static_cast<int>(local.size());
+  MPI_Allgather(&entries, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
   std::vector<int> offsets(static_cast<std::size_t>(size) + 1, 0);
   for (std::size_t r = 0; r < counts.size(); ++r) {
     offsets[r + 1] = offsets[r] + counts[r];
   }
   std::vector<int> all(static_cast<std::size_t>(offsets.back()));
-  MPI_Allgatherv(local.data(), mine, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT,
+  MPI_Allgatherv(local.data(), entries, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT,
                  comm);
   struct Pair {
     int bodies;
@@ -351,7 +384,9 @@ std::shared_ptr<KdTreeTopology> KdTreeTopology::build(MPI_Comm comm, const Weigh
         parts.push_back(topo->partInFrame(topo->rotationKI_ * points.positions[i]));
       }
     }
-    std::vector<int> processOf = matchPartsToProcesses(comm, topo->size_, std::move(parts));
+    std::vector<int> processOf = matchPartsToProcesses(
+        comm, topo->size_, std::move(parts),
+        [&previous](int process) { return previous->partOfProcess(process); });
     bool identity = true;
     for (std::size_t q = 0; q < processOf.size(); ++q) {
       identity = identity && processOf[q] == static_cast<int>(q);
