@@ -19,10 +19,12 @@
 # from grain-sim-mpi's `profile` line. One line per rank count:
 #   ranks R  s/step T  efficiency E        E = T(1) / T(R)
 # (without 1 in LIST the first rank count is the reference). The scene has no MPISettings:
-# grain's defaults (the first grid, static; splitNodeUpdateRatio = convergenceCheckRatio = 1 as
-# long as those are grain's defaults); --thesis adds MPISettings with the thesis'
+# grain's defaults (a kd-tree over the initial centres, static; splitNodeUpdateRatio =
+# convergenceCheckRatio = 1 as long as those are grain's defaults); --thesis adds MPISettings with the thesis'
 # splitNodeUpdateRatio = convergenceCheckRatio = 1 and a static grid.
-# --strong: one scene of 10^6 bodies (250 x 250 x 16) on LIST (default 16 ... 1024 ranks):
+# --strong: one scene of 10^6 bodies (250 x 250 x 16) on LIST (default 16 ... 1024 ranks), with
+# --jitter 1e-9 unless --jitter is given (on the perfect lattice the first kd-tree build on 1024
+# ranks stalls in SimGrid's linear MPI_Scan, docs/mpi.md "Under SMPI"):
 #   ranks R  s/step T  efficiency E        E = T(R0) R0 / (T(R) R), R0 the first rank count
 # --network-only: computation takes no simulated time (smpi/simulate-computation:no), so the
 # simulated time per step is that of the messages and collectives alone, without waiting for
@@ -47,9 +49,10 @@
 # iterations; U: steps whose solver did not report convergence; P: steps in which PQN fell back).
 # --cold: no warm start (usePercussionCache="false"): every step solves from zero percussions.
 # --jitter D: every sphere starts D (m) away from its lattice site, in a random direction (the
-# scene's InitialPosition jitter; default 0, the perfect lattice). On the perfect lattice a single
-# process keeps every layer's velocities bitwise equal, and with them predictable branches in
-# its sweeps, which runs on more processes lose to the round-off of the split bodies' averaging;
+# scene's InitialPosition jitter; default 0, the perfect lattice; 1e-9 with --strong). On the
+# perfect lattice a single process keeps every layer's velocities bitwise equal, and with them
+# predictable branches in its sweeps, which runs on more processes lose to the round-off of the
+# split bodies' averaging;
 # D = 1e-9 gives every run that round-off (docs/benchmarks.md, "Two processes against one").
 # --rebuild-every K: MPISettings with a kd-tree (Zoltan RCB, AABB) rebuilt every K steps
 # (mode="dynamic", policy="alwaysRebuild"), so that the rebuilds' collectives and body migration
@@ -96,7 +99,7 @@ method=SOR
 tolerance=""
 maxIter=5000
 warm=true
-jitter=0
+jitter=""
 rebuildEvery=""
 trace=0
 repeat=3
@@ -134,9 +137,11 @@ if [ "$calibrate" = 1 ]; then
 fi
 if [ "$strong" = 1 ]; then
   ranks="${ranks:-16 32 64 128 256 512 1024}"
+  jitter="${jitter:-1e-9}"
 else
   [ -n "$perRank" ] && [ -n "$ranks" ] || usage
 fi
+jitter="${jitter:-0}"
 [ -f "$platform" ] || { echo "smpi_scaling: no platform file $platform" >&2; exit 2; }
 [ "$steps" -ge 2 ] || { echo "smpi_scaling: --steps must be at least 2" >&2; exit 2; }
 if [ -n "$rebuildEvery" ]; then
