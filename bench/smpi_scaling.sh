@@ -20,8 +20,8 @@
 #   ranks R  s/step T  efficiency E        E = T(1) / T(R)
 # (without 1 in LIST the first rank count is the reference). The scene has no MPISettings:
 # grain's defaults (a kd-tree over the initial centres, static; splitNodeUpdateRatio =
-# convergenceCheckRatio = 1 as long as those are grain's defaults); --thesis adds MPISettings with the thesis'
-# splitNodeUpdateRatio = convergenceCheckRatio = 1 and a static grid.
+# convergenceCheckRatio = 1 as long as those are grain's defaults); --thesis adds MPISettings
+# with the thesis' splitNodeUpdateRatio = convergenceCheckRatio = 1 and a static grid.
 # --strong: one scene of 10^6 bodies (250 x 250 x 16) on LIST (default 16 ... 1024 ranks), with
 # --jitter 1e-9 unless --jitter is given (on the perfect lattice the first kd-tree build on 1024
 # ranks stalls in SimGrid's linear MPI_Scan, docs/mpi.md "Under SMPI"):
