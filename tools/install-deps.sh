@@ -74,7 +74,9 @@ if [ "$(id -u)" -ne 0 ] && ! { mkdir -p "$prefix" && [ -w "$prefix" ]; }; then
   exit 1
 fi
 work="$(mktemp -d /tmp/grain-zoltan-smpi.XXXXXX)"
-chmod 755 "$work"  # apt downloads as the _apt user
+# apt downloads as the _apt user, into the current folder (else it warns and downloads as root)
+chmod 755 "$work"
+chown _apt "$work" 2>/dev/null || true
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 if ! apt-get source -d --print-uris trilinos >/dev/null 2>&1; then
