@@ -19,11 +19,15 @@
 #    processes, network only, once each (stopped after 300 s): this machine's time for the
 #    simulation and the simulated time of the 50 rounds:
 #      cost MODE processes P wall W s (nbx MODE processes P simulated T s received R)
+# 5. poll_cost.c, compiled with mpicc and run on 2 real OpenMPI processes on this machine (not
+#    simulated): the time of an MPI_Iprobe and of an MPI_Test that find nothing, the constant
+#    that smpi/iprobe and smpi/test stand for, three times:
+#      poll iprobe T ns test T ns (C calls each, 2 processes)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 platform="$root/bench/platforms/frontera.xml"
 runs=10
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --platform) platform="$(realpath "$2")"; shift 2 ;;
@@ -60,9 +64,10 @@ hostfile() {  # ranks -> file
     node=$((node + 1))
   done > "$out/hosts_$1"
 }
-# The options of bench/smpi_scaling.sh, its binomial broadcast included: a simulated MPI_Comm_dup
-# costs what the broadcast costs (80 us on 64 processes with the selector's own, under 0.1 us on
-# process 0 with the binomial tree).
+# The options of bench/smpi_scaling.sh, its binomial broadcast included (a simulated MPI_Comm_dup
+# costs what the broadcast costs: 80 us on 64 processes with the selector's own, under 0.1 us on
+# process 0 with the binomial tree), except that the checks keep SimGrid's growing poll times
+# (smpi/grow-injected-times, on by default), whose effect checks 2 and 4 show.
 options=(--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi --cfg=smpi/bcast:binomial_tree
          --cfg=smpi/privatization:0
          --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1 --cfg=smpi/iprobe:1e-6
@@ -109,4 +114,10 @@ for ranks in 64 256; do
       "$start" "$(date +%s.%N)")
     echo "cost $mode processes $ranks wall $wall s ($result)"
   done
+done
+mpicc -O2 -o "$out/poll_cost" "$root/bench/smpi_checks/poll_cost.c" 2> "$out/poll_cost.build.log" ||
+  { cat "$out/poll_cost.build.log" >&2; exit 1; }
+for ((k = 0; k < 3; ++k)); do
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
+    "$out/poll_cost"
 done

@@ -64,7 +64,7 @@
 # call over the whole run (start-up, first decomposition and rebuilds included): where the
 # collectives' time goes, Zoltan's among them, which grain's own traffic counters do not see.
 # --smpi-option OPTION: one more option for smpirun after the script's own (e.g.
-# --cfg=smpi/grow-injected-times:no), which it overrides; repeatable.
+# --cfg=smpi/grow-injected-times:yes), which it overrides; repeatable.
 #
 # The platform (default bench/platforms/frontera.xml: TACC Frontera's nodes and fat tree) is
 # read with its hostfile made here: the ranks fill one node's cores after the other. The
@@ -292,8 +292,14 @@ echo "# platform $platform ($cores cores per node); load: $(uptime | sed 's/.*lo
 # time) and replayed on cores of the same speed; collectives as OpenMPI implements them (much
 # cheaper to simulate than the default selector); no privatisation (grain-sim-mpi has no mutable
 # globals); the platform's bandwidths and latencies as written (no correction factors); an
-# MPI_Iprobe or MPI_Test costs 1 us (the default, 100 us, would make every probed receive of the
-# neighbour exchanges wait that long). Broadcasts are binomial trees: the pipelined broadcast
+# MPI_Iprobe or MPI_Test that finds nothing costs 1 us, every time (the default, 100 us, would
+# make every probed receive of the neighbour exchanges wait that long; a real OpenMPI's takes
+# 40-80 ns on this machine, bench/smpi_checks.sh check 5, and 1 us keeps the simulated polling
+# loops short). SimGrid's default growth of that cost (smpi/grow-injected-times) is off: it
+# multiplies the cost by a counter that every failed poll of any simulated process increments, so
+# that polling grows dearer with the number of processes polling, which no real MPI library does
+# (docs/mpi.md, "Under SMPI"); `--smpi-option --cfg=smpi/grow-injected-times:yes` restores it, as
+# the tables measured before it was turned off had it (docs/benchmarks.md). Broadcasts are binomial trees: the pipelined broadcast
 # that OpenMPI's selector picks for the start-up's texts stops SimGrid 3.32 with a floating-point
 # exception on 2 and 3 processes (in bcast__ompi_pipeline); grain-sim-mpi broadcasts only at
 # start-up, rebuilds and output, not in the timed steps. maxmin/precision 1e-3 instead of 1e-5:
@@ -304,7 +310,8 @@ echo "# platform $platform ($cores cores per node); load: $(uptime | sed 's/.*lo
 # with either precision (docs/benchmarks.md).
 smpi=(--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi --cfg=smpi/bcast:binomial_tree
       --cfg=smpi/privatization:0 --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1
-      --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6 --cfg=maxmin/precision:1e-3 --log=root.thres:warning)
+      --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6 --cfg=smpi/grow-injected-times:no
+      --cfg=maxmin/precision:1e-3 --log=root.thres:warning)
 [ "$networkOnly" = 0 ] || smpi+=(--cfg=smpi/simulate-computation:no)
 smpi+=("${extraSmpi[@]}")
 
