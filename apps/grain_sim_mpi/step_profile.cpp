@@ -52,6 +52,8 @@ void StepProfile::endStep(const mpi::TrafficCounters& traffic) {
     into[k] += part[k];
   }
   if (steps_ > 0) {
+    shortest_ = steps_ == 1 ? part[kStep] : std::min(shortest_, part[kStep]);
+    longest_ = std::max(longest_, part[kStep]);
     counts_[kMessages] += static_cast<double>(traffic.messages) - rebuildCounts_[kMessages];
     counts_[kBytes] += static_cast<double>(traffic.bytes) - rebuildCounts_[kBytes];
     counts_[kReductions] += static_cast<double>(traffic.reductions) - rebuildCounts_[kReductions];
@@ -70,7 +72,8 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   // migrations' counts.
   constexpr int kFirstCount = kPartCount + 1;
   constexpr int kFirstMigration = kFirstCount + kCounts;
-  constexpr int kValues = kFirstMigration + 5;
+  constexpr int kFirstExtreme = kFirstMigration + 5;
+  constexpr int kValues = kFirstExtreme + 2;
   double mine[kValues];
   for (int k = 0; k < kPartCount; ++k) {
     mine[k] = onlyFirst ? first_[k] : total_[k] / static_cast<double>(steps_ - 1);
@@ -84,11 +87,25 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   mine[kFirstMigration + 2] = migrationBytes_;
   mine[kFirstMigration + 3] = mostMigrationMessages_;
   mine[kFirstMigration + 4] = migratedBodies_;
-  // Two reductions to the first process (no array over all processes).
+  // The maximum of the negated shortest step is the negated minimum.
+  mine[kFirstExtreme] = longest_;
+  mine[kFirstExtreme + 1] = -shortest_;
+  // Reductions over all processes (no array over the processes). Allreduces, though only the
+  // first process prints: SimGrid 3.32's reduce trees abort on some counts and process numbers
+  // ("Actor pid=-1 is gone" on one process), its allreduces do not.
   double maximum[kValues] = {};
   double mean[kValues] = {};
-  MPI_Reduce(mine, maximum, kValues, MPI_DOUBLE, MPI_MAX, 0, comm);
-  MPI_Reduce(mine, mean, kValues, MPI_DOUBLE, MPI_SUM, 0, comm);
+  MPI_Allreduce(mine, maximum, kValues, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(mine, mean, kValues, MPI_DOUBLE, MPI_SUM, comm);
+  // Which processes computed most and least (the lowest rank of equal ones): where a step's
+  // waiting comes from (the maximum's compute is maximum[kCompute]; the minimum's a third
+  // reduction, then one for the ranks).
+  double least = -mine[kCompute];
+  MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_DOUBLE, MPI_MAX, comm);
+  least = -least;
+  int holder[2] = {mine[kCompute] == maximum[kCompute] ? rank : size,
+                   mine[kCompute] == least ? rank : size};
+  MPI_Allreduce(MPI_IN_PLACE, holder, 2, MPI_INT, MPI_MIN, comm);
   if (rank != 0 || steps_ == 0) {
     return {};
   }
@@ -124,6 +141,17 @@ std::string StepProfile::summary(MPI_Comm comm) const {
                   i == 0 ? steps : "", i == 0 ? ")" : "");
     text += line;
   }
+  std::snprintf(line, sizeof line,
+                "profile    compute most on process %d (%.6f s/step), least on process %d "
+                "(%.6f s/step)",
+                holder[0], maximum[kCompute], holder[1], least);
+  text += line;
+  if (!onlyFirst) {
+    std::snprintf(line, sizeof line, "; steps from %.6f to %.6f s", -maximum[kFirstExtreme + 1],
+                  maximum[kFirstExtreme]);
+    text += line;
+  }
+  text += '\n';
   if (!onlyFirst) {
     std::snprintf(line, sizeof line,
                   "traffic    per step: messages %.1f bytes %.0f (sum over processes) reductions "

@@ -42,9 +42,10 @@ class StepProfile {
   void endStep(const mpi::TrafficCounters& traffic);
 
   /// The lines for the run summary, on the first process of `comm` (empty on the others): the
-  /// seconds per step of each part, the maximum and the mean over the processes, then the
-  /// messages, bytes and reductions per step, then (after rebuilds) the migration's messages per
-  /// rebuild. Collective (two reductions).
+  /// seconds per step of each part, the maximum and the mean over the processes, the processes
+  /// that computed most and least and the shortest and longest step, then the messages, bytes and
+  /// reductions per step, then (after rebuilds) the migration's messages per rebuild. Collective
+  /// (four reductions).
   std::string summary(MPI_Comm comm) const;
 
  private:
@@ -54,6 +55,8 @@ class StepProfile {
   double total_[kPartCount] = {};  ///< s, steps after the first
   double first_[kPartCount] = {};  ///< s, the first step
   double counts_[kCounts] = {};    ///< steps after the first
+  double shortest_ = 0.0;          ///< s, the shortest of the steps after the first
+  double longest_ = 0.0;           ///< s, the longest of the steps after the first
   std::uint64_t steps_ = 0;
   double stepStart_ = 0.0;
   double rebuildStart_ = 0.0;

@@ -242,6 +242,42 @@ void checkProfile(const std::string& output, int processes, bool rebuilds) {
   if (rebuilds) {
     EXPECT_GT(max.rebuild, 0.0) << output;
   }
+  // The processes that computed most and least: valid ranks, with the maximum's and at most the
+  // mean's compute (to the printed digits).
+  {
+    const std::size_t at = output.find("\nprofile    compute most on process ");
+    ASSERT_NE(at, std::string::npos) << output;
+    int most = -1, least = -1;
+    double mostSeconds = -1, leastSeconds = -1;
+    ASSERT_EQ(std::sscanf(output.c_str() + at + 1,
+                          "profile compute most on process %d (%lf s/step), least on process %d "
+                          "(%lf s/step)",
+                          &most, &mostSeconds, &least, &leastSeconds),
+              4)
+        << output;
+    EXPECT_GE(most, 0);
+    EXPECT_LT(most, processes);
+    EXPECT_GE(least, 0);
+    EXPECT_LT(least, processes);
+    EXPECT_NEAR(mostSeconds, max.compute, 1e-6) << output;
+    EXPECT_LE(leastSeconds, mean.compute + 1e-6) << output;
+    if (processes == 1) {
+      EXPECT_EQ(most, 0);
+      EXPECT_EQ(least, 0);
+    }
+    // With more than one step, the shortest and longest step bracket every process's mean.
+    if (output.find("steps 2-") != std::string::npos) {
+      const std::size_t from = output.find("; steps from ", at);
+      ASSERT_NE(from, std::string::npos) << output;
+      double shortest = -1, longest = -1;
+      ASSERT_EQ(
+          std::sscanf(output.c_str() + from, "; steps from %lf to %lf s", &shortest, &longest), 2)
+          << output;
+      EXPECT_GT(shortest, 0.0) << output;
+      EXPECT_LE(shortest, mean.step + 1e-6) << output;
+      EXPECT_GE(longest, max.step - 1e-6) << output;
+    }
+  }
   // With more than one step, the traffic line: per step the neighbour messages and bytes of all
   // processes and the reductions of the busiest one (at least the coupling flag before the solve
   // and the step's statistics).
