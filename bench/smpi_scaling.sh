@@ -294,7 +294,7 @@ echo "# platform $platform ($cores cores per node); load: $(uptime | sed 's/.*lo
 # globals); the platform's bandwidths and latencies as written (no correction factors); an
 # MPI_Iprobe or MPI_Test that finds nothing costs 1 us, every time (the default, 100 us, would
 # make every probed receive of the neighbour exchanges wait that long; a real OpenMPI's takes
-# 40-80 ns on this machine, bench/smpi_checks.sh check 5, and 1 us keeps the simulated polling
+# 20-35 ns on this machine, bench/smpi_checks.sh check 5, and 1 us keeps the simulated polling
 # loops short). SimGrid's default growth of that cost (smpi/grow-injected-times) is off: it
 # multiplies the cost by a counter that every failed poll of any simulated process increments, so
 # that polling grows dearer with the number of processes polling, which no real MPI library does
