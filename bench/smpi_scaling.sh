@@ -288,26 +288,26 @@ mkdir -p "$out"
 [ "$keep" = 1 ] || trap 'rm -rf "$out"' EXIT
 echo "# platform $platform ($cores cores per node); load: $(uptime | sed 's/.*load average: //')" >&2
 
-# SMPI's options (docs/benchmarks.md): compute bursts are measured on this machine (thread CPU
-# time) and replayed on cores of the same speed; collectives as OpenMPI implements them (much
-# cheaper to simulate than the default selector); no privatisation (grain-sim-mpi has no mutable
-# globals); the platform's bandwidths and latencies as written (no correction factors); an
-# MPI_Iprobe or MPI_Test that finds nothing costs 1 us, every time (the default, 100 us, would
-# make every probed receive of the neighbour exchanges wait that long; a real OpenMPI's takes
-# 20-35 ns on this machine, bench/smpi_checks.sh check 5, and 1 us keeps the simulated polling
-# loops short). SimGrid's default growth of that cost (smpi/grow-injected-times) is off: it
-# multiplies the cost by a counter that every failed poll of any simulated process increments, so
-# that polling grows dearer with the number of processes polling, which no real MPI library does
-# (docs/mpi.md, "Under SMPI"); `--smpi-option --cfg=smpi/grow-injected-times:yes` restores it, as
-# the tables measured before it was turned off had it (docs/benchmarks.md). Broadcasts are binomial trees: the pipelined broadcast
+# SMPI's options (docs/benchmarks.md): compute bursts are measured on this machine (thread CPU time)
+# and replayed on cores of the same speed; collectives as OpenMPI implements them (much cheaper to
+# simulate than the default selector); no privatisation (grain-sim-mpi has no mutable globals); the
+# platform's bandwidths and latencies as written (no correction factors); an MPI_Iprobe or MPI_Test
+# that finds nothing costs 1 us, every time (the default, 100 us, would make every probed receive of
+# the neighbour exchanges wait that long; a real OpenMPI's takes 20-35 ns on this machine,
+# bench/smpi_checks.sh check 5, and 1 us keeps the simulated polling loops short). SimGrid's default
+# growth of that cost (smpi/grow-injected-times) is off: it multiplies the cost by a counter that
+# every failed poll of any simulated process increments, so that polling grows dearer with the
+# number of processes polling, which no real MPI library does (docs/mpi.md, "Under SMPI");
+# `--smpi-option --cfg=smpi/grow-injected-times:yes` restores it, as the tables measured before it
+# was turned off had it (docs/benchmarks.md). Broadcasts are binomial trees: the pipelined broadcast
 # that OpenMPI's selector picks for the start-up's texts stops SimGrid 3.32 with a floating-point
 # exception on 2 and 3 processes (in bcast__ompi_pipeline); grain-sim-mpi broadcasts only at
-# start-up, rebuilds and output, not in the timed steps. maxmin/precision 1e-3 instead of 1e-5:
-# with computation simulated, SimGrid 3.32's bandwidth-sharing solver stopped the strong-scaling
-# run on 1024 processes in its start-up ("Cannot saturate more a constraint that has no active
-# element", or a segmentation fault in MaxMin::do_solve, whichever came first); with 1e-3 it runs,
-# and the network-only runs on 16, 64 and 256 processes give the same times to the printed digit
-# with either precision (docs/benchmarks.md).
+# start-up, rebuilds and output, not in the timed steps. maxmin/precision 1e-3 instead of 1e-5: with
+# computation simulated, SimGrid 3.32's bandwidth-sharing solver stopped the strong-scaling run on
+# 1024 processes in its start-up ("Cannot saturate more a constraint that has no active element", or
+# a segmentation fault in MaxMin::do_solve, whichever came first); with 1e-3 it runs, and the
+# network-only runs on 16, 64 and 256 processes give the same times to the printed digit with either
+# precision (docs/benchmarks.md).
 smpi=(--cfg=smpi/host-speed:1Gf --cfg=smpi/coll-selector:ompi --cfg=smpi/bcast:binomial_tree
       --cfg=smpi/privatization:0 --cfg=smpi/bw-factor:0:1 --cfg=smpi/lat-factor:0:1
       --cfg=smpi/iprobe:1e-6 --cfg=smpi/test:1e-6 --cfg=smpi/grow-injected-times:no

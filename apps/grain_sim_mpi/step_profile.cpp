@@ -73,7 +73,7 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   constexpr int kFirstCount = kPartCount + 1;
   constexpr int kFirstMigration = kFirstCount + kCounts;
   constexpr int kFirstExtreme = kFirstMigration + 5;
-  constexpr int kValues = kFirstExtreme + 2;
+  constexpr int kValues = kFirstExtreme + 3;
   double mine[kValues];
   for (int k = 0; k < kPartCount; ++k) {
     mine[k] = onlyFirst ? first_[k] : total_[k] / static_cast<double>(steps_ - 1);
@@ -87,9 +87,11 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   mine[kFirstMigration + 2] = migrationBytes_;
   mine[kFirstMigration + 3] = mostMigrationMessages_;
   mine[kFirstMigration + 4] = migratedBodies_;
-  // The maximum of the negated shortest step is the negated minimum.
+  // The longest step, and the shortest step and the least compute negated: the maximum of a
+  // negated value is the negated minimum.
   mine[kFirstExtreme] = longest_;
   mine[kFirstExtreme + 1] = -shortest_;
+  mine[kFirstExtreme + 2] = -mine[kCompute];
   // Reductions over all processes (no array over the processes). Allreduces, though only the
   // first process prints: SimGrid 3.32's reduce trees abort on some counts and process numbers
   // ("Actor pid=-1 is gone" on one process), its allreduces do not.
@@ -98,11 +100,8 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   MPI_Allreduce(mine, maximum, kValues, MPI_DOUBLE, MPI_MAX, comm);
   MPI_Allreduce(mine, mean, kValues, MPI_DOUBLE, MPI_SUM, comm);
   // Which processes computed most and least (the lowest rank of equal ones): where a step's
-  // waiting comes from (the maximum's compute is maximum[kCompute]; the minimum's a third
-  // reduction, then one for the ranks).
-  double least = -mine[kCompute];
-  MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_DOUBLE, MPI_MAX, comm);
-  least = -least;
+  // waiting comes from.
+  const double least = -maximum[kFirstExtreme + 2];
   int holder[2] = {mine[kCompute] == maximum[kCompute] ? rank : size,
                    mine[kCompute] == least ? rank : size};
   MPI_Allreduce(MPI_IN_PLACE, holder, 2, MPI_INT, MPI_MIN, comm);

@@ -45,7 +45,7 @@ class StepProfile {
   /// seconds per step of each part, the maximum and the mean over the processes, the processes
   /// that computed most and least and the shortest and longest step, then the messages, bytes and
   /// reductions per step, then (after rebuilds) the migration's messages per rebuild. Collective
-  /// (four reductions).
+  /// (three reductions).
   std::string summary(MPI_Comm comm) const;
 
  private:
