@@ -195,6 +195,7 @@ class SceneBuilder {
         mediaDir_(std::move(mediaDir)),
         keepSimulated_(options.keepSimulatedBody),
         share_(options.simulatedShare),
+        ranges_(options.simulatedOrdinals),
         readInitialState_(options.readInitialState) {}
 
   void build() {
@@ -220,7 +221,7 @@ class SceneBuilder {
           const bool simulated = motionNamed(state.spec().variantValue) == BodyMotion::Simulated;
           total += simulated ? rb.integer("instances") : 0;
         }
-        shareRange_ = shareOf(total, share_->first, share_->second);
+        ranges_ = std::vector<OrdinalRange>{shareOf(total, share_->first, share_->second)};
       }
       for (const Element& rb : objects->children("RigidBodies")) {
         readRigidBodies(rb);
@@ -631,61 +632,74 @@ class SceneBuilder {
 
     const std::uint32_t groupIndex = static_cast<std::uint32_t>(out_.groups.size());
     bool first = true;
-    // The indices to visit: all, or for simulated bodies with a share those of the share (the
-    // group's ordinals are [nextOrdinal_, nextOrdinal_ + count)); `loaded` then counts the
-    // selected bodies of the whole group without visiting them.
-    std::uint32_t kBegin = 0;
-    std::uint32_t kEnd = group.count;
-    const bool shared = simulated && share_.has_value();
+    // The indices to visit: all, or for simulated bodies with a share (ordinal ranges) those of
+    // the share (the group's ordinals are [nextOrdinal_, nextOrdinal_ + count)); `loaded` then
+    // counts the selected bodies of the whole group without visiting them.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> spans{{0, group.count}};
+    const bool shared = simulated && ranges_.has_value();
     if (shared) {
-      const std::uint64_t lo = std::max(shareRange_.begin, nextOrdinal_);
-      const std::uint64_t hi = std::min(shareRange_.end, nextOrdinal_ + group.count);
-      kBegin = lo < hi ? static_cast<std::uint32_t>(lo - nextOrdinal_) : 0;
-      kEnd = lo < hi ? static_cast<std::uint32_t>(hi - nextOrdinal_) : 0;
+      spans.clear();
+      const std::uint64_t from = nextOrdinal_;
+      const std::uint64_t to = nextOrdinal_ + group.count;
+      // The ranges are increasing: those that end after the group's first ordinal, in order.
+      auto r = std::partition_point(ranges_->begin(), ranges_->end(),
+                                    [&](const OrdinalRange& x) { return x.end <= from; });
+      for (; r != ranges_->end() && r->begin < to; ++r) {
+        const std::uint64_t lo = std::max(r->begin, from);
+        const std::uint64_t hi = std::min(r->end, to);
+        if (lo < hi) {
+          spans.emplace_back(static_cast<std::uint32_t>(lo - from),
+                             static_cast<std::uint32_t>(hi - from));
+        }
+      }
       group.loaded = selectedCount(group);
     }
     if (simulated) {
       nextOrdinal_ += group.count;
-      out_.simulatedIndicesVisited += kEnd - kBegin;
     }
-    for (std::uint32_t k = kBegin; k < kEnd; ++k) {
-      if (!selected(group, k)) {
-        continue;
+    for (const auto& [kBegin, kEnd] : spans) {
+      if (simulated) {
+        out_.simulatedIndicesVisited += kEnd - kBegin;
       }
-      if (!shared) {
-        ++group.loaded;
+      for (std::uint32_t k = kBegin; k < kEnd; ++k) {
+        if (!selected(group, k)) {
+          continue;
+        }
+        if (!shared) {
+          ++group.loaded;
+        }
+        if (simulated && keepSimulated_ && !keepSimulated_(group.id(k))) {
+          continue;  // another process builds it
+        }
+        std::uint32_t globalId = 0;
+        const ShapeIndex shape = shapeOfBody(e, shapes, group, k, globalId);
+        if (first) {
+          group.shape = shape;
+          first = false;
+        }
+        const auto [mass, inertia] = massOf(shape);
+        BodyDef d;
+        d.id = group.id(k);
+        d.motion = group.motion;
+        d.shape = shape;
+        d.material = group.material;
+        d.mass = mass;
+        d.inertiaBody = inertia;
+        const InitialPose pose = init.at(k);
+        d.position = pose.position;
+        d.orientation = pose.orientation;
+        if (group.motion == BodyMotion::Animated) {
+          d.velocity = group.animatedVelocity;
+          // Constant omega in I about a fixed axis is constant in K: Omega_K = A_KI omega_I.
+          d.omegaBody = d.orientation.conjugate() * group.animatedAngularVelocity;
+        } else {
+          d.velocity = pose.velocity;
+          d.omegaBody = pose.omegaBody;
+        }
+        atElement(e, [&] { out_.system.addBody(d); });
+        out_.groupOfBody.push_back(groupIndex);
+        out_.globalGeomIdOfBody.push_back(globalId);
       }
-      if (simulated && keepSimulated_ && !keepSimulated_(group.id(k))) {
-        continue;  // another process builds it
-      }
-      std::uint32_t globalId = 0;
-      const ShapeIndex shape = shapeOfBody(e, shapes, group, k, globalId);
-      if (first) {
-        group.shape = shape;
-        first = false;
-      }
-      const auto [mass, inertia] = massOf(shape);
-      BodyDef d;
-      d.id = group.id(k);
-      d.motion = group.motion;
-      d.shape = shape;
-      d.material = group.material;
-      d.mass = mass;
-      d.inertiaBody = inertia;
-      const InitialPose pose = init.at(k);
-      d.position = pose.position;
-      d.orientation = pose.orientation;
-      if (group.motion == BodyMotion::Animated) {
-        d.velocity = group.animatedVelocity;
-        // Constant omega in I about a fixed axis is constant in K: Omega_K = A_KI omega_I.
-        d.omegaBody = d.orientation.conjugate() * group.animatedAngularVelocity;
-      } else {
-        d.velocity = pose.velocity;
-        d.omegaBody = pose.omegaBody;
-      }
-      atElement(e, [&] { out_.system.addBody(d); });
-      out_.groupOfBody.push_back(groupIndex);
-      out_.globalGeomIdOfBody.push_back(globalId);
     }
     out_.groups.push_back(std::move(group));
   }
@@ -1103,8 +1117,9 @@ class SceneBuilder {
   std::filesystem::path mediaDir_;
   std::function<bool(BodyId)> keepSimulated_;  ///< nullptr: every simulated body
   std::optional<std::pair<int, int>> share_;   ///< SceneLoadOptions::simulatedShare
-  OrdinalRange shareRange_;                    ///< the share's ordinals (with share_)
-  std::uint64_t nextOrdinal_ = 0;              ///< ordinal of the next simulated group's index 0
+  /// The simulated ordinals to build (SceneLoadOptions::simulatedOrdinals, or the share's range).
+  std::optional<std::vector<OrdinalRange>> ranges_;
+  std::uint64_t nextOrdinal_ = 0;  ///< ordinal of the next simulated group's index 0
   bool readInitialState_ = true;
   std::string solverMethodName_;  ///< InclusionSolverSettings method as written
   std::map<std::uint32_t, std::uint64_t> nextNumber_;

@@ -21,6 +21,7 @@
 #include <grain/core/timestepping/moreau_stepper.hpp>
 #include <grain/io/mesh_loader.hpp>
 #include <grain/io/scene_error.hpp>
+#include <grain/io/simulated_share.hpp>
 
 /// Reading scene files (GRSF's XML scene format; element and attribute tables in
 /// grain/io/scene_schema.hpp).
@@ -246,7 +247,8 @@ struct SceneDescription {
   std::string effectiveXml;
 
   /// Simulated body indices the loader visited (looked at, whether built or not): every index of
-  /// every simulated group, or with SceneLoadOptions::simulatedShare only those of the share.
+  /// every simulated group, or with SceneLoadOptions::simulatedShare (simulatedOrdinals) only
+  /// those of the share (the ranges).
   std::uint64_t simulatedIndicesVisited = 0;
 
   /// The group of a body id, or nullptr.
@@ -269,6 +271,13 @@ struct SceneLoadOptions {
   /// geometries draw from the stream (seed, index)), so every body is built with the bits of a
   /// serial load. Combines with keepSimulatedBody (both must accept a body).
   std::optional<std::pair<int, int>> simulatedShare;
+  /// Build only the simulated bodies whose ordinals lie in these ranges (increasing, disjoint),
+  /// visiting only those indices, each body with the bits of a serial load; an empty list builds
+  /// no simulated body (the scene is still read and checked whole, and `loaded` counts every
+  /// selected body). A distributed run that starts from a state builds in this way the bodies of
+  /// the records each process read. Not together with simulatedShare; combines with
+  /// keepSimulatedBody.
+  std::optional<std::vector<OrdinalRange>> simulatedOrdinals;
   /// false: GlobalInitialCondition's .sim file is checked and its state chosen (time included),
   /// but the bodies' states are left to the caller (InitialConditionSource::statesRead), who
   /// reads them its own way (a distributed run: each process a slice of the state).

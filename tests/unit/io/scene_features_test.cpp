@@ -442,6 +442,72 @@ TEST(SimulatedShare, EachPartVisitsOnlyItsBlockAndTheSharesAreTheSerialScene) {
   }
 }
 
+// A list of ordinal ranges (SceneLoadOptions::simulatedOrdinals, as a distributed run builds the
+// bodies of the records a process read) builds exactly the selected simulated bodies of those
+// ordinals, bit for bit as the serial scene, and visits only those indices; an empty list builds no
+// simulated body and still counts every group.
+TEST(SimulatedShare, OrdinalRangesBuildExactlyTheirBodies) {
+  std::string all =
+      bodies("beads", 1000, 0, kRandomBead) +
+      bodies("fixed", 3, 5, R"(<Sphere distribute="uniform" radius="0.1"/>)", "",
+             "<DynamicState type=\"static\"/>") +
+      bodies("chosen", 200, 1, kRandomBead, "enableSelectiveIds=\"true\"") +
+      bodies("globals", 301, 2,
+             R"(<GlobalGeomId distribute="random" startId="10" endId="14" seed="8"/>)");
+  const std::string text =
+      scene(std::string(kGlobals) + R"(<GlobalSelectiveIds><Range value="1,10 1,120"/>)"
+                                    "</GlobalSelectiveIds>",
+            all);
+  const SceneDescription full = load(text);
+  const SimulatedOrdinals ordinals(full.groups);
+  const BodyStorage& f = full.system.bodies;
+  // Ranges inside a group, across group boundaries (999-1001, 1199-1201) and at the end.
+  const std::vector<OrdinalRange> ranges{{0, 1},       {5, 17},      {999, 1001}, {1001, 1012},
+                                         {1100, 1130}, {1199, 1201}, {1490, 1501}};
+  SceneLoadOptions options;
+  options.simulatedOrdinals = ranges;
+  const SceneDescription d = loadSceneFromString(text, "features.xml", options);
+  std::uint64_t visited = 0;
+  std::set<std::uint64_t> expected;
+  for (const OrdinalRange& r : ranges) {
+    visited += r.size();
+    for (std::uint64_t o = r.begin; o < r.end; ++o) {
+      // Group 1 (ordinals 1000-1199) keeps only the selected numbers 10-119.
+      if (o < 1000 || o >= 1200 || (o - 1000 >= 10 && o - 1000 < 120)) {
+        expected.insert(o);
+      }
+    }
+  }
+  EXPECT_EQ(d.simulatedIndicesVisited, visited);
+  for (std::size_t g = 0; g < full.groups.size(); ++g) {
+    EXPECT_EQ(d.groups[g].loaded, full.groups[g].loaded);
+  }
+  const BodyStorage& b = d.system.bodies;
+  std::set<std::uint64_t> built;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!b.isSimulated(i)) {
+      continue;
+    }
+    const BodyId id = b.ids()[i];
+    const std::size_t j = *f.indexOf(id);
+    built.insert(*ordinals.ordinalOf(id));
+    EXPECT_EQ(b.positions()[i], f.positions()[j]) << formatBodyId(id);
+    EXPECT_EQ(b.orientations()[i].coeffs(), f.orientations()[j].coeffs());
+    EXPECT_EQ(b.boundingRadii()[i], f.boundingRadii()[j]) << formatBodyId(id);
+    EXPECT_EQ(b.masses()[i], f.masses()[j]);
+    EXPECT_EQ(d.globalGeomIdOfBody[i], full.globalGeomIdOfBody[j]) << formatBodyId(id);
+  }
+  EXPECT_EQ(built, expected);
+  options.simulatedOrdinals = std::vector<OrdinalRange>{};
+  const SceneDescription none = loadSceneFromString(text, "features.xml", options);
+  EXPECT_EQ(none.system.bodies.simulatedCount(), 0u);
+  EXPECT_EQ(none.system.bodies.size(), 3u);  // the static ones
+  EXPECT_EQ(none.simulatedIndicesVisited, 0u);
+  for (std::size_t g = 0; g < full.groups.size(); ++g) {
+    EXPECT_EQ(none.groups[g].loaded, full.groups[g].loaded);
+  }
+}
+
 // ---- initial states from a .sim file ----------------------------------------------------------
 
 /// Writes 3 states (t = 0, 0.1, 0.2) of bodies (0,0..n-1): state s puts body k at
