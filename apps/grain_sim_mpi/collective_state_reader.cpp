@@ -22,22 +22,22 @@ namespace grain::app {
 
 namespace {
 
-/// Tags of the sparse exchange (this one and the next) on the reader's own communicator.
-constexpr int kTagRecords = 120;
+/// Tags of the sparse exchanges on the readers' own communicators (mpi::SparseExchange: objects on
+/// one communicator need tags 4 apart).
+constexpr int kTagIds = 120;
+constexpr int kTagEntries = 124;
+constexpr int kTagForward = 128;
 
 /// Records decoded per read call: bounds the int counts of MPI and the read buffer (at most
 /// kRecordsPerRead records of up to 132 bytes).
 constexpr std::uint64_t kRecordsPerRead = std::uint64_t{1} << 20;
 
 /// Reads this process's share of `n` records of `recordBytes` bytes that start at byte `base` of
-/// `file` (records [r n / P, (r + 1) n / P), one contiguous block), sends each
-/// to `destinationOf(record)` (-1: dropped) in one sparse exchange, and returns the records sent
-/// to this process, in the order of their sources. `problem` gets an I/O error (on every
-/// process).
-std::vector<char> readAndRoute(MPI_Comm comm, MPI_File file, MPI_Offset base, std::uint64_t n,
-                               std::uint64_t recordBytes,
-                               const std::function<int(const char*)>& destinationOf,
-                               std::uint64_t& bytesRead, std::string& problem) {
+/// `file` (records [r n / P, (r + 1) n / P), one contiguous block) and calls `visit(record)` for
+/// each, in file order. `problem` gets an I/O error (on every process).
+void readShare(MPI_Comm comm, MPI_File file, MPI_Offset base, std::uint64_t n,
+               std::uint64_t recordBytes, const std::function<void(const char*)>& visit,
+               std::uint64_t& bytesRead, std::string& problem) {
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -51,7 +51,6 @@ std::vector<char> readAndRoute(MPI_Comm comm, MPI_File file, MPI_Offset base, st
   MPI_Datatype record = MPI_DATATYPE_NULL;
   MPI_Type_contiguous(static_cast<int>(recordBytes), MPI_BYTE, &record);
   MPI_Type_commit(&record);
-  std::map<int, std::vector<char>> outgoing;
   std::vector<char> buffer;
   int worst = MPI_SUCCESS;
   for (std::uint64_t round = 0; round < rounds; ++round) {
@@ -66,40 +65,38 @@ std::vector<char> readAndRoute(MPI_Comm comm, MPI_File file, MPI_Offset base, st
     worst = std::max(worst, rc);
     bytesRead += buffer.size();
     for (std::uint64_t i = 0; i < count && rc == MPI_SUCCESS; ++i) {
-      const char* r = buffer.data() + i * recordBytes;
-      const int to = destinationOf(r);
-      if (to >= 0) {
-        std::vector<char>& out = outgoing[to];
-        out.insert(out.end(), r, r + recordBytes);
-      }
+      visit(buffer.data() + i * recordBytes);
     }
   }
   MPI_Type_free(&record);
   MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, comm);
   if (worst != MPI_SUCCESS) {
     problem = "cannot read: " + mpiErrorText(worst);
-    return {};
   }
+}
+
+/// Sends `outgoing[to]` to each process `to` in one sparse exchange (`tag`); returns what came, in
+/// the order of the sources (mpi::SparseExchange).
+std::vector<mpi::ReceivedMessage> route(MPI_Comm comm, int tag,
+                                        std::map<int, std::vector<char>>& outgoing) {
   std::vector<int> destinations;
   std::vector<std::vector<char>> send;
   for (auto& [to, bytes] : outgoing) {
     destinations.push_back(to);
     send.push_back(std::move(bytes));
   }
-  mpi::SparseExchange exchange(comm, kTagRecords);
+  mpi::SparseExchange exchange(comm, tag);
   std::vector<mpi::ReceivedMessage> received;
   mpi::TrafficCounters traffic;
   exchange.exchange(destinations, send, received, traffic);
-  std::size_t total = 0;
-  for (const mpi::ReceivedMessage& m : received) {
-    total += m.bytes.size();
-  }
-  std::vector<char> records;
-  records.reserve(total);
-  for (const mpi::ReceivedMessage& m : received) {
-    records.insert(records.end(), m.bytes.begin(), m.bytes.end());
-  }
-  return records;
+  return received;
+}
+
+/// Appends the bytes of `value` to `out`.
+template <class T>
+void put(std::vector<char>& out, const T& value) {
+  const auto* bytes = reinterpret_cast<const char*>(&value);
+  out.insert(out.end(), bytes, bytes + sizeof value);
 }
 
 }  // namespace
@@ -204,52 +201,121 @@ double CollectiveStateReader::readTime(std::size_t k) {
   return t.time;
 }
 
-double CollectiveStateReader::readIntoHeldBodies(
-    std::size_t k, const BodyStorage& bodies, const std::function<int(BodyId)>& builderOf,
-    const std::function<void(std::size_t, const io::SimBodyState&)>& copy,
-    std::vector<std::size_t>& missing) {
+double CollectiveStateReader::readBlock(std::size_t k, const std::function<bool(BodyId)>& keep,
+                                        std::vector<io::SimBodyState>& records) {
   const double time = readTime(k);
   const std::uint64_t perBody = header_.bytesPerBody();
   const auto base = static_cast<MPI_Offset>(io::SimFileHeader::kSize + k * header_.bytesPerState() +
                                             sizeof(double));
   std::string problem;
-  const std::vector<char> records = readAndRoute(
+  records.clear();
+  readShare(
       comm_, file_, base, header_.nSimBodies, perBody,
       [&](const char* r) {
-        BodyId id = 0;
-        std::memcpy(&id, r, sizeof id);
-        return builderOf(id);
+        io::SimBodyState body;
+        io::decodeSimBody(r, header_.additionalType, body);
+        if (keep(body.id)) {
+          records.push_back(body);
+        }
       },
       bytesRead_, problem);
-  if (!problem.empty()) {
-    fail(problem);
-  }
-  try {
-    missing = io::copyIntoHeldBodies(
-        k, bodies,
-        [&](const std::function<void(const io::SimBodyState&)>& visit) {
-          io::SimBodyState body;
-          for (std::size_t at = 0; at < records.size(); at += perBody) {
-            io::decodeSimBody(records.data() + at, header_.additionalType, body);
-            visit(body);
-          }
-        },
-        copy);
-  } catch (const io::SimFileError& e) {
-    problem = e.what();
-  }
-  problem = firstProblem(comm_, problem);
   if (!problem.empty()) {
     fail(problem);
   }
   return time;
 }
 
+// ---- Who read which body
+// -------------------------------------------------------------------------
+
+RecordDirectory::RecordDirectory(MPI_Comm parent, std::size_t k,
+                                 const std::vector<io::SimBodyState>& read,
+                                 const BodyStorage& built,
+                                 const std::function<int(BodyId)>& builderOf) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_dup(parent, &comm);
+  std::map<int, std::vector<char>> outgoing;
+  for (const io::SimBodyState& b : read) {
+    if (const int to = builderOf(b.id); to >= 0) {
+      put(outgoing[to], b.id);
+    }
+  }
+  const std::vector<mpi::ReceivedMessage> received = route(comm, kTagIds, outgoing);
+  MPI_Comm_free(&comm);
+  for (std::size_t i = 0; i < built.size(); ++i) {
+    if (built.isSimulated(i) && built.ownerships()[i] == BodyOwnership::Local) {
+      readers_.emplace_back(built.ids()[i], -1);
+    }
+  }
+  std::sort(readers_.begin(), readers_.end());
+  std::string problem;
+  for (const mpi::ReceivedMessage& m : received) {
+    for (std::size_t at = 0; at + sizeof(BodyId) <= m.bytes.size(); at += sizeof(BodyId)) {
+      BodyId id = 0;
+      std::memcpy(&id, m.bytes.data() + at, sizeof id);
+      auto it = std::lower_bound(readers_.begin(), readers_.end(), std::pair{id, INT_MIN});
+      if (it == readers_.end() || it->first != id) {
+        continue;  // not built here (left out by selective loading)
+      }
+      if (it->second >= 0 && problem.empty()) {
+        problem = "state " + std::to_string(k) + ": body " + formatBodyId(id) + " occurs twice";
+      }
+      it->second = m.source;
+    }
+  }
+  problem = firstProblem(parent, problem);
+  if (!problem.empty()) {
+    throw io::SimFileError(problem);
+  }
+  for (const auto& [id, reader] : readers_) {
+    if (reader < 0) {
+      missing_.push_back(id);
+    }
+  }
+}
+
+int RecordDirectory::readerOf(BodyId id) const {
+  const auto it = std::lower_bound(readers_.begin(), readers_.end(), std::pair{id, INT_MIN});
+  return it == readers_.end() || it->first != id ? -1 : it->second;
+}
+
+namespace {
+
+/// Builds the bodies of `records` (buildBodies; none: they are built already) and calls `copy(i,
+/// record)` for each of them that was built (body i of `bodies`).
+void buildAndCopy(const std::vector<io::SimBodyState>& records, BodyStorage& bodies,
+                  const BuildBodies& buildBodies,
+                  const std::function<void(std::size_t, const io::SimBodyState&)>& copy) {
+  std::vector<BodyId> ids;
+  ids.reserve(records.size());
+  for (const io::SimBodyState& b : records) {
+    ids.push_back(b.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  if (buildBodies) {
+    buildBodies(ids);
+  }
+  std::unordered_map<BodyId, std::size_t> indexOfId;
+  indexOfId.reserve(bodies.size());
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    if (bodies.isSimulated(i)) {
+      indexOfId.emplace(bodies.ids()[i], i);
+    }
+  }
+  for (const io::SimBodyState& b : records) {
+    if (const auto it = indexOfId.find(b.id); it != indexOfId.end()) {
+      copy(it->second, b);
+    }
+  }
+}
+
+}  // namespace
+
 // ---- Warm start ---------------------------------------------------------------------------------
 
 std::optional<std::vector<detail::PercussionCacheEntry>> readWarmStartTogether(
     MPI_Comm parent, const std::filesystem::path& record, double time, std::uint64_t step,
-    const BodyStorage& bodies, const std::function<int(BodyId)>& builderOf,
+    const RecordDirectory& directory, const std::function<int(BodyId)>& builderOf,
     std::uint64_t& bytesRead) {
   int rank = 0;
   MPI_Comm_rank(parent, &rank);
@@ -298,30 +364,47 @@ std::optional<std::vector<detail::PercussionCacheEntry>> readWarmStartTogether(
     throw Error(path.string() + ": cannot open: " + mpiErrorText(rc));
   }
   MPI_File_set_errhandler(file, MPI_ERRORS_RETURN);
+  // The home body of a pair: the smaller id if simulated, else the larger (static and animated
+  // bodies are on every process).
+  const auto homeOf = [&](const detail::PercussionCacheEntry& e) {
+    return builderOf(e.lo) >= 0 ? e.lo : e.hi;
+  };
   std::string problem;
-  const std::vector<char> entries = readAndRoute(
+  std::map<int, std::vector<char>> outgoing;
+  readShare(
       comm, file, io::kWarmStartHeaderBytes, choice.count, io::kWarmStartEntryBytes,
       [&](const char* r) {
-        const detail::PercussionCacheEntry e = io::decodeWarmStartEntry(r);
-        // The home body: the smaller id if simulated, else the larger (static and animated bodies
-        // are on every process).
-        const int lo = builderOf(e.lo);
-        return lo >= 0 ? lo : builderOf(e.hi);
+        if (const int to = builderOf(homeOf(io::decodeWarmStartEntry(r))); to >= 0) {
+          std::vector<char>& out = outgoing[to];
+          out.insert(out.end(), r, r + io::kWarmStartEntryBytes);
+        }
       },
       bytesRead, problem);
   MPI_File_close(&file);
-  MPI_Comm_free(&comm);
   if (!problem.empty()) {
+    MPI_Comm_free(&comm);
     throw Error(path.string() + ": " + problem);
   }
-  std::vector<detail::PercussionCacheEntry> cache;
-  for (std::size_t at = 0; at < entries.size(); at += io::kWarmStartEntryBytes) {
-    const detail::PercussionCacheEntry e = io::decodeWarmStartEntry(entries.data() + at);
-    if (mpi::holdsWarmStartHome(bodies, e)) {
-      cache.push_back(e);
+  // To the process that built the home body, and on to the one that read its record.
+  std::vector<mpi::ReceivedMessage> received = route(comm, kTagEntries, outgoing);
+  outgoing.clear();
+  for (const mpi::ReceivedMessage& m : received) {
+    for (std::size_t at = 0; at < m.bytes.size(); at += io::kWarmStartEntryBytes) {
+      const char* r = m.bytes.data() + at;
+      if (const int to = directory.readerOf(homeOf(io::decodeWarmStartEntry(r))); to >= 0) {
+        std::vector<char>& out = outgoing[to];
+        out.insert(out.end(), r, r + io::kWarmStartEntryBytes);
+      }
     }
   }
-  std::sort(cache.begin(), cache.end(), detail::cacheEntryLess);
+  received = route(comm, kTagForward, outgoing);
+  MPI_Comm_free(&comm);
+  std::vector<detail::PercussionCacheEntry> cache;
+  for (const mpi::ReceivedMessage& m : received) {
+    for (std::size_t at = 0; at < m.bytes.size(); at += io::kWarmStartEntryBytes) {
+      cache.push_back(io::decodeWarmStartEntry(m.bytes.data() + at));
+    }
+  }
   return cache;
 }
 
@@ -331,6 +414,7 @@ io::ResumePoint loadResumeStateTogether(MPI_Comm comm, const std::filesystem::pa
                                         DynamicsSystem& system, MoreauStepper& stepper,
                                         std::size_t simulatedInScene,
                                         const std::function<int(BodyId)>& builderOf,
+                                        const BuildBodies& buildBodies,
                                         CollectiveReadBytes& bytes) {
   namespace fs = std::filesystem;
   io::ResumePoint rp;
@@ -354,66 +438,71 @@ io::ResumePoint loadResumeStateTogether(MPI_Comm comm, const std::filesystem::pa
         std::to_string(simulatedInScene));
   }
   rp.stateIndex = reader.stateCount() - 1;
-  BodyStorage& bodies = system.bodies;
-  std::vector<std::size_t> missing;
-  const double lastTime = reader.readIntoHeldBodies(
-      rp.stateIndex, bodies, builderOf,
-      [&](std::size_t i, const io::SimBodyState& b) {
-        bodies.positions()[i] = b.position;
-        bodies.orientations()[i] = b.orientation;
-        bodies.velocities()[i] = b.velocity;
-        bodies.omegasBody()[i] = b.omegaBody;
-      },
-      missing);
+  std::vector<io::SimBodyState> records;
+  const double lastTime = reader.readBlock(
+      rp.stateIndex, [&](BodyId id) { return builderOf(id) >= 0; }, records);
+  const RecordDirectory directory(comm, rp.stateIndex, records, system.bodies, builderOf);
   // Every process stops here if any misses a body (the reads below are collective); each with
   // its own message if it has one, so that checkedOnAll prints every process's message.
-  const std::string local = missing.empty() ? std::string()
-                                            : "the state at t = " + std::to_string(lastTime) +
-                                                  " s has no body " +
-                                                  formatBodyId(bodies.ids()[missing.front()]);
+  const std::string local = directory.missing().empty()
+                                ? std::string()
+                                : "the state at t = " + std::to_string(lastTime) +
+                                      " s has no body " + formatBodyId(directory.missing().front());
   const std::string problem = firstProblem(comm, local);
   if (!problem.empty()) {
     throw io::SimFileError(local.empty() ? problem : local);
   }
   const double t0 = reader.readTime(0);
-  bytes.sim += reader.bytesRead();
-  system.time = lastTime;
   const double steps = std::round((lastTime - t0) / stepper.settings().deltaT);
   rp.step = steps > 0.0 ? static_cast<std::uint64_t>(steps) : 0;
+  std::optional<std::vector<detail::PercussionCacheEntry>> cache;
+  if (stepper.settings().solver.usePercussionCache) {
+    cache =
+        readWarmStartTogether(comm, record, lastTime, rp.step, directory, builderOf, bytes.cache);
+  }
+  bytes.sim += reader.bytesRead();
+  BodyStorage& bodies = system.bodies;
+  buildAndCopy(records, bodies, buildBodies, [&](std::size_t i, const io::SimBodyState& b) {
+    bodies.positions()[i] = b.position;
+    bodies.orientations()[i] = b.orientation;
+    bodies.velocities()[i] = b.velocity;
+    bodies.omegasBody()[i] = b.omegaBody;
+  });
+  system.time = lastTime;
   rp.time = lastTime;
   rp.resumed = true;
   stepper.setStepCount(rp.step);
-  if (stepper.settings().solver.usePercussionCache) {
-    if (auto cache = readWarmStartTogether(comm, record, lastTime, rp.step, bodies, builderOf,
-                                           bytes.cache)) {
-      stepper.setWarmStartCache(std::move(*cache));
-      rp.warmStartRestored = true;
-    } else {
-      rp.messages.push_back("no warm-start data for the state at t = " + std::to_string(lastTime) +
-                            " s (" + io::kRestartCacheFile +
-                            " missing or from another state): the first step starts from zero "
-                            "percussions, so the continued run may differ slightly from an "
-                            "uninterrupted one");
-    }
+  if (cache) {
+    std::erase_if(*cache, [&](const detail::PercussionCacheEntry& e) {
+      return !mpi::holdsWarmStartHome(bodies, e);
+    });
+    std::sort(cache->begin(), cache->end(), detail::cacheEntryLess);
+    stepper.setWarmStartCache(std::move(*cache));
+    rp.warmStartRestored = true;
+  } else if (stepper.settings().solver.usePercussionCache) {
+    rp.messages.push_back("no warm-start data for the state at t = " + std::to_string(lastTime) +
+                          " s (" + io::kRestartCacheFile +
+                          " missing or from another state): the first step starts from zero "
+                          "percussions, so the continued run may differ slightly from an "
+                          "uninterrupted one");
   }
   rp.simHeader = reader.header();
   return rp;
 }
 
 void readInitialStateTogether(MPI_Comm comm, const std::filesystem::path& sceneFile,
-                              io::InitialConditionSource& source, BodyStorage& bodies,
+                              const io::InitialConditionSource& source, BodyStorage& bodies,
                               const std::function<int(BodyId)>& builderOf,
-                              CollectiveReadBytes& bytes) {
+                              const BuildBodies& buildBodies, CollectiveReadBytes& bytes) {
   const std::string path = "SceneSettings/GlobalInitialCondition";
-  std::vector<std::size_t> missing;
+  std::vector<io::SimBodyState> records;
+  std::vector<BodyId> missing;
   try {
     CollectiveStateReader reader(comm, source.file);
-    reader.readIntoHeldBodies(
-        source.stateIndex, bodies, builderOf,
-        [&](std::size_t i, const io::SimBodyState& b) {
-          io::applyInitialState(source, bodies, i, b);
-        },
-        missing);
+    reader.readBlock(
+        source.stateIndex, [&](BodyId id) { return builderOf(id) >= 0; }, records);
+    const RecordDirectory directory(comm, source.stateIndex, records, bodies, builderOf);
+    missing = directory.missing();
     bytes.sim += reader.bytesRead();
   } catch (const io::SimFileError& e) {
     throw io::SceneError(sceneFile.string(), source.line, path, e.what());
@@ -422,16 +511,14 @@ void readInitialStateTogether(MPI_Comm comm, const std::filesystem::path& sceneF
   // that lacks any.
   unsigned long long count = missing.size();
   MPI_Allreduce(MPI_IN_PLACE, &count, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
-  std::vector<BodyId> ids;
-  for (const std::size_t i : missing) {
-    ids.push_back(bodies.ids()[i]);
-  }
-  const std::string named = firstProblem(comm, io::nameBodies(ids));
-  source.statesRead = true;
+  const std::string named = firstProblem(comm, io::nameBodies(missing));
   if (count > 0) {
     throw io::SceneError(sceneFile.string(), source.line, path,
                          io::missingInitialBodiesMessage(source, count, named));
   }
+  buildAndCopy(records, bodies, buildBodies, [&](std::size_t i, const io::SimBodyState& b) {
+    io::applyInitialState(source, bodies, i, b);
+  });
 }
 
 }  // namespace grain::app

@@ -515,32 +515,75 @@ struct Setup {
   int builderOf(BodyId id) const { return ordinals.shareOfBody(id, processes); }
 };
 
-Setup loadScene(const app::SimOptions& opt) {
-  io::SceneLoadOptions loadOptions;
-  loadOptions.mediaDirectory = opt.mediaDir;
+/// The scene's load options in a distributed run: each process builds a share of the simulated
+/// bodies (`ordinals`, else the share k of P by ordinal), and reads no GlobalInitialCondition.
+io::SceneLoadOptions loadOptions(const app::SimOptions& opt,
+                                 std::optional<std::vector<io::OrdinalRange>> ordinals) {
+  io::SceneLoadOptions o;
+  o.mediaDirectory = opt.mediaDir;
   // A GlobalInitialCondition's states are read by all processes together (run()).
-  loadOptions.readInitialState = false;
+  o.readInitialState = false;
   if (gSize > 1) {
-    // Process k builds the simulated bodies of ordinals [k N / P, (k + 1) N / P) (the builder
-    // of a body follows from its id: io::SimulatedOrdinals), visiting only those.
-    loadOptions.simulatedShare = std::pair{static_cast<int>(gRank), static_cast<int>(gSize)};
+    if (ordinals) {
+      o.simulatedOrdinals = std::move(ordinals);
+    } else {
+      // Process k builds the simulated bodies of ordinals [k N / P, (k + 1) N / P) (the builder
+      // of a body follows from its id: io::SimulatedOrdinals), visiting only those.
+      o.simulatedShare = std::pair{static_cast<int>(gRank), static_cast<int>(gSize)};
+    }
     // Each process holds a share of the bodies: the scene may need the memory of all of them
     // (an upper bound, as if every process had a machine of its own).
-    loadOptions.memoryBudget = io::machineMemoryBytes() * static_cast<std::uint64_t>(gSize);
+    o.memoryBudget = io::machineMemoryBytes() * static_cast<std::uint64_t>(gSize);
   }
+  return o;
+}
+
+/// The global geometry ids (.sim extra bytes) of the bodies the scene built.
+std::unordered_map<BodyId, std::uint32_t> globalGeomIds(const io::SceneDescription& scene) {
+  std::unordered_map<BodyId, std::uint32_t> ids;
+  const BodyStorage& b = scene.system.bodies;
+  for (std::size_t i = 0; i < b.size() && i < scene.globalGeomIdOfBody.size(); ++i) {
+    if (scene.globalGeomIdOfBody[i] != 0) {
+      ids[b.ids()[i]] = scene.globalGeomIdOfBody[i];
+    }
+  }
+  return ids;
+}
+
+/// The scene again, with the simulated bodies of `ids` (increasing) in place of those built
+/// first: a process builds the bodies whose records it read of a state to start from.
+void rebuildWithBodies(const app::SimOptions& opt, Setup& setup, const std::vector<BodyId>& ids) {
+  std::vector<io::OrdinalRange> ranges;
+  std::vector<std::uint64_t> ordinals;
+  ordinals.reserve(ids.size());
+  for (const BodyId id : ids) {
+    if (const std::optional<std::uint64_t> o = setup.ordinals.ordinalOf(id)) {
+      ordinals.push_back(*o);
+    }
+  }
+  std::sort(ordinals.begin(), ordinals.end());
+  for (const std::uint64_t o : ordinals) {
+    if (!ranges.empty() && ranges.back().end == o) {
+      ++ranges.back().end;
+    } else if (ranges.empty() || ranges.back().end < o) {
+      ranges.push_back({o, o + 1});
+    }
+  }
+  const std::string text = std::move(setup.scene.text);
+  setup.scene = io::loadSceneFromString(text, opt.scene, loadOptions(opt, std::move(ranges)));
+  setup.globalGeomId = globalGeomIds(setup.scene);
+}
+
+Setup loadScene(const app::SimOptions& opt) {
   std::vector<io::SceneOverride> overrides;
   for (const std::string& arg : opt.overrides) {
     overrides.push_back(io::parseSceneOverride(arg));
   }
   const std::string text =
       io::applySceneOverrides(io::readSceneText(opt.scene), opt.scene.string(), overrides);
-  Setup s{io::loadSceneFromString(text, opt.scene, loadOptions), {}, 0, {}, gSize};
-  const BodyStorage& b = s.scene.system.bodies;
-  for (std::size_t i = 0; i < b.size() && i < s.scene.globalGeomIdOfBody.size(); ++i) {
-    if (s.scene.globalGeomIdOfBody[i] != 0) {
-      s.globalGeomId[b.ids()[i]] = s.scene.globalGeomIdOfBody[i];
-    }
-  }
+  Setup s{
+      io::loadSceneFromString(text, opt.scene, loadOptions(opt, std::nullopt)), {}, 0, {}, gSize};
+  s.globalGeomId = globalGeomIds(s.scene);
   for (const io::BodyGroup& g : s.scene.groups) {
     if (g.motion == BodyMotion::Simulated) {
       s.simulatedInScene += g.loaded;
@@ -592,24 +635,32 @@ int printScene(const app::SimOptions& opt) {
   return ok ? kExitOk : kExitBadInput;
 }
 
-/// Every process built a share of the simulated bodies (see loadScene); a state to start from
-/// (restart, GlobalInitialCondition) is read by all processes together, each a 1/P slice of it,
-/// and each body's record (and, on a restart, its warm-start entries) is sent to the process that
-/// built it. Returns where a restart continues (default: the scene's start). Throws on bad input.
+/// Every process built a share of the simulated bodies (see loadScene). A state to start from
+/// (restart, GlobalInitialCondition) is read by all processes together, each a 1/P slice of it;
+/// the builders check that it names each of their bodies once, and each process then builds the
+/// bodies whose records it read in place of its share (rebuildWithBodies), so that a body travels
+/// once, to its owner, when the first decomposition is set. Returns where a restart continues
+/// (default: the scene's start). Throws on bad input.
 io::ResumePoint readStartState(const app::SimOptions& opt, Setup& setup, MoreauStepper& stepper,
                                app::CollectiveReadBytes& readBytes) {
-  io::SceneDescription& scene = setup.scene;
-  DynamicsSystem& system = scene.system;
   const auto builderOf = [&](BodyId id) { return setup.builderOf(id); };
+  const app::BuildBodies buildBodies = [&](const std::vector<BodyId>& ids) {
+    rebuildWithBodies(opt, setup, ids);
+  };
   io::ResumePoint resume;
+  // (setup.scene is loaded again inside: take nothing of it by reference across the calls.)
   if (!opt.restart.empty()) {
-    resume = app::loadResumeStateTogether(MPI_COMM_WORLD, opt.restart, system, stepper,
-                                          setup.simulatedInScene, builderOf, readBytes);
-  } else if (scene.initialCondition && !scene.initialCondition->statesRead) {
-    app::readInitialStateTogether(MPI_COMM_WORLD, scene.file, *scene.initialCondition,
-                                  system.bodies, builderOf, readBytes);
+    resume = app::loadResumeStateTogether(MPI_COMM_WORLD, opt.restart, setup.scene.system, stepper,
+                                          setup.simulatedInScene, builderOf,
+                                          gSize > 1 ? buildBodies : app::BuildBodies(), readBytes);
+  } else if (setup.scene.initialCondition && !setup.scene.initialCondition->statesRead) {
+    const io::InitialConditionSource source = *setup.scene.initialCondition;
+    app::readInitialStateTogether(MPI_COMM_WORLD, setup.scene.file, source,
+                                  setup.scene.system.bodies, builderOf,
+                                  gSize > 1 ? buildBodies : app::BuildBodies(), readBytes);
+    setup.scene.initialCondition->statesRead = true;
   }
-  system.bodies.sortById();
+  setup.scene.system.bodies.sortById();
   return resume;
 }
 

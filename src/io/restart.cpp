@@ -137,6 +137,11 @@ void applyState(const SimState& state, BodyStorage& bodies,
   }
 }
 
+namespace {
+
+/// Calls `copy(i, body)` for each body record `forEachState(visit)` visits that is the simulated
+/// local body i of `bodies` (by id). Throws SimFileError ("state k: body (g,n) occurs twice");
+/// returns the simulated local bodies no record named (storage indices, increasing).
 std::vector<std::size_t> copyIntoHeldBodies(
     std::size_t k, const BodyStorage& bodies,
     const std::function<void(const std::function<void(const SimBodyState&)>&)>& forEachState,
@@ -169,6 +174,8 @@ std::vector<std::size_t> copyIntoHeldBodies(
   std::sort(missing.begin(), missing.end());
   return missing;
 }
+
+}  // namespace
 
 double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorage& bodies,
                           const std::function<void(std::size_t, const SimBodyState&)>& copy,

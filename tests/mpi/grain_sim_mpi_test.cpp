@@ -911,6 +911,7 @@ struct MpiCalls {
   /// reduce-scatter) called by the program outside Zoltan, and by Zoltan.
   unsigned long long program = 0, zoltan = 0;
   unsigned long long sizeQueries = 0;  ///< MPI_Comm_size calls outside Zoltan
+  unsigned long long sentBytes = 0;    ///< bytes sent point to point outside Zoltan
 };
 
 std::vector<MpiCalls> mpiCalls(const fs::path& prefix, int processes) {
@@ -919,9 +920,9 @@ std::vector<MpiCalls> mpiCalls(const fs::path& prefix, int processes) {
     const fs::path file = prefix.string() + "." + std::to_string(rank);
     EXPECT_TRUE(fs::exists(file)) << file;
     MpiCalls c;
-    EXPECT_EQ(std::sscanf(readText(file).c_str(), "program %llu zoltan %llu size %llu", &c.program,
-                          &c.zoltan, &c.sizeQueries),
-              3)
+    EXPECT_EQ(std::sscanf(readText(file).c_str(), "program %llu zoltan %llu size %llu sent %llu",
+                          &c.program, &c.zoltan, &c.sizeQueries, &c.sentBytes),
+              4)
         << file;
     out.push_back(c);
   }
@@ -1227,12 +1228,65 @@ TEST_F(GrainSimMpi, RestartReadsAQuarterOfTheStatePerProcessOnFour) {
   }
 }
 
+// A restart hands each body to its owner in one exchange: every process builds the bodies whose
+// records it read, and the first decomposition moves each at most once (a full body record of 193
+// bytes for a bead: id, body, tag). Before, the records (132 bytes) went first to the processes
+// that built the bodies (by ordinal: here layers of the pile), then on to their owners. Counted
+// with the preloaded library (tests/mpi/mpi_call_count.cpp): the bytes all processes send point to
+// point in a restart that makes no step, from a record of 4 processes, whose state is laid out
+// process by process. They stay within one body record and one id (8 bytes, to the process that
+// checks the body) per body, and three times 45 bytes per warm-start entry (to the process that
+// built its home body, on to the one that read it, then with the body to its owner). On 4
+// processes with the scene's grid of 2 x 2 columns the readers are the owners, so only the ids
+// and entries travel (seen: 11 816 bytes; before: 79 335, every record to its layer's process and
+// most bodies back to their column); on 3 processes with the first decomposition of the whole
+// pile, some bodies move.
+TEST_F(GrainSimMpi, RestartMovesEachBodyOnceToItsOwner) {
+  const fs::path dir = makeTempDir("mpi_restart_once");
+  const std::string columns = R"(    <MPISettings>
+      <ProcessTopology mode="static">
+        <Topology type="grid" buildMode="AABB" dimension="2 2 1" matchProcessDimToExtent="false"
+            minCellSize="0.001"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
+    </MPISettings>
+)";
+  writeText(dir / "columns.xml", pileScene(0.1, 16, "", columns));  // 256 beads
+  writeText(dir / "pile.xml", pileScene(0.1, 16));
+  const std::string warm =
+      " --set 'SceneSettings/TimeStepperSettings/InclusionSolverSettings/@usePercussionCache=true'";
+  const std::string half = " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'";
+  for (const auto& [scene, np] : {std::pair{"columns", 4}, std::pair{"pile", 3}}) {
+    SCOPED_TRACE(std::string(scene) + " on " + std::to_string(np) + " processes");
+    const fs::path out = dir / scene;
+    const CommandResult first = runMpi(4, dir / (std::string(scene) + ".xml"), out, warm + half);
+    ASSERT_EQ(first.exitCode, 0) << first.output;
+    const fs::path rec = record(out);
+    const std::uint64_t entries = (fs::file_size(rec / "RestartCache.bin") - 32) / 44;
+    ASSERT_GT(entries, 0u);
+    const fs::path calls = dir / (std::string("calls_") + scene);
+    const CommandResult again =
+        runCommand(mpirunCounted(np, calls) + " --restart " + rec.string() + half);
+    ASSERT_EQ(again.exitCode, 0) << again.output;
+    EXPECT_NE(again.output.find("restart    from state 5"), std::string::npos) << again.output;
+    unsigned long long sent = 0;
+    for (const MpiCalls& c : mpiCalls(calls, np)) {
+      sent += c.sentBytes;
+    }
+    std::printf("%s restarted on %d processes: %llu bytes sent point to point (%llu entries)\n",
+                scene, np, sent, static_cast<unsigned long long>(entries));
+    EXPECT_GE(sent, 256u * 8u);  // the ids
+    EXPECT_LE(sent, 256u * (193u + 8u) + 3u * 45u * entries) << again.output;
+  }
+}
+
 // A GlobalInitialCondition read on 4 processes reads about 1/P of the state per process: the last
 // state of a serial run of 256 beads, continued for 2 steps. Traced with strace (one trace per
-// process), no process reads more of the file than a quarter of the state plus two headers and
-// two times (the scene loader's header and time, the collective reader's), and together they read
-// the state once; the run's "initial" line gives the most any process read, held to the same
-// bound also without strace. The continuation gives the serial one's states.
+// process), no process reads more of the file than a quarter of the state plus three headers and
+// three times (the scene loader's header and time, twice: the scene is loaded again with the
+// bodies a process read; the collective reader's), and together they read the state once; the run's
+// "initial" line gives the most any process read, held to the same bound also without strace. The
+// continuation gives the serial one's states.
 TEST_F(GrainSimMpi, GlobalInitialConditionReadsAQuarterOfTheStatePerProcessOnFour) {
   const bool traced = runCommand("strace -f -o /dev/null true").exitCode == 0;
   const fs::path dir = makeTempDir("mpi_initial_slices");
@@ -1272,11 +1326,11 @@ TEST_F(GrainSimMpi, GlobalInitialConditionReadsAQuarterOfTheStatePerProcessOnFou
   ASSERT_EQ(read.size(), 4u) << "every process reads its slice";
   std::uint64_t sum = 0;
   for (const std::uint64_t bytes : read) {
-    EXPECT_LE(bytes, 28 + 8 + quarter) << "a process read more than a quarter of the state";
+    EXPECT_LE(bytes, 2 * (28 + 8) + quarter) << "a process read more than a quarter of the state";
     sum += bytes;
   }
   EXPECT_GE(sum, state - 8);
-  EXPECT_LE(sum, state + 4 * (2 * 28 + 2 * 8));
+  EXPECT_LE(sum, state + 4 * (3 * 28 + 3 * 8));
 }
 
 // A GlobalInitialCondition (the last state of a serial run, time continued) read by the

@@ -3,11 +3,13 @@
 // (LD_PRELOAD, through the MPI profiling interface): it counts the calls of the collectives whose
 // cost or buffers grow with the number of processes (all-to-all, all-gather, gather, scatter,
 // reduce-scatter), separately for calls made by Zoltan's library and by the rest of the program,
-// and the program's MPI_Comm_size calls (outside Zoltan), and at MPI_Finalize writes them to the
-// file named by GRAIN_MPI_CALL_COUNT followed by "." and the process's rank:
+// the program's MPI_Comm_size calls and the bytes it sends point to point (MPI_Send, MPI_Ssend,
+// MPI_Isend, MPI_Issend; both outside Zoltan), and at MPI_Finalize writes them to the file named
+// by GRAIN_MPI_CALL_COUNT followed by "." and the process's rank:
 //   program N
 //   zoltan M
 //   size S
+//   sent B
 // (nothing is written when the variable is not set).
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +26,7 @@ namespace {
 unsigned long long gProgramCalls = 0;
 unsigned long long gZoltanCalls = 0;
 unsigned long long gSizeCalls = 0;
+unsigned long long gSentBytes = 0;
 // NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 
 /// Whether the code at `caller` is Zoltan's library.
@@ -108,14 +111,44 @@ extern "C" int MPI_Comm_size(MPI_Comm c, int* size) {
   return PMPI_Comm_size(c, size);
 }
 
+namespace {
+
+/// Counts the bytes of a point-to-point send made from code at `caller` (outside Zoltan).
+void countSent(void* caller, int count, MPI_Datatype type) {
+  if (!inZoltan(caller)) {
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    gSentBytes += static_cast<unsigned long long>(count) * static_cast<unsigned long long>(size);
+  }
+}
+
+}  // namespace
+
+#define GRAIN_SENT(name, params, args)               \
+  extern "C" int name params {                       \
+    countSent(__builtin_return_address(0), n, type); \
+    return P##name args;                             \
+  }
+
+GRAIN_SENT(MPI_Send, (const void* b, int n, MPI_Datatype type, int to, int tag, MPI_Comm c),
+           (b, n, type, to, tag, c))
+GRAIN_SENT(MPI_Ssend, (const void* b, int n, MPI_Datatype type, int to, int tag, MPI_Comm c),
+           (b, n, type, to, tag, c))
+GRAIN_SENT(MPI_Isend,
+           (const void* b, int n, MPI_Datatype type, int to, int tag, MPI_Comm c, MPI_Request* q),
+           (b, n, type, to, tag, c, q))
+GRAIN_SENT(MPI_Issend,
+           (const void* b, int n, MPI_Datatype type, int to, int tag, MPI_Comm c, MPI_Request* q),
+           (b, n, type, to, tag, c, q))
+
 extern "C" int MPI_Finalize() {
   if (const char* prefix = std::getenv("GRAIN_MPI_CALL_COUNT")) {
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     const std::string path = std::string(prefix) + "." + std::to_string(rank);
     if (std::FILE* f = std::fopen(path.c_str(), "w")) {
-      std::fprintf(f, "program %llu\nzoltan %llu\nsize %llu\n", gProgramCalls, gZoltanCalls,
-                   gSizeCalls);
+      std::fprintf(f, "program %llu\nzoltan %llu\nsize %llu\nsent %llu\n", gProgramCalls,
+                   gZoltanCalls, gSizeCalls, gSentBytes);
       std::fclose(f);
     }
   }

@@ -88,16 +88,6 @@ void applyState(const SimState& state, BodyStorage& bodies,
 double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorage& bodies,
                           const std::function<void(std::size_t, const SimBodyState&)>& copy,
                           std::vector<std::size_t>& missing);
-/// The matching of readIntoHeldBodies for any source of body states: `forEachState(visit)` calls
-/// visit for each body record of state k (from a file, or from records other processes sent);
-/// `copy(i, body)` for those that are simulated local bodies of `bodies`. Throws SimFileError
-/// ("state k: body (g,n) occurs twice"); returns the simulated local bodies no record named
-/// (storage indices, increasing).
-std::vector<std::size_t> copyIntoHeldBodies(
-    std::size_t k, const BodyStorage& bodies,
-    const std::function<void(const std::function<void(const SimBodyState&)>&)>& forEachState,
-    const std::function<void(std::size_t, const SimBodyState&)>& copy);
-
 /// applyState for state k of `reader`, read with readIntoHeldBodies. Returns the state's time (s).
 double applyState(SimFileReader& reader, std::size_t k, BodyStorage& bodies,
                   std::optional<std::size_t> simulatedInScene = std::nullopt);
