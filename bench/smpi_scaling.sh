@@ -63,6 +63,8 @@
 # each rank count's profile on stderr, the simulated time and the calls per process of each MPI
 # call over the whole run (start-up, first decomposition and rebuilds included): where the
 # collectives' time goes, Zoltan's among them, which grain's own traffic counters do not see.
+# SimGrid holds the whole trace in memory until the run ends (about 1 GB per minute of a
+# 1024-rank run): use it on short rows or fewer ranks.
 # --smpi-option OPTION: one more option for smpirun after the script's own (e.g.
 # --cfg=smpi/grow-injected-times:yes), which it overrides; repeatable.
 #

@@ -110,7 +110,8 @@ std::optional<std::vector<detail::PercussionCacheEntry>> readWarmStartTogether(
     std::uint64_t& bytesRead);
 
 /// Builds, in place of the bodies this process built first, those of the given ids (increasing),
-/// with the scene's bits (io::SceneLoadOptions::simulatedOrdinals).
+/// with the scene's bits (io::SceneLoadOptions::simulatedOrdinals). Empty on one process, which
+/// built every body already.
 using BuildBodies = std::function<void(const std::vector<BodyId>&)>;
 
 /// io::loadResumeState for a distributed run. The last complete state of RECORD/SimState.sim is
