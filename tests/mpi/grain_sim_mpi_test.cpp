@@ -1430,6 +1430,44 @@ TEST_F(GrainSimMpi, AnInputErrorFoundByOneProcessReachesTheUser) {
       << r.output;
 }
 
+// A restart state that names one body twice (the last record of a serial state replaced by the
+// first body) is refused on 3 processes, where the two copies are read by different processes
+// (the first and the last) and only the process that built the body sees both: the message
+// names the body and the state, every process stops with exit 2, and nothing is written.
+TEST_F(GrainSimMpi, ARestartStateWithABodyTwiceIsRefused) {
+  const fs::path dir = makeTempDir("mpi_restart_twice");
+  writeText(dir / "pile.xml", pileScene(0.1));
+  ASSERT_EQ(runSerial(dir / "pile.xml", dir / "serial",
+                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'")
+                .exitCode,
+            0);
+  const fs::path sim = record(dir / "serial") / "SimState.sim";
+  const io::SimState last = checkStates(sim, 64, 6);
+  std::vector<BodyId> ids;
+  for (const io::SimBodyState& b : last.bodies) {
+    ids.push_back(b.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  // Serial states: 28-byte header, then per state the time and 64 bodies of 112 bytes, by id.
+  const std::uintmax_t stateBytes = 8 + 64 * 112;
+  const std::uintmax_t lastState = (fs::file_size(sim) - 28) / stateBytes - 1;
+  {
+    std::fstream f(sim, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(28 + lastState * stateBytes + 8 + 63 * 112));
+    f.write(reinterpret_cast<const char*>(&ids[0]), sizeof ids[0]);
+  }
+  const fs::path rec = record(dir / "serial");
+  const auto sizeBefore = fs::file_size(rec / "SimState.sim");
+  const CommandResult r = runCommand(mpirun(3) + " --restart " + rec.string() +
+                                     " --set 'SceneSettings/TimeStepperSettings/@endTime=0.1'");
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_NE(r.output.find("state " + std::to_string(lastState) + ": body " + formatBodyId(ids[0]) +
+                          " occurs twice"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(fs::file_size(rec / "SimState.sim"), sizeBefore);
+}
+
 TEST_F(GrainSimMpi, AnErrorOnOneProcessStopsAllWithItsMessage) {
   // A sphere far too fast for the domain cells (a grid of 4 along z over the pile's height, fixed
   // by the scene) leaves its owner's neighbourhood in one step.
