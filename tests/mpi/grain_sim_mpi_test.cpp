@@ -78,6 +78,20 @@ std::string pileHead(double endTime, int everyXStep, const std::string& solverLi
   return s.str();
 }
 
+/// MPISettings of a static grid of the given `dimension` ("X Y Z"), fixed whatever the bodies'
+/// extent, and the thesis' split settings.
+std::string staticGrid(const std::string& dimension) {
+  return R"(    <MPISettings>
+      <ProcessTopology mode="static">
+        <Topology type="grid" buildMode="AABB" dimension=")" +
+         dimension + R"(" matchProcessDimToExtent="false"
+            minCellSize="0.001"/>
+      </ProcessTopology>
+      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
+    </MPISettings>
+)";
+}
+
 /// A box (floor and four walls) with `nx` x `ny` x `nz` spheres poured into it; tight solver.
 std::string pileScene(
     double endTime, int nz = 4, const std::string& extraBody = "",
@@ -438,15 +452,7 @@ TEST_F(GrainSimMpi, EveryProcessCountGivesTheSerialStates) {
   writeText(dir / "pile.xml", pileScene(0.1));
   writeText(dir / "kd.xml", pileScene(0.1, 4, "", kdTree));
   for (int np = 1; np <= 4; ++np) {
-    const std::string layers = R"(    <MPISettings>
-      <ProcessTopology mode="static">
-        <Topology type="grid" buildMode="AABB" dimension="1 1 )" +
-                               std::to_string(np) + R"(" matchProcessDimToExtent="false"
-            minCellSize="0.001"/>
-      </ProcessTopology>
-      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
-    </MPISettings>
-)";
+    const std::string layers = staticGrid("1 1 " + std::to_string(np));
     writeText(dir / ("grid" + std::to_string(np) + ".xml"), pileScene(0.1, 4, "", layers));
   }
   const CommandResult serial = runSerial(dir / "pile.xml", dir / "serial");
@@ -1243,14 +1249,7 @@ TEST_F(GrainSimMpi, RestartReadsAQuarterOfTheStatePerProcessOnFour) {
 // pile, some bodies move.
 TEST_F(GrainSimMpi, RestartMovesEachBodyOnceToItsOwner) {
   const fs::path dir = makeTempDir("mpi_restart_once");
-  const std::string columns = R"(    <MPISettings>
-      <ProcessTopology mode="static">
-        <Topology type="grid" buildMode="AABB" dimension="2 2 1" matchProcessDimToExtent="false"
-            minCellSize="0.001"/>
-      </ProcessTopology>
-      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
-    </MPISettings>
-)";
+  const std::string columns = staticGrid("2 2 1");
   writeText(dir / "columns.xml", pileScene(0.1, 16, "", columns));  // 256 beads
   writeText(dir / "pile.xml", pileScene(0.1, 16));
   const std::string warm =
@@ -1383,41 +1382,62 @@ TEST_F(GrainSimMpi, BadInputStopsEveryProcessBeforeWriting) {
   EXPECT_FALSE(fs::exists(dir / "out" / "SimFiles"));
 }
 
+/// A serial record of the 64-bead pile up to t = 0.05 s (6 states), whose last state's body ids
+/// the tests below overwrite.
+struct SerialPileRecord {
+  fs::path folder;               ///< the record folder (--restart)
+  fs::path sim;                  ///< its SimState.sim
+  std::vector<BodyId> ids;       ///< of the last state, increasing (the file's order)
+  std::uintmax_t lastState = 0;  ///< index of the last state
+
+  /// Serial states: 28-byte header, then per state the time and 64 bodies of 112 bytes, by id.
+  std::streamoff recordOffset(std::size_t body) const {
+    return static_cast<std::streamoff>(28 + lastState * (8 + 64 * 112) + 8 + body * 112);
+  }
+  /// Writes `id` over the id of record `body` of the last state.
+  void overwriteId(std::size_t body, BodyId id) const {
+    std::fstream f(sim, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(recordOffset(body));
+    f.write(reinterpret_cast<const char*>(&id), sizeof id);
+  }
+};
+
+SerialPileRecord serialPileRecord(const fs::path& dir) {
+  writeText(dir / "pile.xml", pileScene(0.1));
+  SerialPileRecord r;
+  EXPECT_EQ(runSerial(dir / "pile.xml", dir / "serial",
+                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'")
+                .exitCode,
+            0);
+  r.folder = record(dir / "serial");
+  r.sim = r.folder / "SimState.sim";
+  for (const io::SimBodyState& b : checkStates(r.sim, 64, 6).bodies) {
+    r.ids.push_back(b.id);
+  }
+  std::sort(r.ids.begin(), r.ids.end());
+  r.lastState = (fs::file_size(r.sim) - 28) / (8 + 64 * 112) - 1;
+  return r;
+}
+
 TEST_F(GrainSimMpi, AnInputErrorFoundByOneProcessReachesTheUser) {
   // A serial record whose last state names, instead of two of the pile's bodies, bodies the scene
   // does not have: the body count still matches, and only the processes whose shares hold the
   // replaced bodies find them missing, each a different one. On 3 processes the shares are the
   // ordinals [0, 21), [21, 42), [42, 64): the 31st body (process 1) and the last (process 2), so
   // the first process finds nothing. Both messages must reach the user, with exit 2.
-  const fs::path dir = makeTempDir("mpi_restart_error");
-  writeText(dir / "pile.xml", pileScene(0.1));
-  ASSERT_EQ(runSerial(dir / "pile.xml", dir / "serial",
-                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'")
-                .exitCode,
-            0);
-  const fs::path sim = record(dir / "serial") / "SimState.sim";
-  const io::SimState last = checkStates(sim, 64, 6);
-  std::vector<BodyId> ids;
-  for (const io::SimBodyState& b : last.bodies) {
-    ids.push_back(b.id);
-  }
-  std::sort(ids.begin(), ids.end());
-  // Serial states: 28-byte header, then per state the time and 64 bodies of 112 bytes, by id.
-  const std::uintmax_t stateBytes = 8 + 64 * 112;
-  const std::uintmax_t lastState = (fs::file_size(sim) - 28) / stateBytes - 1;
+  const SerialPileRecord rec = serialPileRecord(makeTempDir("mpi_restart_error"));
+  ASSERT_EQ(rec.ids.size(), 64u);
+  const std::vector<BodyId>& ids = rec.ids;
   const std::size_t replacedAt[2] = {30, 63};
   for (int k = 0; k < 2; ++k) {
-    const std::uintmax_t at = 28 + lastState * stateBytes + 8 + replacedAt[k] * 112;
-    std::fstream f(sim, std::ios::in | std::ios::out | std::ios::binary);
+    std::ifstream f(rec.sim, std::ios::binary);
     BodyId id = 0;
-    f.seekg(static_cast<std::streamoff>(at));
+    f.seekg(rec.recordOffset(replacedAt[k]));
     f.read(reinterpret_cast<char*>(&id), sizeof id);
     ASSERT_EQ(id, ids[replacedAt[k]]);
-    const BodyId stranger = (BodyId{99} << 32) + static_cast<BodyId>(k);
-    f.seekp(static_cast<std::streamoff>(at));
-    f.write(reinterpret_cast<const char*>(&stranger), sizeof stranger);
+    rec.overwriteId(replacedAt[k], (BodyId{99} << 32) + static_cast<BodyId>(k));
   }
-  const CommandResult r = runCommand(mpirun(3) + " --restart " + record(dir / "serial").string() +
+  const CommandResult r = runCommand(mpirun(3) + " --restart " + rec.folder.string() +
                                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.1'");
   EXPECT_EQ(r.exitCode, 2) << r.output;
   for (const std::size_t k : replacedAt) {
@@ -1435,37 +1455,18 @@ TEST_F(GrainSimMpi, AnInputErrorFoundByOneProcessReachesTheUser) {
 // (the first and the last) and only the process that built the body sees both: the message
 // names the body and the state, every process stops with exit 2, and nothing is written.
 TEST_F(GrainSimMpi, ARestartStateWithABodyTwiceIsRefused) {
-  const fs::path dir = makeTempDir("mpi_restart_twice");
-  writeText(dir / "pile.xml", pileScene(0.1));
-  ASSERT_EQ(runSerial(dir / "pile.xml", dir / "serial",
-                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.05'")
-                .exitCode,
-            0);
-  const fs::path sim = record(dir / "serial") / "SimState.sim";
-  const io::SimState last = checkStates(sim, 64, 6);
-  std::vector<BodyId> ids;
-  for (const io::SimBodyState& b : last.bodies) {
-    ids.push_back(b.id);
-  }
-  std::sort(ids.begin(), ids.end());
-  // Serial states: 28-byte header, then per state the time and 64 bodies of 112 bytes, by id.
-  const std::uintmax_t stateBytes = 8 + 64 * 112;
-  const std::uintmax_t lastState = (fs::file_size(sim) - 28) / stateBytes - 1;
-  {
-    std::fstream f(sim, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(28 + lastState * stateBytes + 8 + 63 * 112));
-    f.write(reinterpret_cast<const char*>(&ids[0]), sizeof ids[0]);
-  }
-  const fs::path rec = record(dir / "serial");
-  const auto sizeBefore = fs::file_size(rec / "SimState.sim");
-  const CommandResult r = runCommand(mpirun(3) + " --restart " + rec.string() +
+  const SerialPileRecord rec = serialPileRecord(makeTempDir("mpi_restart_twice"));
+  ASSERT_EQ(rec.ids.size(), 64u);
+  rec.overwriteId(63, rec.ids[0]);
+  const auto sizeBefore = fs::file_size(rec.sim);
+  const CommandResult r = runCommand(mpirun(3) + " --restart " + rec.folder.string() +
                                      " --set 'SceneSettings/TimeStepperSettings/@endTime=0.1'");
   EXPECT_EQ(r.exitCode, 2) << r.output;
-  EXPECT_NE(r.output.find("state " + std::to_string(lastState) + ": body " + formatBodyId(ids[0]) +
-                          " occurs twice"),
+  EXPECT_NE(r.output.find("state " + std::to_string(rec.lastState) + ": body " +
+                          formatBodyId(rec.ids[0]) + " occurs twice"),
             std::string::npos)
       << r.output;
-  EXPECT_EQ(fs::file_size(rec / "SimState.sim"), sizeBefore);
+  EXPECT_EQ(fs::file_size(rec.sim), sizeBefore);
 }
 
 TEST_F(GrainSimMpi, AnErrorOnOneProcessStopsAllWithItsMessage) {
@@ -1483,14 +1484,7 @@ TEST_F(GrainSimMpi, AnErrorOnOneProcessStopsAllWithItsMessage) {
     </RigidBodies>
 )";
   const fs::path dir = makeTempDir("mpi_error");
-  const std::string grid = R"(    <MPISettings>
-      <ProcessTopology mode="static">
-        <Topology type="grid" buildMode="AABB" dimension="1 1 4" matchProcessDimToExtent="false"
-            minCellSize="0.001"/>
-      </ProcessTopology>
-      <InclusionSolverSettings splitNodeUpdateRatio="1" convergenceCheckRatio="1"/>
-    </MPISettings>
-)";
+  const std::string grid = staticGrid("1 1 4");
   writeText(dir / "pile.xml", pileScene(0.1, 4, bullet, grid));
   const CommandResult r = runMpi(4, dir / "pile.xml", dir / "out");
   EXPECT_EQ(r.exitCode, 1) << r.output;

@@ -362,11 +362,10 @@ TEST(SelectiveIds, RangeIsHalfOpen) {
 
 // ---- shares of a distributed run (SceneLoadOptions::simulatedShare) --------------------------
 
-// Each of P processes builds the simulated bodies of one contiguous block of ordinals and visits
-// only those indices (N/P, not N); together the shares are the serial scene bit for bit (random
-// radii, random global geometries and jitter depend on the body's index alone); static bodies are
-// on every process; `loaded` still counts the whole group (also with selective loading).
-TEST(SimulatedShare, EachPartVisitsOnlyItsBlockAndTheSharesAreTheSerialScene) {
+/// The bodies of the share tests: 1000 random beads with jitter (group 0), 3 static spheres
+/// (group 5), 200 random beads that selective loading may select (group 1), 301 bodies of random
+/// global geometries (group 2).
+std::string shareBodies() {
   std::string all =
       bodies("beads", 1000, 0, kRandomBead) +
       bodies("fixed", 3, 5, R"(<Sphere distribute="uniform" radius="0.1"/>)", "",
@@ -376,6 +375,15 @@ TEST(SimulatedShare, EachPartVisitsOnlyItsBlockAndTheSharesAreTheSerialScene) {
              R"(<GlobalGeomId distribute="random" startId="10" endId="14" seed="8"/>)");
   const std::string still = R"(jitter="false" delta="0")";
   all.replace(all.find(still), still.size(), R"(jitter="true" delta="0.2" seed="3")");
+  return all;
+}
+
+// Each of P processes builds the simulated bodies of one contiguous block of ordinals and visits
+// only those indices (N/P, not N); together the shares are the serial scene bit for bit (random
+// radii, random global geometries and jitter depend on the body's index alone); static bodies are
+// on every process; `loaded` still counts the whole group (also with selective loading).
+TEST(SimulatedShare, EachPartVisitsOnlyItsBlockAndTheSharesAreTheSerialScene) {
+  const std::string all = shareBodies();
   // Selected bodies of group 1: a set (4 of them) or a range (110).
   for (const auto& [selection, selected] :
        {std::pair{R"(<Set value="1,3 1,150 0,7 1,15 1,199"/>)", 4u},
@@ -447,13 +455,7 @@ TEST(SimulatedShare, EachPartVisitsOnlyItsBlockAndTheSharesAreTheSerialScene) {
 // ordinals, bit for bit as the serial scene, and visits only those indices; an empty list builds no
 // simulated body and still counts every group.
 TEST(SimulatedShare, OrdinalRangesBuildExactlyTheirBodies) {
-  std::string all =
-      bodies("beads", 1000, 0, kRandomBead) +
-      bodies("fixed", 3, 5, R"(<Sphere distribute="uniform" radius="0.1"/>)", "",
-             "<DynamicState type=\"static\"/>") +
-      bodies("chosen", 200, 1, kRandomBead, "enableSelectiveIds=\"true\"") +
-      bodies("globals", 301, 2,
-             R"(<GlobalGeomId distribute="random" startId="10" endId="14" seed="8"/>)");
+  const std::string all = shareBodies();
   const std::string text =
       scene(std::string(kGlobals) + R"(<GlobalSelectiveIds><Range value="1,10 1,120"/>)"
                                     "</GlobalSelectiveIds>",
