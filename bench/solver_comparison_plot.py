@@ -51,7 +51,9 @@ def main(argv):
         ("messages", "neighbour messages per step", 1.0),
         ("time", "simulated network time per step (ms)", 1e3),
     ]
-    for arg in argv[2:]:
+    # Twenty colours: more curves than the default cycle's ten must not share one.
+    colours = plt.cm.tab20.colors
+    for index, arg in enumerate(argv[2:]):
         label, path = arg.split("=", 1)
         runs = read(path)
         if not runs:
@@ -61,7 +63,8 @@ def main(argv):
         for ax, (key, _, scale) in zip(axes, panels):
             # Log axes: one process has no messages and no network time.
             xs = [r for r in ranks if runs[r].get(key, 0.0) > 0.0]
-            ax.plot(xs, [runs[r][key] * scale for r in xs], style, marker="o", label=label)
+            ax.plot(xs, [runs[r][key] * scale for r in xs], style, marker="o", label=label,
+                    color=colours[(2 * index) % 20 + (index // 10) % 2])
     for ax, (_, title, _) in zip(axes, panels):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
