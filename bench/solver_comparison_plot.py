@@ -51,7 +51,9 @@ def main(argv):
         ("messages", "neighbour messages per step", 1.0),
         ("time", "simulated network time per step (ms)", 1e3),
     ]
-    # Twenty colours: more curves than the default cycle's ten must not share one.
+    # Twenty colours: more curves than the default cycle's ten must not share one. tab20 holds
+    # ten hues, each dark then light: the first ten curves take the dark ones, the next ten the
+    # light ones.
     colours = plt.cm.tab20.colors
     for index, arg in enumerate(argv[2:]):
         label, path = arg.split("=", 1)

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <fcntl.h>
 #include <map>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #include <grain/io/scene.hpp>
 #include <grain/mpi/communicator.hpp>
 #include <grain/mpi/distributed_exchange.hpp>
+#include <grain/mpi/messages.hpp>
 
 #include "mpi_text.hpp"
 
@@ -90,13 +90,6 @@ std::vector<mpi::ReceivedMessage> route(MPI_Comm comm, int tag,
   mpi::TrafficCounters traffic;
   exchange.exchange(destinations, send, received, traffic);
   return received;
-}
-
-/// Appends the bytes of `value` to `out`.
-template <class T>
-void put(std::vector<char>& out, const T& value) {
-  const auto* bytes = reinterpret_cast<const char*>(&value);
-  out.insert(out.end(), bytes, bytes + sizeof value);
 }
 
 }  // namespace
@@ -234,11 +227,15 @@ RecordDirectory::RecordDirectory(MPI_Comm parent, std::size_t k,
                                  const std::function<int(BodyId)>& builderOf) {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_dup(parent, &comm);
-  std::map<int, std::vector<char>> outgoing;
+  std::map<int, mpi::ByteWriter> writers;
   for (const io::SimBodyState& b : read) {
     if (const int to = builderOf(b.id); to >= 0) {
-      put(outgoing[to], b.id);
+      writers[to].put(b.id);
     }
+  }
+  std::map<int, std::vector<char>> outgoing;
+  for (auto& [to, w] : writers) {
+    outgoing[to] = std::move(w.bytes());
   }
   const std::vector<mpi::ReceivedMessage> received = route(comm, kTagIds, outgoing);
   MPI_Comm_free(&comm);
@@ -250,9 +247,8 @@ RecordDirectory::RecordDirectory(MPI_Comm parent, std::size_t k,
   std::sort(readers_.begin(), readers_.end());
   std::string problem;
   for (const mpi::ReceivedMessage& m : received) {
-    for (std::size_t at = 0; at + sizeof(BodyId) <= m.bytes.size(); at += sizeof(BodyId)) {
-      BodyId id = 0;
-      std::memcpy(&id, m.bytes.data() + at, sizeof id);
+    for (mpi::ByteReader r(m.bytes); !r.done();) {
+      const auto id = r.get<BodyId>();
       auto it = std::lower_bound(readers_.begin(), readers_.end(), std::pair{id, INT_MIN});
       if (it == readers_.end() || it->first != id) {
         continue;  // not built here (left out by selective loading)

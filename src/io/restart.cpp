@@ -137,15 +137,9 @@ void applyState(const SimState& state, BodyStorage& bodies,
   }
 }
 
-namespace {
-
-/// Calls `copy(i, body)` for each body record `forEachState(visit)` visits that is the simulated
-/// local body i of `bodies` (by id). Throws SimFileError ("state k: body (g,n) occurs twice");
-/// returns the simulated local bodies no record named (storage indices, increasing).
-std::vector<std::size_t> copyIntoHeldBodies(
-    std::size_t k, const BodyStorage& bodies,
-    const std::function<void(const std::function<void(const SimBodyState&)>&)>& forEachState,
-    const std::function<void(std::size_t, const SimBodyState&)>& copy) {
+double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorage& bodies,
+                          const std::function<void(std::size_t, const SimBodyState&)>& copy,
+                          std::vector<std::size_t>& missing) {
   std::unordered_map<BodyId, std::size_t> indexOfId;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     if (bodies.isSimulated(i) && bodies.ownerships()[i] == BodyOwnership::Local) {
@@ -153,7 +147,7 @@ std::vector<std::size_t> copyIntoHeldBodies(
     }
   }
   std::vector<char> found(bodies.size(), 0);
-  forEachState([&](const SimBodyState& b) {
+  const double time = reader.forEachBody(k, [&](const SimBodyState& b) {
     const auto it = indexOfId.find(b.id);
     if (it == indexOfId.end()) {
       return;
@@ -165,28 +159,13 @@ std::vector<std::size_t> copyIntoHeldBodies(
     found[it->second] = 1;
     copy(it->second, b);
   });
-  std::vector<std::size_t> missing;
+  missing.clear();
   for (const auto& [id, i] : indexOfId) {
     if (found[i] == 0) {
       missing.push_back(i);
     }
   }
   std::sort(missing.begin(), missing.end());
-  return missing;
-}
-
-}  // namespace
-
-double readIntoHeldBodies(SimFileReader& reader, std::size_t k, const BodyStorage& bodies,
-                          const std::function<void(std::size_t, const SimBodyState&)>& copy,
-                          std::vector<std::size_t>& missing) {
-  double time = 0.0;
-  missing = copyIntoHeldBodies(
-      k, bodies,
-      [&](const std::function<void(const SimBodyState&)>& visit) {
-        time = reader.forEachBody(k, visit);
-      },
-      copy);
   return time;
 }
 

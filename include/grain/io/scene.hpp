@@ -275,8 +275,8 @@ struct SceneLoadOptions {
   /// visiting only those indices, each body with the bits of a serial load; an empty list builds
   /// no simulated body (the scene is still read and checked whole, and `loaded` counts every
   /// selected body). A distributed run that starts from a state builds in this way the bodies of
-  /// the records each process read. Not together with simulatedShare; combines with
-  /// keepSimulatedBody.
+  /// the records each process read. With simulatedShare set too, the share is built; combines
+  /// with keepSimulatedBody.
   std::optional<std::vector<OrdinalRange>> simulatedOrdinals;
   /// false: GlobalInitialCondition's .sim file is checked and its state chosen (time included),
   /// but the bodies' states are left to the caller (InitialConditionSource::statesRead), who
