@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Checks of the simulated MPI (SimGrid's SMPI) that grain's simulated-cluster figures rest on
-# (docs/mpi.md, "Under SMPI"; docs/benchmarks.md, "Rebuilds at scale"). Three small MPI programs
-# in bench/smpi_checks/, compiled with smpicc and run on the platform of bench/smpi_scaling.sh:
+# (docs/mpi.md, "Under SMPI"; docs/benchmarks.md, "Rebuilds at scale"). Small MPI programs in
+# bench/smpi_checks/, compiled with smpicc and run on the platform of bench/smpi_scaling.sh, and
+# grain-sim-mpi itself (check 6):
 #
-#   bench/smpi_checks.sh [--platform FILE] [--runs K]
+#   bench/smpi_checks.sh [--platform FILE] [--runs K] [--check N]
+#
+# --check N runs check N alone.
 #
 # 1. ibarrier_late.c on 4 processes, process 3 (then process 0) entering MPI_Ibarrier 10 ms late:
 #    one line per round and process with the time it left. With a correct barrier nobody leaves
@@ -23,15 +26,24 @@
 #    simulated): the time of an MPI_Iprobe and of an MPI_Test that find nothing, the constant
 #    that smpi/iprobe and smpi/test stand for, three times:
 #      poll iprobe T ns test T ns (C calls each, 2 processes)
+# 6. A restart reads its record under SMPI too (grain-sim-mpi of the smpi preset reads with pread,
+#    as SMPI's MPI-IO charges a read's time but fills no buffer; apps/grain_sim_mpi/
+#    shared_read_file.hpp): the serial grain-sim (build/release) records one step of the 4-tile
+#    lattice pile of bench/smpi_scaling.sh (SOR to a natural-map error of 1e-6, warm start on),
+#    and grain-sim-mpi continues it for three steps on 2 real OpenMPI processes and on 2
+#    simulated ones; their run logs (SimData.dat) must agree in every column but the times:
+#      restart simulated against real: identical in C columns of S steps   (or: differ ...)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 platform="$root/bench/platforms/frontera.xml"
 runs=10
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+only=""
+usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --platform) platform="$(realpath "$2")"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
+    --check) only="$2"; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -40,6 +52,7 @@ done
 command -v smpicc > /dev/null ||
   { echo "smpi_checks: smpicc not found; run tools/install-deps.sh smpi" >&2; exit 2; }
 
+want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 out="$root/build/smpi_checks"
 mkdir -p "$out"
 for program in ibarrier_late nbx_rounds communicator_cost; do
@@ -85,10 +98,13 @@ simulate() {  # seconds ranks extra-options program args... (0 seconds: no limit
   fi
 }
 
+if want 1; then
 for late in 3 0; do
   echo "# MPI_Ibarrier, process $late late by 0.01 s"
   simulate 0 4 "" "$out/ibarrier_late" "$late" | sort -k3,3n -k5,5n
 done
+fi
+if want 2; then
 for mode in ibarrier iallreduce dissemination; do
   for ranks in 8 16; do
     finished=0
@@ -102,9 +118,13 @@ for mode in ibarrier iallreduce dissemination; do
     echo "nbx $mode processes $ranks finished $finished of $runs (received $received)"
   done
 done
+fi
+if want 3; then
 for ranks in 16 64 256; do
   simulate 0 "$ranks" --cfg=smpi/simulate-computation:no "$out/communicator_cost"
 done
+fi
+if want 4; then
 for ranks in 64 256; do
   for mode in iallreduce dissemination; do
     start=$(date +%s.%N)
@@ -115,9 +135,57 @@ for ranks in 64 256; do
     echo "cost $mode processes $ranks wall $wall s ($result)"
   done
 done
+fi
+if want 5; then
 mpicc -O2 -o "$out/poll_cost" "$root/bench/smpi_checks/poll_cost.c" 2> "$out/poll_cost.build.log" ||
   { cat "$out/poll_cost.build.log" >&2; exit 1; }
 for ((k = 0; k < 3; ++k)); do
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
     "$out/poll_cost"
 done
+fi
+
+if want 6; then
+# 6. The record of one settled step, continued for real and simulated.
+restart="$out/restart"
+rm -rf "$restart"
+mkdir -p "$restart"
+for b in release/apps/grain_sim/grain-sim release/apps/grain_sim_mpi/grain-sim-mpi \
+    smpi/apps/grain_sim_mpi/grain-sim-mpi; do
+  [ -x "$root/build/$b" ] || { echo "smpi_checks: build/$b missing (build the release and smpi presets)" >&2; exit 2; }
+done
+"$root/bench/smpi_scaling.sh" --bodies-per-rank 1500 --tolerance 1e-6 --write-scene 4 "$restart/scene.xml" 2> /dev/null
+sed -e 's|<RecorderSettings mode="noOutput"/>|<RecorderSettings mode="everyTimeStep"/>|' \
+  -e 's|endTime="[^"]*"|endTime="0.0005"|' "$restart/scene.xml" > "$restart/settle.xml"
+"$root/build/release/apps/grain_sim/grain-sim" -s "$restart/settle.xml" -g "$restart/settled" > "$restart/settle.log"
+continued=(--set SceneSettings/RecorderSettings/@mode=noOutput
+           --set SceneSettings/TimeStepperSettings/@endTime=0.002)
+for run in real simulated; do
+  cp -r "$restart/settled/SimFiles/SimDataRECORD_0" "$restart/$run"
+done
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
+  "$root/build/release/apps/grain_sim_mpi/grain-sim-mpi" --restart "$restart/real" "${continued[@]}" \
+  > "$restart/real.log" 2>&1
+simulate 0 2 --cfg=smpi/simulate-computation:no "$root/build/smpi/apps/grain_sim_mpi/grain-sim-mpi" \
+  --restart "$restart/simulated" "${continued[@]}" > "$restart/simulated.log"
+/usr/bin/python3 - "$restart/real/SimData.dat" "$restart/simulated/SimData.dat" <<'PY'
+import sys
+def rows(path):
+    header, out = None, []
+    for line in open(path):
+        if line.startswith("# WallTime"):
+            header = line[2:].rstrip("\n").split("\t")
+        elif line.strip() and not line.startswith("#"):
+            out.append(line.split())
+    keep = [k for k, name in enumerate(header) if "Time [s]" not in name or name.startswith("Simulation")]
+    return [[r[k] for k in keep] for r in out], len(keep)
+real, columns = rows(sys.argv[1])
+simulated, _ = rows(sys.argv[2])
+steps = len(real) - 1  # the recorded step, then the continued ones
+if real == simulated and steps == 3:
+    print(f"restart simulated against real: identical in {columns} columns of {steps} steps")
+else:
+    print(f"restart simulated against real: differ ({len(real) - 1} and {len(simulated) - 1} steps)")
+    sys.exit(1)
+PY
+fi

@@ -35,7 +35,7 @@ constexpr std::uint64_t kRecordsPerRead = std::uint64_t{1} << 20;
 /// Reads this process's share of `n` records of `recordBytes` bytes that start at byte `base` of
 /// `file` (records [r n / P, (r + 1) n / P), one contiguous block) and calls `visit(record)` for
 /// each, in file order. `problem` gets an I/O error (on every process).
-void readShare(MPI_Comm comm, MPI_File file, MPI_Offset base, std::uint64_t n,
+void readShare(MPI_Comm comm, SharedReadFile& file, std::uint64_t base, std::uint64_t n,
                std::uint64_t recordBytes, const std::function<void(const char*)>& visit,
                std::uint64_t& bytesRead, std::string& problem) {
   int rank = 0;
@@ -48,9 +48,6 @@ void readShare(MPI_Comm comm, MPI_File file, MPI_Offset base, std::uint64_t n,
   const std::uint64_t largest =
       (n + static_cast<std::uint64_t>(size) - 1) / static_cast<std::uint64_t>(size);
   const std::uint64_t rounds = (largest + kRecordsPerRead - 1) / kRecordsPerRead;
-  MPI_Datatype record = MPI_DATATYPE_NULL;
-  MPI_Type_contiguous(static_cast<int>(recordBytes), MPI_BYTE, &record);
-  MPI_Type_commit(&record);
   std::vector<char> buffer;
   int worst = MPI_SUCCESS;
   for (std::uint64_t round = 0; round < rounds; ++round) {
@@ -59,16 +56,13 @@ void readShare(MPI_Comm comm, MPI_File file, MPI_Offset base, std::uint64_t n,
     buffer.resize(count * recordBytes);
     // Independent reads: every block is contiguous and large (n / P records), so collective
     // buffering would gain nothing, and its aggregators would read more than their 1/P.
-    const int rc =
-        MPI_File_read_at(file, base + static_cast<MPI_Offset>(from * recordBytes), buffer.data(),
-                         static_cast<int>(count), record, MPI_STATUS_IGNORE);
+    const int rc = file.readAt(base + from * recordBytes, buffer.data(), buffer.size());
     worst = std::max(worst, rc);
     bytesRead += buffer.size();
     for (std::uint64_t i = 0; i < count && rc == MPI_SUCCESS; ++i) {
       visit(buffer.data() + i * recordBytes);
     }
   }
-  MPI_Type_free(&record);
   MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, comm);
   if (worst != MPI_SUCCESS) {
     problem = "cannot read: " + mpiErrorText(worst);
@@ -105,13 +99,10 @@ CollectiveStateReader::CollectiveStateReader(MPI_Comm comm, std::filesystem::pat
   MPI_Comm_dup(comm, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  int rc = MPI_File_open(comm_, path_.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &file_);
-  if (rc != MPI_SUCCESS) {
-    file_ = MPI_FILE_NULL;
+  if (const int rc = file_.open(comm_, path_); rc != MPI_SUCCESS) {
     MPI_Comm_free(&comm_);
     fail("cannot open the file: " + mpiErrorText(rc));
   }
-  MPI_File_set_errhandler(file_, MPI_ERRORS_RETURN);
   // The first process reads the header; every process gets its bytes and the file size.
   struct {
     char header[io::SimFileHeader::kSize];
@@ -119,12 +110,11 @@ CollectiveStateReader::CollectiveStateReader(MPI_Comm comm, std::filesystem::pat
     int rc;
   } head{};
   if (rank_ == 0) {
-    MPI_Offset size = 0;
-    head.rc = MPI_File_get_size(file_, &size);
-    head.size = static_cast<unsigned long long>(size);
+    std::uint64_t size = 0;
+    head.rc = file_.size(size);
+    head.size = size;
     if (head.rc == MPI_SUCCESS && head.size >= io::SimFileHeader::kSize) {
-      head.rc = MPI_File_read_at(file_, 0, head.header, static_cast<int>(sizeof head.header),
-                                 MPI_BYTE, MPI_STATUS_IGNORE);
+      head.rc = file_.readAt(0, head.header, sizeof head.header);
       bytesRead_ += sizeof head.header;
     }
   }
@@ -144,7 +134,7 @@ CollectiveStateReader::CollectiveStateReader(MPI_Comm comm, std::filesystem::pat
     }
   }
   if (!problem.empty()) {
-    MPI_File_close(&file_);
+    file_.close();
     MPI_Comm_free(&comm_);
     fail(problem);
   }
@@ -155,9 +145,7 @@ CollectiveStateReader::CollectiveStateReader(MPI_Comm comm, std::filesystem::pat
 }
 
 CollectiveStateReader::~CollectiveStateReader() {
-  if (file_ != MPI_FILE_NULL) {
-    MPI_File_close(&file_);
-  }
+  file_.close();
   if (comm_ != MPI_COMM_NULL) {
     MPI_Comm_free(&comm_);
   }
@@ -182,9 +170,8 @@ double CollectiveStateReader::readTime(std::size_t k) {
     int rc;
   } t{0.0, MPI_SUCCESS};
   if (rank_ == 0) {
-    t.rc = MPI_File_read_at(
-        file_, static_cast<MPI_Offset>(io::SimFileHeader::kSize + k * header_.bytesPerState()),
-        &t.time, 1, MPI_DOUBLE, MPI_STATUS_IGNORE);
+    t.rc = file_.readAt(io::SimFileHeader::kSize + k * header_.bytesPerState(), &t.time,
+                        sizeof t.time);
     bytesRead_ += sizeof(double);
   }
   MPI_Bcast(&t, sizeof t, MPI_BYTE, 0, comm_);
@@ -198,8 +185,8 @@ double CollectiveStateReader::readBlock(std::size_t k, const std::function<bool(
                                         std::vector<io::SimBodyState>& records) {
   const double time = readTime(k);
   const std::uint64_t perBody = header_.bytesPerBody();
-  const auto base = static_cast<MPI_Offset>(io::SimFileHeader::kSize + k * header_.bytesPerState() +
-                                            sizeof(double));
+  const std::uint64_t base =
+      io::SimFileHeader::kSize + k * header_.bytesPerState() + sizeof(double);
   std::string problem;
   records.clear();
   readShare(
@@ -352,14 +339,12 @@ std::optional<std::vector<detail::PercussionCacheEntry>> readWarmStartTogether(
   }
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_dup(parent, &comm);
-  MPI_File file = MPI_FILE_NULL;
+  SharedReadFile file;
   const std::filesystem::path& path = files[choice.which];
-  const int rc = MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &file);
-  if (rc != MPI_SUCCESS) {
+  if (const int rc = file.open(comm, path); rc != MPI_SUCCESS) {
     MPI_Comm_free(&comm);
     throw Error(path.string() + ": cannot open: " + mpiErrorText(rc));
   }
-  MPI_File_set_errhandler(file, MPI_ERRORS_RETURN);
   // The home body of a pair: the smaller id if simulated, else the larger (static and animated
   // bodies are on every process).
   const auto homeOf = [&](const detail::PercussionCacheEntry& e) {
@@ -376,7 +361,7 @@ std::optional<std::vector<detail::PercussionCacheEntry>> readWarmStartTogether(
         }
       },
       bytesRead, problem);
-  MPI_File_close(&file);
+  file.close();
   if (!problem.empty()) {
     MPI_Comm_free(&comm);
     throw Error(path.string() + ": " + problem);

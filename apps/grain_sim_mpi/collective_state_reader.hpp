@@ -19,12 +19,14 @@
 #include <grain/io/sim_file.hpp>
 #include <grain/io/simulated_share.hpp>
 
+#include "shared_read_file.hpp"
+
 /// Reading a state (and the warm-start cache) of a .sim record on all processes together, so that
 /// no process reads more than about 1/P of it: process k reads one contiguous block of the records
-/// (MPI_File_read_at) and builds those bodies itself; only their ids (to check the state) and the
-/// warm-start entries travel before the first decomposition, which moves each body once, to its
-/// owner. The io library stays free of MPI: it decodes the records (io::decodeSimBody,
-/// io::decodeWarmStartEntry).
+/// (SharedReadFile: MPI_File_read_at, or pread under SMPI) and builds those bodies itself; only
+/// their ids (to check the state) and the warm-start entries travel before the first
+/// decomposition, which moves each body once, to its owner. The io library stays free of MPI: it
+/// decodes the records (io::decodeSimBody, io::decodeWarmStartEntry).
 namespace grain::app {
 
 /// Bytes this process read from the record's files.
@@ -68,7 +70,7 @@ class CollectiveStateReader {
   int rank_ = 0;
   int size_ = 1;
   std::filesystem::path path_;
-  MPI_File file_ = MPI_FILE_NULL;
+  SharedReadFile file_;
   io::SimFileHeader header_;
   std::uint64_t fileSize_ = 0;
   std::size_t stateCount_ = 0;
