@@ -475,8 +475,10 @@ class MpiHooks final : public app::RunHooks {
 };
 
 /// The closing lines of a distributed run: neighbours per process, the step profile and the
-/// rebuilds of the decomposition (collective).
-void sayRunSummary(const MpiHooks& hooks, const mpi::DistributedExchange& exchange) {
+/// rebuilds of the decomposition (collective); `stepsBefore`: the steps before the run's first
+/// (those of the state a restart continues).
+void sayRunSummary(const MpiHooks& hooks, const mpi::DistributedExchange& exchange,
+                   std::uint64_t stepsBefore) {
   // Neighbours per process: they bound a process's messages per exchange; a large kd-tree
   // domain can border many small ones.
   std::array<double, 3> n{static_cast<double>(hooks.mostNeighbours()),
@@ -489,7 +491,7 @@ void sayRunSummary(const MpiHooks& hooks, const mpi::DistributedExchange& exchan
                 "neighbours per process: max %.0f during the run, now max %.0f and mean %.1f\n",
                 n[0], n[1], n[2] / gSize);
   say("domains    " + std::string(line));
-  say(hooks.profile().summary(MPI_COMM_WORLD));
+  say(hooks.profile().summary(MPI_COMM_WORLD, stepsBefore));
   if (hooks.rebuilds() > 0) {
     std::string fallbacks;
     if (hooks.fromCentres() + hooks.keptPrevious() > 0) {
@@ -872,7 +874,7 @@ int run(const app::SimOptions& opt) {
   if (progress) {
     progress->finish(app::summaryLine(result, hooks.signal()));
   }
-  sayRunSummary(hooks, exchange);
+  sayRunSummary(hooks, exchange, firstStep);
   if (result.stopped) {
     say("output     " + record.folder().string() + " (complete up to the last written state)\n");
     say("continue   mpirun -np " + std::to_string(gSize) + " grain-sim-mpi --restart " +

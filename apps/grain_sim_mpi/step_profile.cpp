@@ -61,7 +61,7 @@ void StepProfile::endStep(const mpi::TrafficCounters& traffic) {
   ++steps_;
 }
 
-std::string StepProfile::summary(MPI_Comm comm) const {
+std::string StepProfile::summary(MPI_Comm comm, std::uint64_t stepsBefore) const {
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(comm, &rank);
@@ -120,12 +120,15 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   for (double& v : mean) {
     v /= size;
   }
-  char steps[64];
+  // The run's first step and its last, in the step numbers of the run (a restart continues them).
+  const auto first = static_cast<unsigned long long>(stepsBefore + 1);
+  const auto last = static_cast<unsigned long long>(stepsBefore + steps_);
+  char steps[96];
   if (onlyFirst) {
-    std::snprintf(steps, sizeof steps, "step 1");
+    std::snprintf(steps, sizeof steps, "step %llu", first);
   } else {
-    std::snprintf(steps, sizeof steps, "steps 2-%llu; step 1: %.6f s",
-                  static_cast<unsigned long long>(steps_), maximum[kPartCount]);
+    std::snprintf(steps, sizeof steps, "steps %llu-%llu; step %llu: %.6f s", first + 1, last, first,
+                  maximum[kPartCount]);
   }
   std::string text;
   char line[256];
@@ -154,8 +157,8 @@ std::string StepProfile::summary(MPI_Comm comm) const {
   if (!onlyFirst) {
     std::snprintf(line, sizeof line,
                   "traffic    per step: messages %.1f bytes %.0f (sum over processes) reductions "
-                  "%.1f (max over processes) (steps 2-%llu)\n",
-                  messages, bytes, reductions, static_cast<unsigned long long>(steps_));
+                  "%.1f (max over processes) (steps %llu-%llu)\n",
+                  messages, bytes, reductions, first + 1, last);
     text += line;
   }
   if (migrations > 0.0) {

@@ -45,8 +45,9 @@ class StepProfile {
   /// seconds per step of each part, the maximum and the mean over the processes, the processes
   /// that computed most and least and the shortest and longest step, then the messages, bytes and
   /// reductions per step, then (after rebuilds) the migration's messages per rebuild. Collective
-  /// (three reductions).
-  std::string summary(MPI_Comm comm) const;
+  /// (three reductions). `stepsBefore`: the steps made before this run's first (a restart
+  /// continues from that step), so that the lines name the steps by the run's step numbers.
+  std::string summary(MPI_Comm comm, std::uint64_t stepsBefore = 0) const;
 
  private:
   enum Part { kStep, kCompute, kExchange, kCollectives, kRebuild, kPartCount };
