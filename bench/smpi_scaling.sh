@@ -7,7 +7,7 @@
 #   bench/smpi_scaling.sh --bodies-per-rank N --ranks 'LIST' [--platform FILE] [--thesis]
 #                         [--strong] [--network-only] [--steps S] [--keep] [--write-scene R FILE]
 #                         [--method SOR|APGD|PQN|IPM] [--tolerance TOL] [--max-iter K]
-#                         [--cold] [--jitter D] [--rebuild-every K] [--trace]
+#                         [--cold] [--settled] [--jitter D] [--rebuild-every K] [--trace]
 #                         [--smpi-option OPTION]...
 #   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
@@ -48,6 +48,15 @@
 # that made most; E: the largest natural-map error reached; F: steps that stopped at K
 # iterations; U: steps whose solver did not report convergence; P: steps in which PQN fell back).
 # --cold: no warm start (usePercussionCache="false"): every step solves from zero percussions.
+# --settled: the simulated run starts warm. Each rank count's scene is first solved for one step
+# for real by the serial grain-sim (build/release, built if missing; SOR with 2 threads to a
+# natural-map error <= TOL, default 1e-6), which records the state and its warm-start data, and
+# grain-sim-mpi continues from that record (--restart, with the scene's solver settings and no
+# output), so the first simulated step starts from the settled pile's percussions instead of from
+# zero: the warm rows of a solver without the cost of simulating a cold first step, which on 256
+# and more processes takes most of a run's time. The simulated run makes steps 2-(S+1) and times
+# steps 3-(S+1) (as many as without --settled; the first step of a run is never timed). Not with
+# --cold or --calibrate.
 # --jitter D: every sphere starts D (m) away from its lattice site, in a random direction (the
 # scene's InitialPosition jitter; default 0, the perfect lattice; 1e-9 with --strong). On the
 # perfect lattice a single process keeps every layer's velocities bitwise equal, and with them
@@ -101,6 +110,7 @@ method=SOR
 tolerance=""
 maxIter=5000
 warm=true
+settled=0
 jitter=""
 rebuildEvery=""
 trace=0
@@ -123,6 +133,7 @@ while [ $# -gt 0 ]; do
     --tolerance) tolerance="$2"; shift 2 ;;
     --max-iter) maxIter="$2"; shift 2 ;;
     --cold) warm=false; shift ;;
+    --settled) settled=1; shift ;;
     --jitter) jitter="$2"; shift 2 ;;
     --rebuild-every) rebuildEvery="$2"; shift 2 ;;
     --trace) trace=1; keep=1; shift ;;
@@ -144,6 +155,10 @@ else
   [ -n "$perRank" ] && [ -n "$ranks" ] || usage
 fi
 jitter="${jitter:-0}"
+if [ "$settled" = 1 ]; then
+  [ "$warm" = true ] || { echo "smpi_scaling: --settled and --cold exclude each other" >&2; exit 2; }
+  [ "$calibrate" = 0 ] || { echo "smpi_scaling: --settled and --calibrate exclude each other" >&2; exit 2; }
+fi
 [ -f "$platform" ] || { echo "smpi_scaling: no platform file $platform" >&2; exit 2; }
 [ "$steps" -ge 2 ] || { echo "smpi_scaling: --steps must be at least 2" >&2; exit 2; }
 if [ -n "$rebuildEvery" ]; then
@@ -259,6 +274,8 @@ factor() {
 }
 
 layers=15
+timed="steps 2-$steps timed"
+[ "$settled" = 0 ] || timed="one step settled serially, steps 3-$((steps + 1)) timed"
 if [ "$strong" = 0 ]; then
   # One tile of a x b x layers spheres per rank, as close to N bodies as the lattice allows.
   read -r ta tb < <(/usr/bin/python3 -c "
@@ -268,10 +285,10 @@ a = max(1, round(math.sqrt(n)))
 b = max(1, round(n / a))
 print(a, b)")
   echo "# weak scaling: ${ta} x ${tb} x ${layers} = $((ta * tb * layers)) bodies per rank," \
-    "$solverName, steps 2-$steps timed; $([ "$thesis" = 1 ] && echo "thesis MPISettings" || ([ -n "$rebuildEvery" ] && echo "kd-tree rebuilt every $rebuildEvery steps") || echo "no MPISettings (grain's defaults)")" >&2
+    "$solverName, $timed; $([ "$thesis" = 1 ] && echo "thesis MPISettings" || ([ -n "$rebuildEvery" ] && echo "kd-tree rebuilt every $rebuildEvery steps") || echo "no MPISettings (grain's defaults)")" >&2
 else
   layers=16
-  echo "# strong scaling: 250 x 250 x 16 = 10^6 bodies, $solverName, steps 2-$steps timed" >&2
+  echo "# strong scaling: 250 x 250 x 16 = 10^6 bodies, $solverName, $timed" >&2
 fi
 if [ -n "$writeScene" ]; then
   if [ "$strong" = 0 ]; then
@@ -337,9 +354,15 @@ simulate() {  # ranks name -> simulated s/step (run folder and log under $out/na
   hostfile "$r" > "$out/hosts_$r"
   [ "$trace" = 0 ] ||
     tracing=(--cfg=tracing:yes --cfg=tracing/smpi:yes "--cfg=tracing/filename:$out/trace_$r.paje")
+  local input=(-s "$(sceneFor "$r")" -g "$out/$name")
+  if [ "$settled" = 1 ]; then
+    local record
+    record="$(settle "$r")"
+    input=($(continueSettled "$record" "$name"))
+  fi
   start=$(date +%s)
   if ! smpirun -np "$r" -platform "$platform" -hostfile "$out/hosts_$r" "${smpi[@]}" "${tracing[@]}" \
-      "$bin" -s "$(sceneFor "$r")" -g "$out/$name" > "$out/$name.log" 2>&1; then
+      "$bin" "${input[@]}" > "$out/$name.log" 2>&1; then
     echo "smpi_scaling: the run on $r ranks failed:" >&2
     tail -20 "$out/$name.log" >&2
     exit 1
@@ -353,10 +376,52 @@ simulate() {  # ranks name -> simulated s/step (run folder and log under $out/na
   echo "# $r ranks: $wall s wall time; load: $(uptime | sed 's/.*load average: //')" >&2
   echo "$t"
 }
+# --settled: the serial grain-sim solves the first step of the rank count's scene and records it,
+# and each run continues from a copy of that record. The records are kept for later invocations
+# in build/smpi_bench/settled/, one folder per settling scene (named by its checksum; the scene of
+# 1024 ranks of 1500 spheres takes about 0.5 GB there).
+serial="$root/build/release/apps/grain_sim/grain-sim"
+settle() {  # ranks -> the record folder of the settled first step
+  local r="$1" scene="$out/settle_$1.xml" dir start
+  sed -e 's|<RecorderSettings mode="noOutput"/>|<RecorderSettings mode="everyTimeStep"/>|' \
+    -e 's|endTime="[^"]*"|endTime="0.0005"|' \
+    -e "s|<InclusionSolverSettings [^/]*useGPU=|<InclusionSolverSettings method=\"SORContact\" convergenceMethod=\"NaturalMap\" minIter=\"1\" maxIter=\"100000\" absTol=\"0\" relTol=\"${tolerance:-1e-6}\" useGPU=|" \
+    "$(sceneFor "$r")" > "$scene"
+  dir="$root/build/smpi_bench/settled/$(sha1sum < "$scene" | cut -c1-16)"
+  if [ ! -f "$dir/settled" ]; then
+    if [ ! -x "$serial" ]; then
+      (cd "$root" && cmake --preset release >/dev/null &&
+        cmake --build build/release --target grain-sim) >&2
+    fi
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    cp "$scene" "$dir/scene.xml"
+    start=$(date +%s)
+    "$serial" -s "$scene" -g "$dir/run" --threads 2 > "$dir/settle.log" 2>&1 ||
+      { echo "smpi_scaling: settling the scene of $r ranks failed:" >&2; tail -20 "$dir/settle.log" >&2; exit 1; }
+    echo "$(( $(date +%s) - start )) s: $(grep -E '^progress' "$dir/settle.log" | tail -1 |
+      sed 's/.*contacts/contacts/')" > "$dir/settled"
+  fi
+  echo "# $r ranks: first step settled serially in $(cat "$dir/settled") ($dir)" >&2
+  echo "$dir/run/SimFiles/SimDataRECORD_0"
+}
+continueSettled() {  # record name -> grain-sim-mpi's options that continue a copy of the record
+  local record="$1" name="$2" copy attr
+  copy="$out/$name/SimFiles/SimDataRECORD_0"
+  mkdir -p "$(dirname "$copy")"
+  cp -al "$record" "$copy"  # links: the run writes only its log
+  cp --remove-destination "$record/SimData.dat" "$copy/SimData.dat"
+  echo "--restart $copy --set SceneSettings/RecorderSettings/@mode=noOutput"
+  echo "--set SceneSettings/TimeStepperSettings/@endTime=$(/usr/bin/python3 -c "print(0.0005 * ($steps + 1))")"
+  # The scene's own solver settings (the settled step used SOR to a natural-map error).
+  for attr in $solver; do
+    echo "--set SceneSettings/TimeStepperSettings/InclusionSolverSettings/@${attr//\"/}"
+  done
+}
 solverLine() {  # ranks name -> the solver line of that run (--tolerance)
-  /usr/bin/python3 - "$method" "$1" "$out/$2.log" "$out/$2" "$maxIter" <<'EOF'
+  /usr/bin/python3 - "$method" "$1" "$out/$2.log" "$out/$2" "$maxIter" "$((settled + 2))" <<'EOF'
 import glob, re, sys
-method, ranks, log, folder, max_iter = sys.argv[1:]
+method, ranks, log, folder, max_iter, first_timed = sys.argv[1:]
 text = open(log).read()
 m = re.search(r"^traffic +per step: messages (\S+) bytes (\S+) .* reductions (\S+)", text, re.M)
 if not m:
@@ -371,7 +436,7 @@ for line in open(data[-1]):
     elif line.strip() and not line.startswith("#"):
         rows.append(line.split())
 col = {name: k for k, name in enumerate(header)}
-rows = [r for r in rows if int(float(r[col["Step"]])) >= 2]
+rows = [r for r in rows if int(float(r[col["Step"]])) >= int(first_timed)]
 its = [float(r[col["nIterations"]]) for r in rows]
 err = [float(r[col["NaturalMapError"]]) for r in rows]
 unconverged = sum(int(float(r[col["Converged"]])) == 0 for r in rows)
