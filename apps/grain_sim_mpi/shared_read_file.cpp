@@ -52,10 +52,6 @@ void SharedReadFile::close() {
   }
 }
 
-bool SharedReadFile::isOpen() const {
-  return fd_ >= 0;
-}
-
 #else
 
 int SharedReadFile::open(MPI_Comm comm, const std::filesystem::path& path) {
@@ -93,10 +89,6 @@ void SharedReadFile::close() {
   if (file_ != MPI_FILE_NULL) {
     MPI_File_close(&file_);
   }
-}
-
-bool SharedReadFile::isOpen() const {
-  return file_ != MPI_FILE_NULL;
 }
 
 #endif

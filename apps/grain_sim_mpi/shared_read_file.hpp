@@ -29,7 +29,6 @@ class SharedReadFile {
   int readAt(std::uint64_t offset, void* buffer, std::uint64_t bytes);
   /// Closes the file if it is open (collective in the MPI-IO build).
   void close();
-  bool isOpen() const;
 
  private:
 #ifdef SMPI_H
