@@ -26,8 +26,8 @@
 #    simulated): the time of an MPI_Iprobe and of an MPI_Test that find nothing, the constant
 #    that smpi/iprobe and smpi/test stand for, three times:
 #      poll iprobe T ns test T ns (C calls each, 2 processes)
-# 6. A restart reads its record under SMPI too (grain-sim-mpi of the smpi preset reads with pread,
-#    as SMPI's MPI-IO charges a read's time but fills no buffer; apps/grain_sim_mpi/
+# 6. A restart reads its record under SMPI too (grain-sim-mpi of the smpi preset reads with pread:
+#    SMPI's MPI-IO stops on a diskless host and does not write a read's buffer; apps/grain_sim_mpi/
 #    shared_read_file.hpp): the serial grain-sim (build/release) records one step of the 4-tile
 #    lattice pile of bench/smpi_scaling.sh (SOR to a natural-map error of 1e-6, warm start on),
 #    and grain-sim-mpi continues it for three steps on 2 real OpenMPI processes and on 2

@@ -10,9 +10,10 @@ namespace grain::app {
 
 /// A file that all processes of a communicator open to read, each its own parts: MPI-IO
 /// (MPI_File_open, independent MPI_File_read_at) in a build against a real MPI library. Built
-/// against SimGrid's SMPI it reads with POSIX open and pread instead: SMPI's MPI-IO charges the
-/// simulated time of a read but fills no buffer, so without this a restart in the simulator would
-/// decode zeros. Errors are returned as MPI error codes (MPI_ERR_FILE, MPI_ERR_IO for POSIX).
+/// against SimGrid's SMPI it reads with POSIX open and pread instead: SMPI's MPI-IO stops on a
+/// platform host without a disk, and with one it charges a read's simulated time without writing
+/// the buffer (SimGrid's smpi_file.cpp). Errors are returned as MPI error codes (MPI_ERR_FILE,
+/// MPI_ERR_IO for POSIX).
 class SharedReadFile {
  public:
   SharedReadFile() = default;
