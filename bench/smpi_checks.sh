@@ -99,76 +99,76 @@ simulate() {  # seconds ranks extra-options program args... (0 seconds: no limit
 }
 
 if want 1; then
-for late in 3 0; do
-  echo "# MPI_Ibarrier, process $late late by 0.01 s"
-  simulate 0 4 "" "$out/ibarrier_late" "$late" | sort -k3,3n -k5,5n
-done
+  for late in 3 0; do
+    echo "# MPI_Ibarrier, process $late late by 0.01 s"
+    simulate 0 4 "" "$out/ibarrier_late" "$late" | sort -k3,3n -k5,5n
+  done
 fi
 if want 2; then
-for mode in ibarrier iallreduce dissemination; do
-  for ranks in 8 16; do
-    finished=0
-    received="-"
-    for ((k = 0; k < runs; ++k)); do
-      if result=$(simulate 60 "$ranks" "" "$out/nbx_rounds" "$mode") && [[ "$result" == nbx* ]]; then
-        finished=$((finished + 1))
-        received="${result##* }"
-      fi
+  for mode in ibarrier iallreduce dissemination; do
+    for ranks in 8 16; do
+      finished=0
+      received="-"
+      for ((k = 0; k < runs; ++k)); do
+        if result=$(simulate 60 "$ranks" "" "$out/nbx_rounds" "$mode") && [[ "$result" == nbx* ]]; then
+          finished=$((finished + 1))
+          received="${result##* }"
+        fi
+      done
+      echo "nbx $mode processes $ranks finished $finished of $runs (received $received)"
     done
-    echo "nbx $mode processes $ranks finished $finished of $runs (received $received)"
   done
-done
 fi
 if want 3; then
-for ranks in 16 64 256; do
-  simulate 0 "$ranks" --cfg=smpi/simulate-computation:no "$out/communicator_cost"
-done
+  for ranks in 16 64 256; do
+    simulate 0 "$ranks" --cfg=smpi/simulate-computation:no "$out/communicator_cost"
+  done
 fi
 if want 4; then
-for ranks in 64 256; do
-  for mode in iallreduce dissemination; do
-    start=$(date +%s.%N)
-    result=$(simulate 300 "$ranks" --cfg=smpi/simulate-computation:no "$out/nbx_rounds" "$mode") ||
-      result="stopped after 300 s"
-    wall=$(/usr/bin/python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" \
-      "$start" "$(date +%s.%N)")
-    echo "cost $mode processes $ranks wall $wall s ($result)"
+  for ranks in 64 256; do
+    for mode in iallreduce dissemination; do
+      start=$(date +%s.%N)
+      result=$(simulate 300 "$ranks" --cfg=smpi/simulate-computation:no "$out/nbx_rounds" "$mode") ||
+        result="stopped after 300 s"
+      wall=$(/usr/bin/python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" \
+        "$start" "$(date +%s.%N)")
+      echo "cost $mode processes $ranks wall $wall s ($result)"
+    done
   done
-done
 fi
 if want 5; then
-mpicc -O2 -o "$out/poll_cost" "$root/bench/smpi_checks/poll_cost.c" 2> "$out/poll_cost.build.log" ||
-  { cat "$out/poll_cost.build.log" >&2; exit 1; }
-for ((k = 0; k < 3; ++k)); do
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
-    "$out/poll_cost"
-done
+  mpicc -O2 -o "$out/poll_cost" "$root/bench/smpi_checks/poll_cost.c" 2> "$out/poll_cost.build.log" ||
+    { cat "$out/poll_cost.build.log" >&2; exit 1; }
+  for ((k = 0; k < 3; ++k)); do
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
+      "$out/poll_cost"
+  done
 fi
 
 if want 6; then
-# 6. The record of one settled step, continued for real and simulated.
-restart="$out/restart"
-rm -rf "$restart"
-mkdir -p "$restart"
-for b in release/apps/grain_sim/grain-sim release/apps/grain_sim_mpi/grain-sim-mpi \
-    smpi/apps/grain_sim_mpi/grain-sim-mpi; do
-  [ -x "$root/build/$b" ] || { echo "smpi_checks: build/$b missing (build the release and smpi presets)" >&2; exit 2; }
-done
-"$root/bench/smpi_scaling.sh" --bodies-per-rank 1500 --tolerance 1e-6 --write-scene 4 "$restart/scene.xml" 2> /dev/null
-sed -e 's|<RecorderSettings mode="noOutput"/>|<RecorderSettings mode="everyTimeStep"/>|' \
-  -e 's|endTime="[^"]*"|endTime="0.0005"|' "$restart/scene.xml" > "$restart/settle.xml"
-"$root/build/release/apps/grain_sim/grain-sim" -s "$restart/settle.xml" -g "$restart/settled" > "$restart/settle.log"
-continued=(--set SceneSettings/RecorderSettings/@mode=noOutput
-           --set SceneSettings/TimeStepperSettings/@endTime=0.002)
-for run in real simulated; do
-  cp -r "$restart/settled/SimFiles/SimDataRECORD_0" "$restart/$run"
-done
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
-  "$root/build/release/apps/grain_sim_mpi/grain-sim-mpi" --restart "$restart/real" "${continued[@]}" \
-  > "$restart/real.log" 2>&1
-simulate 0 2 --cfg=smpi/simulate-computation:no "$root/build/smpi/apps/grain_sim_mpi/grain-sim-mpi" \
-  --restart "$restart/simulated" "${continued[@]}" > "$restart/simulated.log"
-/usr/bin/python3 - "$restart/real/SimData.dat" "$restart/simulated/SimData.dat" <<'PY'
+  # 6. The record of one settled step, continued for real and simulated.
+  restart="$out/restart"
+  rm -rf "$restart"
+  mkdir -p "$restart"
+  for b in release/apps/grain_sim/grain-sim release/apps/grain_sim_mpi/grain-sim-mpi \
+      smpi/apps/grain_sim_mpi/grain-sim-mpi; do
+    [ -x "$root/build/$b" ] || { echo "smpi_checks: build/$b missing (build the release and smpi presets)" >&2; exit 2; }
+  done
+  "$root/bench/smpi_scaling.sh" --bodies-per-rank 1500 --tolerance 1e-6 --write-scene 4 "$restart/scene.xml" 2> /dev/null
+  sed -e 's|<RecorderSettings mode="noOutput"/>|<RecorderSettings mode="everyTimeStep"/>|' \
+    -e 's|endTime="[^"]*"|endTime="0.0005"|' "$restart/scene.xml" > "$restart/settle.xml"
+  "$root/build/release/apps/grain_sim/grain-sim" -s "$restart/settle.xml" -g "$restart/settled" > "$restart/settle.log"
+  continued=(--set SceneSettings/RecorderSettings/@mode=noOutput
+             --set SceneSettings/TimeStepperSettings/@endTime=0.002)
+  for run in real simulated; do
+    cp -r "$restart/settled/SimFiles/SimDataRECORD_0" "$restart/$run"
+  done
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 \
+    "$root/build/release/apps/grain_sim_mpi/grain-sim-mpi" --restart "$restart/real" "${continued[@]}" \
+    > "$restart/real.log" 2>&1
+  simulate 0 2 --cfg=smpi/simulate-computation:no "$root/build/smpi/apps/grain_sim_mpi/grain-sim-mpi" \
+    --restart "$restart/simulated" "${continued[@]}" > "$restart/simulated.log"
+  /usr/bin/python3 - "$restart/real/SimData.dat" "$restart/simulated/SimData.dat" <<'PY'
 import sys
 def rows(path):
     header, out = None, []
