@@ -378,8 +378,8 @@ simulate() {  # ranks name -> simulated s/step (run folder and log under $out/na
 }
 # --settled: the serial grain-sim solves the first step of the rank count's scene and records it,
 # and each run continues from a copy of that record. The records are kept for later invocations
-# in build/smpi_bench/settled/, one folder per settling scene (named by its checksum; the scene of
-# 1024 ranks of 1500 spheres takes about 0.5 GB there).
+# in build/smpi_bench/settled/, one folder per settling scene (named by its checksum; the settled
+# scene of 2048 ranks of 1500 spheres took 1.1 GB there).
 serial="$root/build/release/apps/grain_sim/grain-sim"
 settle() {  # ranks -> the record folder of the settled first step
   local r="$1" scene="$out/settle_$1.xml" dir start
