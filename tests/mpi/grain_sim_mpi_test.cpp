@@ -1024,11 +1024,10 @@ TEST_F(GrainSimMpi, RestartOnAnotherProcessCountAndFromASerialRun) {
     const std::size_t restartLine = b.output.find("restart    from state 5");
     ASSERT_NE(restartLine, std::string::npos) << b.output;
     // The profile names the steps by the run's numbers, which continue those of the state.
+    const std::size_t stepAt = b.output.find("(step ", restartLine);
+    ASSERT_NE(stepAt, std::string::npos) << b.output;
     unsigned long long step = 0;
-    ASSERT_EQ(
-        std::sscanf(b.output.c_str() + b.output.find("(step ", restartLine), "(step %llu)", &step),
-        1)
-        << b.output;
+    ASSERT_EQ(std::sscanf(b.output.c_str() + stepAt, "(step %llu)", &step), 1) << b.output;
     EXPECT_NE(b.output.find("(MPI_Wtime, steps " + std::to_string(step + 2) + "-"),
               std::string::npos)
         << b.output;
