@@ -8,7 +8,7 @@
 #                         [--strong] [--network-only] [--steps S] [--keep] [--write-scene R FILE]
 #                         [--method SOR|APGD|PQN|IPM] [--tolerance TOL] [--max-iter K]
 #                         [--cold] [--settled] [--jitter D] [--rebuild-every K] [--trace]
-#                         [--smpi-option OPTION]...
+#                         [--isolated] [--smpi-option OPTION]...
 #   bench/smpi_scaling.sh --calibrate [--bodies-per-rank N] [--steps S] [--repeat K]
 #
 # Weak scaling (default): a settled lattice pile (spheres r = 5 mm on a touching simple cubic
@@ -74,6 +74,16 @@
 # collectives' time goes, Zoltan's among them, which grain's own traffic counters do not see.
 # SimGrid holds the whole trace in memory until the run ends (about 1 GB per minute of a
 # 1024-rank run): use it on short rows or fewer ranks.
+# --isolated: the weak-scaling tiles of R ranks lie 0.1 m apart (each its own RigidBodies group,
+# the same jitter as the single tile's), so that the first decomposition gives every rank one
+# tile that touches no other: the ranks share no body and exchange no body records (only the
+# body exchange's empty messages), and each computes what the single tile computes. The time per
+# step then has every cost of R simulated processes but the coupling (taking turns on this
+# machine's caches, the timing of each compute burst here, the step's collectives); the
+# efficiency T(1) / T(R) of these runs is what the simulation gives processes that share nothing,
+# and the isolated time divided by the coupled one of the same rank count is what the coupling
+# leaves of the speed (docs/benchmarks.md, "Tiles that touch no other"). Weak scaling only (not
+# with --strong, --thesis or --settled).
 # --smpi-option OPTION: one more option for smpirun after the script's own (e.g.
 # --cfg=smpi/grow-injected-times:yes), which it overrides; repeatable.
 #
@@ -114,6 +124,7 @@ settled=0
 jitter=""
 rebuildEvery=""
 trace=0
+isolated=0
 repeat=3
 extraSmpi=()
 while [ $# -gt 0 ]; do
@@ -137,6 +148,7 @@ while [ $# -gt 0 ]; do
     --jitter) jitter="$2"; shift 2 ;;
     --rebuild-every) rebuildEvery="$2"; shift 2 ;;
     --trace) trace=1; keep=1; shift ;;
+    --isolated) isolated=1; shift ;;
     --smpi-option) extraSmpi+=("$2"); shift 2 ;;
     *) usage ;;
   esac
@@ -161,6 +173,10 @@ if [ "$settled" = 1 ]; then
 fi
 [ -f "$platform" ] || { echo "smpi_scaling: no platform file $platform" >&2; exit 2; }
 [ "$steps" -ge 2 ] || { echo "smpi_scaling: --steps must be at least 2" >&2; exit 2; }
+if [ "$isolated" = 1 ]; then
+  [ "$strong" = 0 ] && [ "$thesis" = 0 ] && [ "$settled" = 0 ] ||
+    { echo "smpi_scaling: --isolated is weak scaling only (not with --strong, --thesis or --settled)" >&2; exit 2; }
+fi
 if [ -n "$rebuildEvery" ]; then
   [[ "$rebuildEvery" =~ ^[1-9][0-9]*$ ]] ||
     { echo "smpi_scaling: --rebuild-every must be a step count >= 1, got $rebuildEvery" >&2; exit 2; }
@@ -213,10 +229,39 @@ hostfile() {  # ranks -> hostfile on stdout
   done
 }
 
+# One pile's RigidBodies group: gx x gy x layers spheres centred at "x y z" (its lowest layer).
+pile() {  # gx gy layers groupId "x y z" name
+  cat <<EOF
+    <RigidBodies name="$6" instances="$(($1 * $2 * $3))" groupId="$4">
+      <Geometry><Sphere distribute="uniform" radius="0.005"/></Geometry>
+      <DynamicProperties><DynamicState type="simulated"/><Mass distribute="homogen" density="2500"/>
+        <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
+        <InitialCondition type="posvel">
+          <InitialPosition distribute="grid" gridSizeX="$1" gridSizeY="$2" distance="0.00995"
+              translation="$5" jitter="$jitterOn" delta="$jitter" seed="1"/>
+        </InitialCondition>
+      </DynamicProperties>
+    </RigidBodies>
+EOF
+}
+
 # The lattice pile: gx x gy x layers spheres (r = 5 mm, spacing 9.95 mm: every neighbour
-# touches), the lowest layer touching the floor z = 0.
-scene() {  # gx gy layers file
-  local gx="$1" gy="$2" layers="$3" file="$4" mpi=""
+# touches), the lowest layer touching the floor z = 0. With tx x ty tiles (--isolated) it is
+# that many piles of gx x gy x layers, their centres (gx d + 0.1 m, gy d + 0.1 m) apart.
+scene() {  # gx gy layers file [tx ty]
+  local gx="$1" gy="$2" layers="$3" file="$4" tx="${5:-1}" ty="${6:-1}" mpi="" piles="" i j
+  if [ "$tx" = 1 ] && [ "$ty" = 1 ]; then
+    piles="$(pile "$gx" "$gy" "$layers" 10 "0 0 0.00499" pile)"
+  else
+    for ((j = 0; j < ty; ++j)); do
+      for ((i = 0; i < tx; ++i)); do
+        piles+="$(pile "$gx" "$gy" "$layers" $((10 + j * tx + i)) \
+          "$(/usr/bin/python3 -c "print(f'{$i * ($gx * 0.00995 + 0.1):.6g} {$j * ($gy * 0.00995 + 0.1):.6g} 0.00499')")" \
+          "pile$((j * tx + i))")"$'\n'
+      done
+    done
+    piles="${piles%$'\n'}"
+  fi
   if [ "$thesis" = 1 ]; then
     mpi='<MPISettings><ProcessTopology mode="static"><Topology type="grid" buildMode="AABB"'
     mpi+=' minCellSize="0.011" dimension="1 1 1" matchProcessDimToExtent="true"/></ProcessTopology>'
@@ -251,16 +296,7 @@ scene() {  # gx gy layers file
         <InitialCondition type="posvel"><InitialPosition distribute="transforms"><Pos><Trafo trans="0 0 0" axis="1 0 0" deg="0"/></Pos></InitialPosition></InitialCondition>
       </DynamicProperties>
     </RigidBodies>
-    <RigidBodies name="pile" instances="$((gx * gy * layers))" groupId="10">
-      <Geometry><Sphere distribute="uniform" radius="0.005"/></Geometry>
-      <DynamicProperties><DynamicState type="simulated"/><Mass distribute="homogen" density="2500"/>
-        <InertiaTensor type="homogen"/><Material distribute="uniform" id="0"/>
-        <InitialCondition type="posvel">
-          <InitialPosition distribute="grid" gridSizeX="$gx" gridSizeY="$gy" distance="0.00995"
-              translation="0 0 0.00499" jitter="$jitterOn" delta="$jitter" seed="1"/>
-        </InitialCondition>
-      </DynamicProperties>
-    </RigidBodies>
+$piles
   </SceneObjects>
 </DynamicsSystem>
 EOF
@@ -284,7 +320,7 @@ n = $perRank / $layers
 a = max(1, round(math.sqrt(n)))
 b = max(1, round(n / a))
 print(a, b)")
-  echo "# weak scaling: ${ta} x ${tb} x ${layers} = $((ta * tb * layers)) bodies per rank," \
+  echo "# weak scaling: ${ta} x ${tb} x ${layers} = $((ta * tb * layers)) bodies per rank$([ "$isolated" = 0 ] || echo ", tiles 0.1 m apart"),"  \
     "$solverName, $timed; $([ "$thesis" = 1 ] && echo "thesis MPISettings" || ([ -n "$rebuildEvery" ] && echo "kd-tree rebuilt every $rebuildEvery steps") || echo "no MPISettings (grain's defaults)")" >&2
 else
   layers=16
@@ -293,13 +329,17 @@ fi
 if [ -n "$writeScene" ]; then
   if [ "$strong" = 0 ]; then
     read -r rx ry < <(factor "$writeScene")
-    scene $((rx * ta)) $((ry * tb)) "$layers" "$sceneFile"
+    if [ "$isolated" = 1 ]; then
+      scene "$ta" "$tb" "$layers" "$sceneFile" "$rx" "$ry"
+    else
+      scene $((rx * ta)) $((ry * tb)) "$layers" "$sceneFile"
+    fi
   else
     scene 250 250 16 "$sceneFile"
   fi
   exit 0
 fi
-mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)$([ -n "$rebuildEvery" ] && echo "-rebuild$rebuildEvery" || true)$([ "$networkOnly" = 1 ] && echo -network || true)$([ -n "$tolerance" ] && echo "-$method" || true)$([ "$warm" = true ] || echo -cold)
+mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)$([ -n "$rebuildEvery" ] && echo "-rebuild$rebuildEvery" || true)$([ "$networkOnly" = 1 ] && echo -network || true)$([ -n "$tolerance" ] && echo "-$method" || true)$([ "$warm" = true ] || echo -cold)$([ "$isolated" = 0 ] || echo -isolated)
 [ "$calibrate" = 0 ] || mode=calibrate
 out="$root/build/smpi_bench/$mode"
 rm -rf "$out"
@@ -339,7 +379,11 @@ sceneFor() {  # ranks -> the scene file of that rank count
   if [ ! -f "$file" ]; then
     if [ "$strong" = 0 ]; then
       read -r rx ry < <(factor "$r")
-      scene $((rx * ta)) $((ry * tb)) "$layers" "$file"
+      if [ "$isolated" = 1 ]; then
+        scene "$ta" "$tb" "$layers" "$file" "$rx" "$ry"
+      else
+        scene $((rx * ta)) $((ry * tb)) "$layers" "$file"
+      fi
     else
       scene 250 250 16 "$file"
     fi
