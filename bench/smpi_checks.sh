@@ -33,12 +33,18 @@
 #    and grain-sim-mpi continues it for three steps on 2 real OpenMPI processes and on 2
 #    simulated ones; their run logs (SimData.dat) must agree in every column but the times:
 #      restart simulated against real: identical in C columns of S steps   (or: differ ...)
+# 7. bench/smpi_scaling.sh --isolated gives every process a tile that touches no other: its scene
+#    of 4 processes (1500 spheres each, 1 nm jitter) on 4 simulated processes and the single tile
+#    on one, 3 steps each, network only, with process logs (-l); every process of the 4 must hold
+#    1500 bodies, no remote copy and no split body, and have the single tile's contacts in every
+#    step, and the messages per step must be empty (4 bytes each: a count):
+#      isolated: 4 processes like the single tile (C contacts each), M empty messages per step
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 platform="$root/bench/platforms/frontera.xml"
 runs=10
 only=""
-usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --platform) platform="$(realpath "$2")"; shift 2 ;;
@@ -187,5 +193,47 @@ if real == simulated and steps == 3:
 else:
     print(f"restart simulated against real: differ ({len(real) - 1} and {len(simulated) - 1} steps)")
     sys.exit(1)
+PY
+fi
+
+if want 7; then
+  # 7. Isolated tiles: nothing shared, each process the single tile's work.
+  iso="$out/isolated"
+  rm -rf "$iso"
+  mkdir -p "$iso"
+  [ -x "$root/build/smpi/apps/grain_sim_mpi/grain-sim-mpi" ] ||
+    { echo "smpi_checks: build/smpi/apps/grain_sim_mpi/grain-sim-mpi missing (build the smpi preset)" >&2; exit 2; }
+  for r in 1 4; do
+    "$root/bench/smpi_scaling.sh" --bodies-per-rank 1500 --jitter 1e-9 --steps 3 --isolated \
+      --write-scene "$r" "$iso/scene_$r.xml" 2> /dev/null
+    simulate 0 "$r" --cfg=smpi/simulate-computation:no "$root/build/smpi/apps/grain_sim_mpi/grain-sim-mpi" \
+      -s "$iso/scene_$r.xml" -g "$iso/run_$r" -l "$iso/log_$r" > "$iso/run_$r.log"
+  done
+  /usr/bin/python3 - "$iso" <<'PY'
+import glob, re, sys
+iso = sys.argv[1]
+def logs(r):
+    out = {}
+    for path in glob.glob(f"{iso}/log_{r}/ProcessLog_*.dat"):
+        rows = [l.split("\t") for l in open(path) if l.strip() and not l.startswith("#")]
+        out[path] = {int(row[0]): row for row in rows}
+    return out
+single = next(iter(logs(1).values()))
+contacts = {step: row[5] for step, row in single.items()}
+bad = []
+four = logs(4)
+if len(four) != 4:
+    bad.append(f"{len(four)} process logs")
+for path, rows in four.items():
+    for step, row in rows.items():
+        if row[2:5] != ["1500", "0", "0"] or row[5] != contacts.get(step):
+            bad.append(f"{path} step {step}: bodies/remote/split {row[2:5]}, contacts {row[5]} (single tile {contacts.get(step)})")
+m = re.search(r"^traffic +per step: messages (\S+) bytes (\S+)", open(f"{iso}/run_4.log").read(), re.M)
+if not m or float(m[2]) != 4 * float(m[1]):
+    bad.append(f"traffic line {m[0] if m else 'missing'}")
+if bad:
+    print("isolated: differ from the single tile:", *bad[:5], sep="\n  ")
+    sys.exit(1)
+print(f"isolated: 4 processes like the single tile ({contacts[max(contacts)]} contacts each), {m[1]} empty messages per step")
 PY
 fi
