@@ -117,11 +117,11 @@ VecX directSolve(const LocalContext& ctx, PqnNewtonOperator<AssembledOps>& op, c
   Eigen::SparseLU<SparseMat> lu;
   lu.compute(a);
   if (lu.info() != Eigen::Success) {
-    return pqnGmres(op, c, 1e-12 * c.norm(), 200, gmresIterations);
+    return pqnGmres(op, c, op.norm(c), 1e-12 * c.norm(), 200, gmresIterations);
   }
   VecX x = lu.solve(c);
   if (!x.allFinite()) {
-    return pqnGmres(op, c, 1e-12 * c.norm(), 200, gmresIterations);
+    return pqnGmres(op, c, op.norm(c), 1e-12 * c.norm(), 200, gmresIterations);
   }
   return x;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -59,7 +60,9 @@ struct PqnNewtonOperator {
 };
 
 /// Right-preconditioned GMRES from x = 0: at most maxIter iterations, stops when the residual
-/// |b - A x| <= tol (global). Returns x and adds the iterations taken to `iterations`.
+/// |b - A x| <= tol (global). `bNorm` is |b| summed over the processes (op.norm(b)), which every
+/// caller has already: passed in, it costs no global sum here. Returns x and adds the iterations
+/// taken to `iterations`.
 /// Orthogonalisation by classical Gram-Schmidt applied twice (CGS2), so that each pass's k + 1
 /// inner products are one global sum (Ops::sum over a span) and the new vector's norm rides on the
 /// second: two global sums per iteration instead of modified Gram-Schmidt's k + 2 (each a
@@ -71,12 +74,12 @@ struct PqnNewtonOperator {
 /// length to the first pass and a selective second pass (Daniel, Gragg, Kaufman and Stewart's
 /// test) was needed in 75 of 83 iterations on the test pile.
 template <class Ops>
-VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real tol, std::uint32_t maxIter,
-              std::uint32_t& iterations) {
+VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real tol,
+              std::uint32_t maxIter, std::uint32_t& iterations) {
   const Eigen::Index m = b.size();
   const auto kMax = static_cast<Eigen::Index>(maxIter);
   VecX x = VecX::Zero(m);
-  const Real beta = op.norm(b);
+  const Real beta = bNorm;
   if (!(beta > tol)) {
     return x;
   }
@@ -159,30 +162,35 @@ void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResul
   Real theta = s.pqnOmegaContinuation;
   Real qInf = 0.0;
 
-  // delta relative to the mean diagonal entry of W (over all processes' contacts).
-  Real diagSum = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    diagSum += ops.diagonalBlock(i).trace();
-  }
-  diagSum = ops.sum(diagSum);
-  const Real meanDiag = diagSum / ops.sum(static_cast<Real>(3 * n));
-
+  // delta relative to the mean diagonal entry of W (over all processes' contacts) and the scaling
+  // rho, set up at the first Newton step (one global sum), so a solve that starts converged makes
+  // no reduction for them.
   PqnNewtonOperator<Ops> op{ops, {}, {}, {}, 0.0, {}};
   op.x.resize(n);
   op.y.resize(n);
   op.preconditioner.resize(n);
-  const Real delta0 = s.pqnDelta * meanDiag;
-  // pqnScaling: contact i's Newton variable is rho_i R_i (velocity units, rho_i = (W_ii)_NN, else
-  // the mean diagonal entry): C_i = F(U_i) + m(rho_i R_i - F(U_i)), dC_i = X dU_i + rho_i Y dR_i
-  // (local_pqn.hpp).
-  const Real rhoDefault = meanDiag > 0.0 && std::isfinite(meanDiag) ? meanDiag : 1.0;
+  Real delta0 = 0.0;
   std::vector<Real> rho(n, 1.0);
-  if (s.pqnScaling) {
+  auto setUpNewton = [&] {
+    Real diagSum = 0.0;
     for (std::size_t i = 0; i < n; ++i) {
-      const Real wNN = ops.diagonalBlock(i)(0, 0);
-      rho[i] = wNN > 0.0 && std::isfinite(wNN) ? wNN : rhoDefault;
+      diagSum += ops.diagonalBlock(i).trace();
     }
-  }
+    std::array<Real, 2> diagAndCount{diagSum, static_cast<Real>(3 * n)};  // one global sum
+    ops.sum(std::span<Real>(diagAndCount));
+    const Real meanDiag = diagAndCount[0] / diagAndCount[1];
+    delta0 = s.pqnDelta * meanDiag;
+    // pqnScaling: contact i's Newton variable is rho_i R_i (velocity units, rho_i = (W_ii)_NN,
+    // else the mean diagonal entry): C_i = F(U_i) + m(rho_i R_i - F(U_i)),
+    // dC_i = X dU_i + rho_i Y dR_i (local_pqn.hpp).
+    const Real rhoDefault = meanDiag > 0.0 && std::isfinite(meanDiag) ? meanDiag : 1.0;
+    if (s.pqnScaling) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const Real wNN = ops.diagonalBlock(i)(0, 0);
+        rho[i] = wNN > 0.0 && std::isfinite(wNN) ? wNN : rhoDefault;
+      }
+    }
+  };
   Real cNorm0 = 0.0;
 
   const auto m = static_cast<Eigen::Index>(3 * n);
@@ -203,9 +211,12 @@ void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResul
     if (e <= s.tolerance || it == s.pqnMaxIter) {
       break;
     }
-    if (it == 0 && theta > 0.0) {
-      const VecX& q = ops.q();
-      qInf = ops.max(q.size() > 0 ? q.cwiseAbs().maxCoeff() : Real(0));
+    if (it == 0) {
+      setUpNewton();
+      if (theta > 0.0) {
+        const VecX& q = ops.q();
+        qInf = ops.max(q.size() > 0 ? q.cwiseAbs().maxCoeff() : Real(0));
+      }
     }
     const Real omega = std::max(omegaFloor, theta * e * qInf);
     for (std::size_t i = 0; i < n; ++i) {
@@ -233,7 +244,8 @@ void pqnIterate(Ops& ops, const LocalSolverSettings& s, VecX r, LocalSolverResul
     if (s.pqnDirectSolve) {
       dr = directSolve(op, c);
     } else {
-      dr = pqnGmres(op, c, s.pqnGmresEpsilon * cNorm, s.pqnGmresMaxIter, result.gmresIterations);
+      dr = pqnGmres(op, c, cNorm, s.pqnGmresEpsilon * cNorm, s.pqnGmresMaxIter,
+                    result.gmresIterations);
     }
     // Projected step R - tau dR, tau = 1, 1/2, ... while the error does not decrease
     // (pqnBacktracking; Koziara's Algorithm 1 always takes tau = 1).

@@ -220,18 +220,23 @@ class MatrixFreeIpmOps : public MatrixFreeOps {
   /// Restarted GMRES from 0 on the residual of the previous cycles.
   bool newtonStep(const VecX& f, VecX& dr, std::uint32_t& krylov) {
     const VecX b = -f;
-    const Real tol = settings_.ipmCgTolerance * newton_.norm(b);
+    Real residualNorm = newton_.norm(b);  // of each cycle's residual, summed once
+    const Real tol = settings_.ipmCgTolerance * residualNorm;
     dr.setZero(b.size());
     VecX residual = b;
     std::uint32_t used = 0;
     while (used < settings_.ipmCgMaxIter) {
       std::uint32_t cycle = 0;
-      dr += detail::pqnGmres(newton_, residual, tol,
+      dr += detail::pqnGmres(newton_, residual, residualNorm, tol,
                              std::min(kPolishGmresRestart, settings_.ipmCgMaxIter - used), cycle);
       used += cycle;
       newton_.apply(dr, scratch_);
       residual = b - scratch_;
-      if (cycle == 0 || !(newton_.norm(residual) > tol)) {
+      if (cycle == 0) {
+        break;
+      }
+      residualNorm = newton_.norm(residual);
+      if (!(residualNorm > tol)) {
         break;
       }
     }
