@@ -40,6 +40,7 @@ struct AssembledOps {
   static void sum(std::span<Real> /*values*/) {}
   static Real max(Real local) { return local; }
   static bool allTrue(bool local) { return local; }
+  static bool distributed() { return false; }
   Real error(const VecX& r, const VecX& u) const { return ctx.error(r, u); }
 };
 

@@ -59,6 +59,37 @@ struct PqnNewtonOperator {
   Real norm(const VecX& v) const { return std::sqrt(ops.sum(v.squaredNorm())); }
 };
 
+using GmresMatrix = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic>;
+
+/// GMRES's least squares: applies the previous Givens rotations to column c of the Hessenberg
+/// matrix h, makes rotation c from it and rotates the residual vector g. False if the column
+/// vanishes from row c down (no rotation: the solve ends before this column).
+inline bool rotateColumn(GmresMatrix& h, VecX& cs, VecX& sn, VecX& g, Eigen::Index c) {
+  for (Eigen::Index i = 0; i < c; ++i) {
+    const Real t = cs[i] * h(i, c) + sn[i] * h(i + 1, c);
+    h(i + 1, c) = -sn[i] * h(i, c) + cs[i] * h(i + 1, c);
+    h(i, c) = t;
+  }
+  const Real rho = std::hypot(h(c, c), h(c + 1, c));
+  if (rho == 0.0) {
+    return false;
+  }
+  cs[c] = h(c, c) / rho;
+  sn[c] = h(c + 1, c) / rho;
+  h(c, c) = rho;
+  h(c + 1, c) = 0.0;
+  g[c + 1] = -sn[c] * g[c];
+  g[c] = cs[c] * g[c];
+  return true;
+}
+
+/// x = Z y with y solving the first k rows of the rotated least-squares problem H y = g.
+inline VecX gmresSolution(const GmresMatrix& h, const VecX& g, const GmresMatrix& z,
+                          Eigen::Index k) {
+  const VecX yk = h.topLeftCorner(k, k).triangularView<Eigen::Upper>().solve(g.head(k));
+  return z.leftCols(k) * yk;
+}
+
 /// Right-preconditioned GMRES from x = 0: at most maxIter iterations, stops when the residual
 /// |b - A x| <= tol (global). `bNorm` is |b| summed over the processes (op.norm(b)), which every
 /// caller has already: passed in, it costs no global sum here. Returns x and adds the iterations
@@ -74,8 +105,8 @@ struct PqnNewtonOperator {
 /// length to the first pass and a selective second pass (Daniel, Gragg, Kaufman and Stewart's
 /// test) was needed in 75 of 83 iterations on the test pile.
 template <class Ops>
-VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real tol,
-              std::uint32_t maxIter, std::uint32_t& iterations) {
+VecX pqnGmresTwoSums(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real tol,
+                     std::uint32_t maxIter, std::uint32_t& iterations) {
   const Eigen::Index m = b.size();
   const auto kMax = static_cast<Eigen::Index>(maxIter);
   VecX x = VecX::Zero(m);
@@ -83,10 +114,9 @@ VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real tol,
   if (!(beta > tol)) {
     return x;
   }
-  Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic> v(m, kMax + 1);
-  Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic> z(m, kMax);
-  Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic> h =
-      Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic>::Zero(kMax + 1, kMax);
+  GmresMatrix v(m, kMax + 1);
+  GmresMatrix z(m, kMax);
+  GmresMatrix h = GmresMatrix::Zero(kMax + 1, kMax);
   VecX cs = VecX::Zero(kMax);
   VecX sn = VecX::Zero(kMax);
   VecX g = VecX::Zero(kMax + 1);
@@ -118,21 +148,9 @@ VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real tol,
     if (h(k + 1, k) > 0.0) {
       v.col(k + 1) = w / h(k + 1, k);
     }
-    for (Eigen::Index j = 0; j < k; ++j) {  // apply the previous rotations
-      const Real t = cs[j] * h(j, k) + sn[j] * h(j + 1, k);
-      h(j + 1, k) = -sn[j] * h(j, k) + cs[j] * h(j + 1, k);
-      h(j, k) = t;
-    }
-    const Real rho = std::hypot(h(k, k), h(k + 1, k));
-    if (rho == 0.0) {
+    if (!rotateColumn(h, cs, sn, g, k)) {
       break;
     }
-    cs[k] = h(k, k) / rho;
-    sn[k] = h(k + 1, k) / rho;
-    h(k, k) = rho;
-    h(k + 1, k) = 0.0;
-    g[k + 1] = -sn[k] * g[k];
-    g[k] = cs[k] * g[k];
     if (std::abs(g[k + 1]) <= tol) {
       ++k;
       break;
@@ -142,10 +160,113 @@ VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real tol,
   if (k == 0) {
     return x;
   }
-  // Solve the k x k upper triangular system H y = g (the same on every process).
-  const VecX yk = h.topLeftCorner(k, k).triangularView<Eigen::Upper>().solve(g.head(k));
-  x = z.leftCols(k) * yk;
-  return x;
+  return gmresSolution(h, g, z, k);  // the same on every process
+}
+
+/// pqnGmres() with one global sum per iteration: classical Gram-Schmidt twice with the second
+/// pass delayed by one iteration (Swirydowicz, Langou, Ananthan, Yang and Thomas 2020, "DCGS2").
+/// Iteration j makes one product with the tentative vector u (column j - 1's first-pass
+/// remainder, neither reorthogonalised nor normalised) and one sum of V^T u, V^T w, u.u and u.w
+/// (w = A M^-1 u); from these it reorthogonalises and normalises u into v_j (its norm by
+/// |u'|^2 = |u|^2 - |s|^2, summed once more only where that cancels more than half, as the
+/// two-sum form does), completes column j - 1 of the Hessenberg matrix, and forms column j's first
+/// pass without another sum, through A M^-1 V = V H (the columns already complete). So column
+/// j - 1's residual is known one iteration late: a solve of k iterations makes k + 1 products
+/// and k + 1 sums where pqnGmresTwoSums() makes k and 2k. The basis stays orthonormal to
+/// round-off as with two passes.
+template <class Ops>
+VecX pqnGmresOneSum(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real tol,
+                    std::uint32_t maxIter, std::uint32_t& iterations) {
+  const Eigen::Index m = b.size();
+  const auto kMax = static_cast<Eigen::Index>(maxIter);
+  VecX x = VecX::Zero(m);
+  const Real beta = bNorm;
+  if (!(beta > tol) || kMax == 0) {
+    return x;
+  }
+  GmresMatrix v(m, kMax + 1);
+  GmresMatrix z(m, kMax);
+  GmresMatrix raw =
+      GmresMatrix::Zero(kMax + 1, kMax);              // Hessenberg matrix as built: A M^-1 V = V H
+  GmresMatrix h = GmresMatrix::Zero(kMax + 1, kMax);  // the same, rotated (least squares)
+  VecX cs = VecX::Zero(kMax);
+  VecX sn = VecX::Zero(kMax);
+  VecX g = VecX::Zero(kMax + 1);
+  g[0] = beta;
+  v.col(0) = b / beta;
+  VecX u;
+  VecX zu;
+  VecX w;
+  VecX sums(2 * kMax + 2);
+  // Column 0's first pass (v_0 is normalised already).
+  op.precondition(v.col(0), zu);
+  z.col(0) = zu;
+  op.apply(zu, w);
+  sums[0] = v.col(0).dot(w);
+  op.ops.sum(std::span<Real>(sums.data(), 1));
+  raw(0, 0) = sums[0];
+  u = w - v.col(0) * sums[0];
+  Eigen::Index k = 0;  // columns used
+  for (Eigen::Index j = 1; j <= kMax; ++j) {
+    const bool product = j < kMax;  // column j is built too
+    const auto basis = v.leftCols(j);
+    if (product) {
+      op.precondition(u, zu);
+      op.apply(zu, w);
+    }
+    // One sum: s = V^T u, then (with a product) t = V^T w, then u.u, then (with a product) u.w.
+    const Eigen::Index len = product ? 2 * j + 2 : j + 1;
+    sums.head(j).noalias() = basis.transpose() * u;
+    if (product) {
+      sums.segment(j, j).noalias() = basis.transpose() * w;
+      sums[2 * j] = u.squaredNorm();
+      sums[2 * j + 1] = u.dot(w);
+    } else {
+      sums[j] = u.squaredNorm();
+    }
+    op.ops.sum(std::span<Real>(sums.data(), static_cast<std::size_t>(len)));
+    const VecX sv = sums.head(j);
+    const Real uu = product ? sums[2 * j] : sums[j];
+    const Real ss = sv.squaredNorm();
+    u.noalias() -= basis * sv;
+    const Real alpha = ss <= 0.5 * uu ? std::sqrt(uu - ss) : op.norm(u);
+    // Column j - 1 complete: its delayed second pass and its last entry.
+    const Eigen::Index c = j - 1;
+    raw.col(c).head(j) += sv;
+    raw(j, c) = alpha;
+    h.col(c).head(j + 1) = raw.col(c).head(j + 1);
+    if (!rotateColumn(h, cs, sn, g, c)) {
+      k = c;
+      break;
+    }
+    k = j;
+    if (std::abs(g[c + 1]) <= tol || !product || !(alpha > 0.0)) {
+      break;
+    }
+    // v_j and z_j = M^-1 v_j, then column j's first pass from the sums already made:
+    // A M^-1 v_j = (w - V p) / alpha with p = H s, and V^T w = (t, (u.w - s.t) / alpha).
+    v.col(j) = u / alpha;
+    z.col(j) = (zu - z.leftCols(j) * sv) / alpha;
+    const VecX p = raw.topLeftCorner(j + 1, j) * sv;
+    VecX col(j + 1);
+    col.head(j) = (sums.segment(j, j) - p.head(j)) / alpha;
+    col[j] = ((sums[2 * j + 1] - sv.dot(sums.segment(j, j))) / alpha - p[j]) / alpha;
+    raw.col(j).head(j + 1) = col;
+    u = (w - v.leftCols(j + 1) * (p + alpha * col)) / alpha;
+  }
+  iterations += static_cast<std::uint32_t>(k);
+  return k == 0 ? x : gmresSolution(h, g, z, k);
+}
+
+/// Right-preconditioned GMRES from x = 0 (pqnGmresTwoSums() above): with the sums over more
+/// than one process (Ops::distributed()), each a latency-bound reduction, in its one-sum form
+/// (pqnGmresOneSum()); serially in the two-sum form, whose results the serial tables were
+/// measured with.
+template <class Ops>
+VecX pqnGmres(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real tol,
+              std::uint32_t maxIter, std::uint32_t& iterations) {
+  return op.ops.distributed() ? pqnGmresOneSum(op, b, bNorm, tol, maxIter, iterations)
+                              : pqnGmresTwoSums(op, b, bNorm, tol, maxIter, iterations);
 }
 
 /// The PQN iteration from r (local_pqn.hpp) for at most settings.pqnMaxIter Newton steps,

@@ -40,6 +40,8 @@ struct MatrixFreeOps {
     count(reductions);
     return reducedSum(local, reducer);
   }
+  /// True if the sums are over more than one process (each a global reduction).
+  bool distributed() const { return reducer != nullptr && reducer->distributed(); }
   /// Every entry of `values` summed over the processes, in one reduction.
   void sum(std::span<Real> values) const {
     count(reductions);

@@ -12,6 +12,7 @@
 #include <grain/core/solvers/local_problem_assembly.hpp>
 #include <grain/core/solvers/local_solver.hpp>
 #include <grain/core/solvers/matrix_free_problem.hpp>
+#include <grain/core/timestepping/exchange.hpp>
 
 #include "pile_scene.hpp"
 
@@ -130,6 +131,46 @@ TEST(MatrixFreePqn, TwoGlobalSumsPerGmresIteration) {
   const std::uint32_t base = 3 + 2 * b.iterations + 2 * b.gmresIterations;
   EXPECT_GE(b.reductions, base);
   EXPECT_LE(b.reductions, base + b.iterations / 4);  // a few halved steps (27 Newton steps: 3)
+}
+
+/// One process that presents its sums as distributed (the identity, as on one process), so that
+/// PQN takes the distributed path: GMRES with one global sum per iteration.
+class OneProcessAsDistributed final : public Reducer {
+ public:
+  bool distributed() const override { return true; }
+  bool allTrue(bool local) override { return local; }
+  void sum(std::span<Real>) override {}
+  void max(std::span<Real>) override {}
+};
+
+// Distributed, GMRES makes one global sum per iteration (the second Gram-Schmidt pass delayed to
+// the next iteration's sum) and one more per solve, for one product more per solve: the same
+// Newton steps to the same solution as the two-sum GMRES of a serial solve.
+TEST(MatrixFreePqn, OneGlobalSumPerGmresIterationWhenDistributed) {
+  SolverScene s = pile(ContactModel::UCF);
+  MatrixFreeProblem mf;
+  mf.build(s.bodies, problemOf(s), InclusionSolverSettings{});
+  LocalSolverResult serial;
+  solvePqn(mf, pqnSettings(1e-10), nullptr, serial);
+  ASSERT_TRUE(serial.converged);
+  OneProcessAsDistributed reducer;
+  LocalSolverResult b;
+  solvePqn(mf, pqnSettings(1e-10), nullptr, b, &reducer);
+  ASSERT_TRUE(b.converged);
+  EXPECT_EQ(b.iterations, serial.iterations);
+  EXPECT_EQ(b.gmresIterations, serial.gmresIterations);
+  EXPECT_LE((b.r - serial.r).norm(), 1e-9 * serial.r.norm());
+  ASSERT_GE(b.gmresIterations, 3 * b.iterations);
+  // The start's 3 (q's check is made only by a distributed solve without a guess: here 4), per
+  // Newton step |C| and the trial's error, per GMRES solve one sum more than its iterations.
+  const std::uint32_t base = 4 + 3 * b.iterations + b.gmresIterations;
+  EXPECT_GE(b.reductions, base);
+  EXPECT_LE(b.reductions, base + b.iterations / 4);
+  // A GMRES solve that stops on its tolerance makes one product more than its iterations (one
+  // that runs to pqnGmresMaxIter makes as many as the two-sum form): one per Newton step at most,
+  // here 25 of 26.
+  EXPECT_LE(b.delassusProducts - serial.delassusProducts, b.iterations);
+  EXPECT_GE(b.delassusProducts - serial.delassusProducts, b.iterations / 2);
 }
 
 // Without reaching the tolerance in pqnMaxIter steps solvePqn returns its best iterate,
