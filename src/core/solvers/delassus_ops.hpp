@@ -41,7 +41,10 @@ struct AssembledOps {
   static Real max(Real local) { return local; }
   static bool allTrue(bool local) { return local; }
   static bool distributed() { return false; }
-  Real error(const VecX& r, const VecX& u) const { return ctx.error(r, u); }
+  /// The measure of (r, u); `alsoSummed` is a serial sum already (left as it is).
+  Real error(const VecX& r, const VecX& u, Real* /*alsoSummed*/ = nullptr) const {
+    return ctx.error(r, u);
+  }
 };
 
 }  // namespace grain::detail

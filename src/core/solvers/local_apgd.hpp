@@ -94,10 +94,9 @@ void apgdIterate(Ops& ops, const LocalSolverSettings& s, VecX x, LocalSolverResu
       restartTest += g.dot(xi - x.segment<3>(k));
       xNew.segment<3>(k) = xi;
     }
-    restartTest = ops.sum(restartTest);
     ops.multiply(xNew, wxNew);
     u = wxNew + q;
-    e = ops.error(xNew, u);
+    e = ops.error(xNew, u, &restartTest);  // the restart test summed with the measure's sums
     result.iterations = it + 1;
     if (!std::isfinite(e)) {
       result.finite = false;

@@ -62,9 +62,11 @@ struct MatrixFreeOps {
     count(reductions);
     return reducer != nullptr ? reducer->allTrue(local) : local;
   }
-  Real error(const VecX& r, const VecX& u) const {
+  /// The measure of (r, u); `alsoSummed` (if not null) is summed over the processes in the same
+  /// reduction.
+  Real error(const VecX& r, const VecX& u, Real* alsoSummed = nullptr) const {
     count(reductions);
-    return problem.error(measure, r, u, reducer);
+    return problem.error(measure, r, u, reducer, alsoSummed);
   }
 
  private:

@@ -85,10 +85,11 @@ void MatrixFreeProblem::applyPercussions(BodyStorage& bodies, const VecX& r,
   }
 }
 
-Real MatrixFreeProblem::error(LocalErrorMeasure m, const VecX& r, const VecX& u,
-                              Reducer* reducer) const {
-  // Residual^2, |r|^2, |u|^2, |q|^2 (natural map, relaxed); e.W^-1 e, q.W^-1 q (Koziara).
-  std::array<Real, 4> s{};
+Real MatrixFreeProblem::error(LocalErrorMeasure m, const VecX& r, const VecX& u, Reducer* reducer,
+                              Real* alsoSummed) const {
+  // Residual^2, |r|^2, |u|^2, |q|^2 (natural map, relaxed); e.W^-1 e, q.W^-1 q (Koziara); then
+  // the caller's alsoSummed.
+  std::array<Real, 5> s{};
   const std::size_t n = contactCount();
   const Real* mu = mu_.data();
   for (std::size_t i = 0; i < n; ++i) {
@@ -110,8 +111,14 @@ Real MatrixFreeProblem::error(LocalErrorMeasure m, const VecX& r, const VecX& u,
   } else {
     s[3] = qSquaredNorm_;
   }
+  if (alsoSummed != nullptr) {
+    s[4] = *alsoSummed;
+  }
   if (reducer != nullptr) {
-    reducer->sum(s);
+    reducer->sum(std::span<Real>(s.data(), alsoSummed != nullptr ? 5 : 4));
+  }
+  if (alsoSummed != nullptr) {
+    *alsoSummed = s[4];
   }
   if (m == LocalErrorMeasure::Koziara) {
     const Real err = koziaraError(s[0], s[1]);

@@ -121,6 +121,23 @@ TEST(MatrixFreeApgd, SolvesTheAssembledProblemToTheTolerance) {
   }
 }
 
+// One global reduction per iteration: the restart test's sum rides on the natural-map sums of
+// the new iterate (made after the same product), so ten more iterations cost ten more
+// reductions (twenty with a reduction of its own).
+TEST(MatrixFreeApgd, OneGlobalSumPerIteration) {
+  SolverScene s = pile(ContactModel::UCF);
+  MatrixFreeProblem mf;
+  mf.build(s.bodies, problemOf(s), InclusionSolverSettings{});
+  LocalSolverResult ten;
+  LocalSolverResult twenty;
+  solveApgd(mf, apgdSettings(1e-15, 10), nullptr, ten);
+  solveApgd(mf, apgdSettings(1e-15, 20), nullptr, twenty);
+  ASSERT_EQ(ten.iterations, 10u);
+  ASSERT_EQ(twenty.iterations, 20u);
+  EXPECT_EQ(twenty.reductions - ten.reductions, 10u);
+  EXPECT_EQ(twenty.delassusProducts - ten.delassusProducts, 10u);
+}
+
 TEST(MatrixFreeApgd, SeparatingContactsGiveZeroWithoutIterating) {
   // Two spheres on a floor, lifting off: every q_N > 0.
   SolverScene s;

@@ -72,7 +72,10 @@ class MatrixFreeProblem {
 
   /// The measure m (LocalErrorMeasure, the definitions of LocalErrorEvaluator) of (r, u), its
   /// global norms and sums taken over the processes of `reducer` (null: this process only).
-  Real error(LocalErrorMeasure m, const VecX& r, const VecX& u, Reducer* reducer) const;
+  /// `alsoSummed` (if not null) is summed over the processes in the same reduction, in place: a
+  /// caller's own sum that needs no reduction of its own.
+  Real error(LocalErrorMeasure m, const VecX& r, const VecX& u, Reducer* reducer,
+             Real* alsoSummed = nullptr) const;
 
  private:
   /// mu, W_ii^-1 and the sums of the measures from the rows and q.
