@@ -249,17 +249,16 @@ EOF
 # touches), the lowest layer touching the floor z = 0. With tx x ty tiles (--isolated) it is
 # that many piles of gx x gy x layers, their centres (gx d + 0.1 m, gy d + 0.1 m) apart.
 scene() {  # gx gy layers file [tx ty]
-  local gx="$1" gy="$2" layers="$3" file="$4" tx="${5:-1}" ty="${6:-1}" mpi="" piles="" i j
+  local gx="$1" gy="$2" layers="$3" file="$4" tx="${5:-1}" ty="${6:-1}" mpi="" piles="" k x y
   if [ "$tx" = 1 ] && [ "$ty" = 1 ]; then
     piles="$(pile "$gx" "$gy" "$layers" 10 "0 0 0.00499" pile)"
   else
-    for ((j = 0; j < ty; ++j)); do
-      for ((i = 0; i < tx; ++i)); do
-        piles+="$(pile "$gx" "$gy" "$layers" $((10 + j * tx + i)) \
-          "$(/usr/bin/python3 -c "print(f'{$i * ($gx * 0.00995 + 0.1):.6g} {$j * ($gy * 0.00995 + 0.1):.6g} 0.00499')")" \
-          "pile$((j * tx + i))")"$'\n'
-      done
-    done
+    while read -r k x y; do  # tile k (x fastest) centred at x, y
+      piles+="$(pile "$gx" "$gy" "$layers" $((10 + k)) "$x $y 0.00499" "pile$k")"$'\n'
+    done < <(/usr/bin/python3 -c "
+for j in range($ty):
+    for i in range($tx):
+        print(j * $tx + i, f'{i * ($gx * 0.00995 + 0.1):.6g}', f'{j * ($gy * 0.00995 + 0.1):.6g}')")
     piles="${piles%$'\n'}"
   fi
   if [ "$thesis" = 1 ]; then
@@ -308,6 +307,21 @@ factor() {
   ry=$(/usr/bin/python3 -c "import math; r=$r; print(max(d for d in range(1, math.isqrt(r) + 1) if r % d == 0))")
   echo $((r / ry)) "$ry"
 }
+# The scene of R ranks (ranks file): strong scaling's 10^6 spheres, else one tile per rank, in one
+# pile or (--isolated) apart.
+sceneOf() {
+  local rx ry
+  if [ "$strong" = 1 ]; then
+    scene 250 250 16 "$2"
+    return
+  fi
+  read -r rx ry < <(factor "$1")
+  if [ "$isolated" = 1 ]; then
+    scene "$ta" "$tb" "$layers" "$2" "$rx" "$ry"
+  else
+    scene $((rx * ta)) $((ry * tb)) "$layers" "$2"
+  fi
+}
 
 layers=15
 timed="steps 2-$steps timed"
@@ -327,16 +341,7 @@ else
   echo "# strong scaling: 250 x 250 x 16 = 10^6 bodies, $solverName, $timed" >&2
 fi
 if [ -n "$writeScene" ]; then
-  if [ "$strong" = 0 ]; then
-    read -r rx ry < <(factor "$writeScene")
-    if [ "$isolated" = 1 ]; then
-      scene "$ta" "$tb" "$layers" "$sceneFile" "$rx" "$ry"
-    else
-      scene $((rx * ta)) $((ry * tb)) "$layers" "$sceneFile"
-    fi
-  else
-    scene 250 250 16 "$sceneFile"
-  fi
+  sceneOf "$writeScene" "$sceneFile"
   exit 0
 fi
 mode=$([ "$strong" = 1 ] && echo strong || echo weak)$([ "$thesis" = 1 ] && echo -thesis || true)$([ -n "$rebuildEvery" ] && echo "-rebuild$rebuildEvery" || true)$([ "$networkOnly" = 1 ] && echo -network || true)$([ -n "$tolerance" ] && echo "-$method" || true)$([ "$warm" = true ] || echo -cold)$([ "$isolated" = 0 ] || echo -isolated)
@@ -377,16 +382,7 @@ smpi+=("${extraSmpi[@]}")
 sceneFor() {  # ranks -> the scene file of that rank count
   local r="$1" file="$out/scene_$1.xml"
   if [ ! -f "$file" ]; then
-    if [ "$strong" = 0 ]; then
-      read -r rx ry < <(factor "$r")
-      if [ "$isolated" = 1 ]; then
-        scene "$ta" "$tb" "$layers" "$file" "$rx" "$ry"
-      else
-        scene $((rx * ta)) $((ry * tb)) "$layers" "$file"
-      fi
-    else
-      scene 250 250 16 "$file"
-    fi
+    sceneOf "$r" "$file"
   fi
   echo "$file"
 }

@@ -172,8 +172,9 @@ VecX pqnGmresTwoSums(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real
 /// two-sum form does), completes column j - 1 of the Hessenberg matrix, and forms column j's first
 /// pass without another sum, through A M^-1 V = V H (the columns already complete). So column
 /// j - 1's residual is known one iteration late: a solve of k iterations makes k + 1 products
-/// and k + 1 sums where pqnGmresTwoSums() makes k and 2k. The basis stays orthonormal to
-/// round-off as with two passes.
+/// and k + 1 sums where pqnGmresTwoSums() makes k and 2k. Swirydowicz et al. find the basis as
+/// orthonormal as with two passes undelayed; the test
+/// MatrixFreePqn.OneGlobalSumPerGmresIterationWhenDistributed finds the two-sum form's steps.
 template <class Ops>
 VecX pqnGmresOneSum(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real tol,
                     std::uint32_t maxIter, std::uint32_t& iterations) {
@@ -198,6 +199,9 @@ VecX pqnGmresOneSum(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real 
   VecX zu;
   VecX w;
   VecX sums(2 * kMax + 2);
+  VecX sBuffer(kMax);        // the second pass's coefficients s of the current iteration
+  VecX pBuffer(kMax + 1);    // H s
+  VecX colBuffer(kMax + 1);  // column j's first pass
   // Column 0's first pass (v_0 is normalised already).
   op.precondition(v.col(0), zu);
   z.col(0) = zu;
@@ -225,7 +229,8 @@ VecX pqnGmresOneSum(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real 
       sums[j] = u.squaredNorm();
     }
     op.ops.sum(std::span<Real>(sums.data(), static_cast<std::size_t>(len)));
-    const VecX sv = sums.head(j);
+    auto sv = sBuffer.head(j);
+    sv = sums.head(j);
     const Real uu = product ? sums[2 * j] : sums[j];
     const Real ss = sv.squaredNorm();
     u.noalias() -= basis * sv;
@@ -247,8 +252,9 @@ VecX pqnGmresOneSum(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real 
     // A M^-1 v_j = (w - V p) / alpha with p = H s, and V^T w = (t, (u.w - s.t) / alpha).
     v.col(j) = u / alpha;
     z.col(j) = (zu - z.leftCols(j) * sv) / alpha;
-    const VecX p = raw.topLeftCorner(j + 1, j) * sv;
-    VecX col(j + 1);
+    auto p = pBuffer.head(j + 1);
+    p.noalias() = raw.topLeftCorner(j + 1, j) * sv;
+    auto col = colBuffer.head(j + 1);
     col.head(j) = (sums.segment(j, j) - p.head(j)) / alpha;
     col[j] = ((sums[2 * j + 1] - sv.dot(sums.segment(j, j))) / alpha - p[j]) / alpha;
     raw.col(j).head(j + 1) = col;
