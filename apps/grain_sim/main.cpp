@@ -134,6 +134,8 @@ int run(const Options& opt) {
   grain::app::RunRecord record(
       writers, scene, {opt.outDir, opt.restart, opt.scene, opt.mediaDir, !opt.overrides.empty()});
   grain::io::ResumePoint resume;
+  // From here on a stop signal ends the run after its first step, with the record complete.
+  grain::app::installStopHandlers();
   record.create();
   gOutputCreated = true;
   if (!opt.restart.empty()) {
@@ -157,7 +159,6 @@ int run(const Options& opt) {
               (record.folder() / "EffectiveScene.xml").c_str(),
               scene.effectiveXml.substr(body == std::string::npos ? 0 : body).c_str());
 
-  grain::app::installStopHandlers();
   const double endTime = scene.stepper.endTime;
   const double dt = scene.stepper.deltaT;
   grain::app::ProgressReporter progress(system.time, endTime, stdout);

@@ -820,6 +820,8 @@ int run(const app::SimOptions& opt) {
                                        scene.stepper.solver.usePercussionCache);
   app::RunRecord record(writers, scene,
                         {opt.outDir, opt.restart, opt.scene, opt.mediaDir, !opt.overrides.empty()});
+  // From here on a stop signal ends the run after its first step, with the record complete.
+  app::installStopHandlers();
   try {
     record.create();
     record.openFiles(resume);
@@ -847,7 +849,6 @@ int run(const app::SimOptions& opt) {
   say(record.contactForcesNote() + dump->note() + "output     " + record.folder().string() + "\n");
 
   // 4. The steps.
-  app::installStopHandlers();
   const double endTime = scene.stepper.endTime;
   std::optional<app::ProgressReporter> progress;
   if (gRank == 0) {

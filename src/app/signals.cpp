@@ -17,7 +17,8 @@ void installStopHandlers() {
   struct sigaction action {};
   action.sa_handler = onStopSignal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;
+  // Reads and writes in progress go on: the loop polls the flag between steps.
+  action.sa_flags = SA_RESTART;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGUSR2, &action, nullptr);

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import time
@@ -304,7 +305,8 @@ class Workflow(TempDirTest):
         while proc.poll() is None:
             if os.path.isfile(log):
                 with open(log) as f:
-                    if len(f.read().split("\n")) > 2:
+                    # Two header lines (# columns, # version), then one line per step.
+                    if any(line and not line.startswith("#") for line in f.read().split("\n")):
                         return
             time.sleep(0.02)
         self.fail("grain-study run ended before a run was going")
@@ -347,6 +349,38 @@ class Workflow(TempDirTest):
         self.assertIn("run_0000  failed   mu=0.1 solver=SORContact iterations=20 dt=0.001: simulation: "
                       "exit code 1: grain-sim: non-finite velocities at t = 0.5 s (step 500); stopped",
                       status.stdout)
+
+    def test_record_without_a_complete_state_starts_again(self):
+        # A run killed during its start-up leaves SimState.sim with its header and no state;
+        # run.sh starts that run again instead of failing on --restart.
+        shutil.copy(TEMPLATE, self.tmp)
+        with open(STUDY) as f:
+            text = f.read()
+        text = (text.replace('values="0.1 0.3 0.5"', 'values="0.1"')
+                    .replace('values="SORContact JOR"', 'values="SORContact"')
+                    .replace('name="iterations" values="6000"', 'name="iterations" values="20"'))
+        study = os.path.join(self.tmp, "study.xml")
+        with open(study, "w") as f:
+            f.write(text)
+        out = os.path.join(self.tmp, "out")
+        self.assertEqual(study_tool("generate", study, "-o", out).returncode, 0)
+        run = os.path.join(out, "runs", "run_0000")
+        record = os.path.join(run, "out", "SimFiles", "SimDataRECORD_0")
+        os.makedirs(record)
+        # A valid header (28 bytes: "MBSF", version 2, 1 body, 7 and 6 coordinates, no extra
+        # bytes) and no state.
+        with open(os.path.join(record, "SimState.sim"), "wb") as f:
+            f.write(b"MBSF" + struct.pack("<6I", 2, 1, 7, 6, 0, 0))
+        with open(os.path.join(run, "state"), "w") as f:
+            f.write("stopped\n")
+        r = study_tool("run", out)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("all 1 runs finished", r.stdout)
+        with open(os.path.join(run, "commands.log")) as f:
+            log = f.read()
+        self.assertIn("-s scene.xml -g out", log)
+        self.assertNotIn("--restart", log)
+        self.assertGreater(os.path.getsize(os.path.join(record, "SimState.sim")), 28)
 
     def test_relative_program_paths(self):
         # GRAIN_SIM and GRAIN_CONVERT relative to the folder grain-study is started in, for
