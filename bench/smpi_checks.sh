@@ -39,12 +39,16 @@
 #    1500 bodies, no remote copy and no split body, and have the single tile's contacts in every
 #    step, and the messages per step must be empty (4 bytes each: a count):
 #      isolated: 4 processes like the single tile (C contacts each), M empty messages per step
+# 8. burst_cost.c: the same work per process and step (about 5 ms of random-order updates over
+#    its own data, 0.2 MB or 3 MB) in 1 or 31 bursts between neighbour exchanges, on 1, 16, 64
+#    and 256 simulated processes with computation simulated; what the simulation charges for it:
+#      burst processes P bursts K bytes B: compute per step mean M ms, max X ms
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 platform="$root/bench/platforms/frontera.xml"
 runs=10
 only=""
-usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --platform) platform="$(realpath "$2")"; shift 2 ;;
@@ -61,7 +65,7 @@ command -v smpicc > /dev/null ||
 want() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 out="$root/build/smpi_checks"
 mkdir -p "$out"
-for program in ibarrier_late nbx_rounds communicator_cost; do
+for program in ibarrier_late nbx_rounds communicator_cost burst_cost; do
   smpicc -O2 -o "$out/$program" "$root/bench/smpi_checks/$program.c" 2> "$out/$program.build.log" ||
     { cat "$out/$program.build.log" >&2; exit 1; }
 done
@@ -236,4 +240,17 @@ if bad:
     sys.exit(1)
 print(f"isolated: 4 processes like the single tile ({contacts[max(contacts)]} contacts each), {m[1]} empty messages per step")
 PY
+fi
+
+if want 8; then
+  # 8. One process's fixed work, in one burst or in 31, beside 0-255 others.
+  # About 5 ms of work per step either way, as a 1500-sphere tile's step: 30 passes over 0.2 MB
+  # (fits a core's 1 MB second-level cache), 2 passes over 3 MB (about a tile's data).
+  for size in "200000 30" "3000000 2"; do
+    for ranks in 1 16 64 256; do
+      for bursts in 1 31; do
+        simulate 0 "$ranks" "" "$out/burst_cost" ${size% *} "$bursts" ${size#* } 8
+      done
+    done
+  done
 fi
