@@ -885,7 +885,9 @@ SolverStats ContactSolver::solve(BodyStorage& bodies, const ContactProblem& prob
       } else {
         local = locallyConverged(bodies);
       }
-      const bool global = decide != nullptr ? decide->allTrue(local) : local;
+      // A measure is already the coupled processes' (their sums reduced), the same bits on every
+      // one of them: its test needs no second reduction. The velocity tests are local.
+      const bool global = decide != nullptr && !usesMeasure() ? decide->allTrue(local) : local;
       if (global) {
         stats.converged = true;
         break;

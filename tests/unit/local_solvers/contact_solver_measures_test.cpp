@@ -119,7 +119,10 @@ class ScalingExchange final : public SplitBodyExchange, public Reducer {
   }
   Reducer& coupledReducer() override { return *this; }
   bool distributed() const override { return true; }
-  bool allTrue(bool local) override { return local; }
+  bool allTrue(bool local) override {
+    ++allTrueCalls;
+    return local;
+  }
   void max(std::span<Real>) override {}
   void sum(std::span<Real> sums) override {
     ++calls;
@@ -128,6 +131,7 @@ class ScalingExchange final : public SplitBodyExchange, public Reducer {
     sums[detail::MeasureSums::KoziaraNumerator] *= 4.0;
   }
   int calls = 0;
+  int allTrueCalls = 0;
   std::size_t size = 0;
 };
 
@@ -205,13 +209,26 @@ TEST(ContactSolverMeasures, GlobalNormsComeFromReduceSums) {
   // Not the larger of the two processes' own errors (0.43 against 0.35 together).
   EXPECT_LT(a.naturalMapError, b.naturalMapError - 0.05);
 
-  // As a stopping test: one reduction per tested sweep, the last one reused.
+  // As a stopping test: one reduction per tested sweep, the last one reused; the summed measure
+  // decides alone (no allTrue).
   SolverScene s2 = restingSphere(4.0);
   ContactSolver solver2(sweeps(0.5, 100, ConvergenceMethod::NaturalMap, 1e-3));
   ScalingExchange exchange2;
   const SolverStats st2 = s2.solve(solver2, &exchange2);
   EXPECT_EQ(exchange2.calls, static_cast<int>(st2.iterations));
+  EXPECT_EQ(exchange2.allTrueCalls, 0);
   EXPECT_EQ(st2.iterations, 9u);  // 2^-k / (2 (1 - 2^-k)) <= 1e-3 first at k = 9
+  // A velocity test is each process's own: decided together with allTrue after every tested
+  // sweep but the last allowed one, with no sum.
+  SolverScene s3 = restingSphere(4.0);
+  InclusionSolverSettings velocity = sweeps(0.5, 100, ConvergenceMethod::InVelocity, 1e-3);
+  velocity.absTol = 1e-9;
+  ContactSolver solver3(velocity);
+  ScalingExchange exchange3;
+  const SolverStats st3 = s3.solve(solver3, &exchange3);
+  EXPECT_TRUE(st3.converged);
+  EXPECT_EQ(exchange3.allTrueCalls, static_cast<int>(st3.iterations));
+  EXPECT_EQ(exchange3.calls, 0);
 }
 
 // The measure is tested after sweeps 1..16, then 18, 20, 22, 24, 27 (k + floor(k/8)): with

@@ -152,8 +152,10 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 /// their inverse mass and inertia times their multiplicity. If beginSolve() reports this
 /// process as coupled, the velocities of split bodies are averaged after every period()-th
 /// sweep, convergence is tested only right after every checkRatio()-th averaging (and then with
-/// the tests above), the decision is taken together with the coupled processes
-/// (coupledReducer().allTrue(), the measures' global norms with coupledReducer().sum()), and the
+/// the tests above), the decision is taken together with the coupled processes (the velocity
+/// tests with coupledReducer().allTrue(); the measures from their global norms, summed with
+/// coupledReducer().sum(), which every process receives with the same bits, so that their test
+/// needs no second reduction), and the
 /// solve always ends on an averaging exchange, so that all copies of a split body leave with the
 /// same velocity. Overlap (SorContact without rolling resistance, contacts ordered as
 /// ContactProblem::splitContacts says): an averaging sweep first sweeps the contacts that touch
