@@ -7,7 +7,7 @@
 #
 #   bench/compare.sh [--repeat K] [--bodies N] [--sweeps S] [--steps T] [--keep] REV_A REV_B
 #
-# K pairs (default 5), N bodies (default 10000), S sweeps per step (default 50), T measured steps
+# K pairs (default 6), N bodies (default 10000), S sweeps per step (default 50), T measured steps
 # (default 5); REV_A and REV_B are anything git rev-parse takes (a commit, a branch, HEAD).
 # --keep leaves the worktrees and their builds in build/compare/ (reused by the next run);
 # otherwise they are removed at the end. Per run:
@@ -22,7 +22,7 @@
 # Instruction counts, which the load does not change, come from callgrind (docs/benchmarks.md).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-repeat=5
+repeat=6
 bodies=10000
 sweeps=50
 steps=5
