@@ -22,6 +22,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -32,6 +33,11 @@ TOOL = os.path.join(ROOT, "tools", "grain-study")
 GRAIN_SIM = os.environ.get("GRAIN_SIM", os.path.join(ROOT, "build/release/apps/grain_sim/grain-sim"))
 GRAIN_CONVERT = os.environ.get("GRAIN_CONVERT",
                                os.path.join(ROOT, "build/release/apps/grain_convert/grain-convert"))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+from grainpy.simfile import SimFile  # noqa: E402
+
+GRAIN_SIM_MPI = os.environ.get("GRAIN_SIM_MPI",
+                               os.path.join(ROOT, "build/release/apps/grain_sim_mpi/grain-sim-mpi"))
 STUDY = os.path.join(HERE, "incline_study.xml")
 TEMPLATE = os.path.join(HERE, "incline.xml")
 
@@ -60,6 +66,18 @@ class TempDirTest(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def wait_until_running(self, out, proc):
+        """Waits until a run has simulated at least one step (not a time limit: a condition)."""
+        log = os.path.join(out, "runs", "run_0000", "out", "SimFiles", "SimDataRECORD_0", "SimData.dat")
+        while proc.poll() is None:
+            if os.path.isfile(log):
+                with open(log) as f:
+                    # Two header lines (# columns, # version), then one line per step.
+                    if any(line and not line.startswith("#") for line in f.read().split("\n")):
+                        return
+            time.sleep(0.02)
+        self.fail("grain-study run ended before a run was going")
 
 
 class BadStudyFiles(TempDirTest):
@@ -299,18 +317,6 @@ class Expansion(TempDirTest):
 class Workflow(TempDirTest):
     """3 friction values x 2 solvers: generate, run -j 2, interrupt, resume, collect."""
 
-    def wait_until_running(self, out, proc):
-        """Waits until a run has simulated at least one step (not a time limit: a condition)."""
-        log = os.path.join(out, "runs", "run_0000", "out", "SimFiles", "SimDataRECORD_0", "SimData.dat")
-        while proc.poll() is None:
-            if os.path.isfile(log):
-                with open(log) as f:
-                    # Two header lines (# columns, # version), then one line per step.
-                    if any(line and not line.startswith("#") for line in f.read().split("\n")):
-                        return
-            time.sleep(0.02)
-        self.fail("grain-study run ended before a run was going")
-
     def test_failed_runs_show_their_error_line(self):
         # Two short runs whose post-processing asks grain-convert for an unknown measure.
         shutil.copy(TEMPLATE, self.tmp)
@@ -515,6 +521,68 @@ class Workflow(TempDirTest):
             with open(png, "rb") as f:
                 self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
 
+
+
+class WorkflowMpi(TempDirTest):
+    """A study with ranks="2": run.sh runs mpirun -np 2 grain-sim-mpi, is interrupted, continues
+    with --restart on 2 processes, and ends where the serial grain-sim ends, bit for bit (one
+    block, which one process owns: distributed runs of bodies that share no contact with another
+    process follow the serial trajectory exactly)."""
+
+    def test_two_processes_interrupt_resume_like_serial(self):
+        if shutil.which("mpirun") is None or not os.path.isfile(GRAIN_SIM_MPI):
+            self.skipTest("mpirun or grain-sim-mpi not available")
+        with open(TEMPLATE) as f:
+            template = f.read()
+        with open(os.path.join(self.tmp, "incline.xml"), "w") as f:
+            f.write(template.replace('endTime="1.5"', 'endTime="4"'))
+        with open(STUDY) as f:
+            text = f.read()
+        text = (text.replace('<Resources ranks="1"', '<Resources ranks="2"')
+                    .replace('values="0.1 0.3 0.5"', 'values="0.1"')
+                    .replace('values="SORContact JOR"', 'values="SORContact"')
+                    .replace('name="iterations" values="6000"', 'name="iterations" values="100"'))
+        study = os.path.join(self.tmp, "study.xml")
+        with open(study, "w") as f:
+            f.write(text)
+        out = os.path.join(self.tmp, "out")
+        env = dict(os.environ, GRAIN_SIM=GRAIN_SIM, GRAIN_CONVERT=GRAIN_CONVERT, GRAIN_SIM_MPI=GRAIN_SIM_MPI,
+                   OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_rmaps_base_oversubscribe="1")
+        r = subprocess.run(["/usr/bin/python3", TOOL, "generate", study, "-o", out], env=env,
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        proc = subprocess.Popen(["/usr/bin/python3", TOOL, "run", out], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.wait_until_running(out, proc)
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate()
+        self.assertEqual(proc.returncode, 3, output)
+        run = os.path.join(out, "runs", "run_0000")
+        record = os.path.join(run, "out", "SimFiles", "SimDataRECORD_0")
+        r = subprocess.run(["/usr/bin/python3", TOOL, "run", out], env=env, capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(run, "commands.log")) as f:
+            log = f.read()
+        self.assertIn('mpirun -np 2 ' + GRAIN_SIM_MPI + ' -s scene.xml -g out', log)
+        self.assertIn("stopped by a signal", log)
+        self.assertIn('mpirun -np 2 ' + GRAIN_SIM_MPI + ' --restart out/SimFiles/SimDataRECORD_0', log)
+
+        serial = os.path.join(self.tmp, "serial")
+        r = subprocess.run([GRAIN_SIM, "-s", os.path.join(run, "scene.xml"), "-g", serial, "-m", self.tmp],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with SimFile(os.path.join(record, "SimState.sim")) as f:
+            mpi = [f.read_state(k) for k in range(len(f))]
+        with SimFile(os.path.join(serial, "SimFiles", "SimDataRECORD_0", "SimState.sim")) as f:
+            alone = [f.read_state(k) for k in range(len(f))]
+        self.assertEqual(len(mpi), 41)  # t = 0, 0.1, ..., 4
+        self.assertEqual([s.time for s in mpi], [s.time for s in alone])
+        for a, b in zip(mpi, alone):
+            self.assertEqual([(x.r, x.q, x.v, x.w) for x in a.bodies],
+                             [(x.r, x.q, x.v, x.w) for x in b.bodies], a.time)
+        self.assertLess(mpi[-1].bodies[0].r[0], -1.0)  # it slid
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
