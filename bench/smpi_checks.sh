@@ -42,7 +42,7 @@
 # 8. burst_cost.c: the same work per process and step (about 5 ms of random-order updates over
 #    its own data, 0.2 MB or 3 MB) in 1 or 31 bursts between neighbour exchanges, on 1, 16, 64
 #    and 256 simulated processes with computation simulated; what the simulation charges for it:
-#      burst processes P bursts K bytes B: compute per step mean M ms, max X ms
+#      burst processes P bursts K bytes B: compute per step mean M ms, max X ms (process R)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 platform="$root/bench/platforms/frontera.xml"

@@ -7,10 +7,10 @@
 // (argument 1, bytes; argument 3, passes over the data per step), cut into `bursts` equal pieces
 // (argument 2) with a neighbour exchange (8 bytes to each side of a ring) after each piece. Every
 // process makes the same number of updates, on its own random data in its own order. Prints
-//   burst processes P bursts K bytes B: compute per step mean M ms, max X ms
+//   burst processes P bursts K bytes B: compute per step mean M ms, max X ms (process R)
 // where the compute is the sum over a step's bursts of the simulated time each took (MPI_Wtime
 // around it), the mean over processes and steps 2-S (argument 4, default 8), and X the largest
-// process mean.
+// process mean, that of process R.
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,12 +89,17 @@ int main(int argc, char** argv) {
   }
   const double mean = sum / (double)(steps - 1);
   // (MPI_Allreduce: SimGrid 3.32's MPI_Reduce with the ompi selector aborts on one process.)
-  double reduced[2];
-  MPI_Allreduce(&mean, &reduced[0], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(&mean, &reduced[1], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  double meanSum = 0.0;
+  MPI_Allreduce(&mean, &meanSum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  struct {
+    double value;
+    int rank;
+  } mine = {mean, rank}, slowest;
+  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
   if (rank == 0) {
-    printf("burst processes %d bursts %ld bytes %ld: compute per step mean %.3f ms, max %.3f ms\n",
-           size, bursts, bytes, reduced[0] / size * 1e3, reduced[1] * 1e3);
+    printf("burst processes %d bursts %ld bytes %ld: compute per step mean %.3f ms, max %.3f ms "
+           "(process %d)\n",
+           size, bursts, bytes, meanSum / size * 1e3, slowest.value * 1e3, slowest.rank);
   }
   free(x);
   free(order);
