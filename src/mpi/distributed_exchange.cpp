@@ -31,6 +31,17 @@ BodyState stateOf(const BodyStorage& b, std::size_t i) {
           b.orientationsStart()[i]};
 }
 
+CopyState copyStateOf(const BodyStorage& b, std::size_t i) {
+  return {b.positions()[i], b.orientations()[i], b.velocities()[i], b.omegasBody()[i]};
+}
+
+void applyCopyState(BodyStorage& b, std::size_t i, const CopyState& s) {
+  b.positions()[i] = s.position;
+  b.orientations()[i] = s.orientation;
+  b.velocities()[i] = s.velocity;
+  b.omegasBody()[i] = s.omegaBody;
+}
+
 void applyState(BodyStorage& b, std::size_t i, const BodyState& s) {
   b.positions()[i] = s.position;
   b.orientations()[i] = s.orientation;
@@ -368,7 +379,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
         continue;
       }
       if (contains(old, r)) {
-        putBodyRecord(to(r), UpdateRecord{id, owner, stateOf(bodies, i)});
+        putBodyRecord(to(r), UpdateRecord{id, owner, copyStateOf(bodies, i)});
       } else {
         putBodyRecord(to(r), NotifyRecord{id, owner, fullBodyOf(system, i)});
       }
@@ -433,7 +444,7 @@ void DistributedExchange::exchangeBodies(DynamicsSystem& system,
             throw Error("process " + std::to_string(rank_) + " received an update for body " +
                         formatBodyId(update.id) + ", of which it holds no copy");
           }
-          applyState(bodies, *i, update.state);
+          applyCopyState(bodies, *i, update.state);
           ownerOfRemote_[update.id] = update.owner;
           refreshed.push_back(update.id);
           break;

@@ -85,12 +85,25 @@ void describe(S& r, F&& f) {
   f(r.id, r.owner, r.body);
 }
 
-/// Update: the receiver holds a copy already. id, owner (rank), state: 148 bytes.
+/// A remote copy's state: the body's state without p^S, which only the owner's half steps read
+/// (a copy that becomes the owner's gets it with the whole body, in a Transfer): 104 bytes.
+struct CopyState {
+  Vec3 position = Vec3::Zero();         ///< r (world frame, m)
+  Quat orientation = Quat::Identity();  ///< p (body to world)
+  Vec3 velocity = Vec3::Zero();         ///< v (world frame, m/s)
+  Vec3 omegaBody = Vec3::Zero();        ///< Ω (body frame, rad/s)
+};
+template <RecordOf<CopyState> S, class F>
+void describe(S& s, F&& f) {
+  f(s.position, s.orientation, s.velocity, s.omegaBody);
+}
+
+/// Update: the receiver holds a copy already. id, owner (rank), the copy's state: 116 bytes.
 struct UpdateRecord {
   static constexpr BodyRecordKind kKind = BodyRecordKind::Update;
   BodyId id = 0;
   std::int32_t owner = 0;
-  BodyState state;
+  CopyState state;
 };
 template <RecordOf<UpdateRecord> S, class F>
 void describe(S& r, F&& f) {

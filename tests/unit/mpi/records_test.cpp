@@ -31,6 +31,10 @@ bool same(const BodyState& a, const BodyState& b) {
          same(a.velocity, b.velocity) && same(a.omegaBody, b.omegaBody) &&
          same(a.orientationStart, b.orientationStart);
 }
+bool same(const CopyState& a, const CopyState& b) {
+  return same(a.position, b.position) && same(a.orientation, b.orientation) &&
+         same(a.velocity, b.velocity) && same(a.omegaBody, b.omegaBody);
+}
 bool same(const Shape& a, const Shape& b) {
   if (a.index() != b.index()) {
     return false;
@@ -137,6 +141,10 @@ BodyState someState(Real base) {
   s.orientationStart = Quat(-0.375, 0.625, -0.875, base);
   return s;
 }
+CopyState someCopyState(Real base) {
+  const BodyState b = someState(base);
+  return {b.position, b.orientation, b.velocity, b.omegaBody};
+}
 
 FullBody someBody(Shape shape, Real base) {
   FullBody b;
@@ -197,7 +205,9 @@ TEST(Records, NotifyRoundTrips) {
 }
 
 TEST(Records, UpdateRoundTrips) {
-  EXPECT_TRUE(roundTrips(UpdateRecord{0xabcdef01ULL, 11, someState(5.0)}, 148));
+  // A copy's state has no p^S (only the owner's half steps read it): 104 bytes, not 136.
+  EXPECT_TRUE(roundTrips(someCopyState(5.0), 104));
+  EXPECT_TRUE(roundTrips(UpdateRecord{0xabcdef01ULL, 11, someCopyState(5.0)}, 116));
 }
 
 TEST(Records, RemoveRoundTrips) {
@@ -246,13 +256,13 @@ TEST(Records, ABodyMessageIsKindBytesAndRecords) {
   ByteWriter w;
   w.put(std::vector<RoutedEntry>{someEntry(3, false)});
   putBodyRecord(w, NotifyRecord{1, 2, someBody(Sphere{0.5}, 1.0)});
-  putBodyRecord(w, UpdateRecord{3, 4, someState(2.0)});
+  putBodyRecord(w, UpdateRecord{3, 4, someCopyState(2.0)});
   putBodyRecord(w, RemoveRecord{5});
   TransferRecord transfer;
   transfer.handover = {6, someBody(someBox(), 3.0), 7};
   transfer.holders = {8};
   putBodyRecord(w, transfer);
-  EXPECT_EQ(w.bytes().size(), (4 + 45) + (1 + 8 + 4 + kSphereBody) + (1 + 148) + (1 + 8) +
+  EXPECT_EQ(w.bytes().size(), (4 + 45) + (1 + 8 + 4 + kSphereBody) + (1 + 116) + (1 + 8) +
                                   (1 + 8 + kBoxBody + 4 + 4 + 4));
   ByteReader r(w.bytes());
   EXPECT_EQ(r.get<std::vector<RoutedEntry>>().size(), 1u);
@@ -309,11 +319,11 @@ TEST(Records, MismatchesFailTheRoundTrip) {
   EXPECT_FALSE(lost);
   EXPECT_NE(std::string(lost.message()).find("differs"), std::string::npos) << lost.message();
   // A record whose size changed (say a field added) no longer matches its documented size.
-  EXPECT_FALSE(roundTrips(UpdateRecord{1, 2, someState(1.0)}, 140));
+  EXPECT_FALSE(roundTrips(UpdateRecord{1, 2, someCopyState(1.0)}, 108));
 
   // Reading a record as another kind ends mid-field or leaves bytes over; both are seen.
   ByteWriter w;
-  w.put(UpdateRecord{1, 2, someState(1.0)});
+  w.put(UpdateRecord{1, 2, someCopyState(1.0)});
   ByteReader asNotify(w.bytes());
   EXPECT_THROW(asNotify.get<NotifyRecord>(), Error);  // shorter than any Notify record
   ByteReader asRemove(w.bytes());
