@@ -67,6 +67,24 @@ class TempDirTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
+    def study_copy(self, *replacements, template=None):
+        """Writes the test study to study.xml in the temporary folder, each (old, new) of
+        `replacements` replaced (old must occur), beside its scene template (`template`: that text
+        instead of the template file's); returns the study's path."""
+        with open(TEMPLATE) as f:
+            scene = f.read() if template is None else template
+        with open(os.path.join(self.tmp, os.path.basename(TEMPLATE)), "w") as f:
+            f.write(scene)
+        with open(STUDY) as f:
+            text = f.read()
+        for old, new in replacements:
+            self.assertIn(old, text)
+            text = text.replace(old, new)
+        study = os.path.join(self.tmp, "study.xml")
+        with open(study, "w") as f:
+            f.write(text)
+        return study
+
     def wait_until_running(self, out, proc):
         """Waits until a run has simulated at least one step (not a time limit: a condition)."""
         log = os.path.join(out, "runs", "run_0000", "out", "SimFiles", "SimDataRECORD_0", "SimData.dat")
@@ -319,15 +337,9 @@ class Workflow(TempDirTest):
 
     def test_failed_runs_show_their_error_line(self):
         # Two short runs whose post-processing asks grain-convert for an unknown measure.
-        shutil.copy(TEMPLATE, self.tmp)
-        with open(STUDY) as f:
-            text = f.read()
-        text = (text.replace('values="0.1 0.3 0.5"', 'values="0.1"')
-                    .replace('name="iterations" values="6000"', 'name="iterations" values="20"')
-                    .replace("analyze contacts {simdata} --window 100", "analyze nosuch {sim}"))
-        study = os.path.join(self.tmp, "study.xml")
-        with open(study, "w") as f:
-            f.write(text)
+        study = self.study_copy(('values="0.1 0.3 0.5"', 'values="0.1"'),
+                                ('name="iterations" values="6000"', 'name="iterations" values="20"'),
+                                ("analyze contacts {simdata} --window 100", "analyze nosuch {sim}"))
         out = os.path.join(self.tmp, "out")
         self.assertEqual(study_tool("generate", study, "-o", out).returncode, 0)
         r = study_tool("run", out, "-j", "2")
@@ -359,15 +371,9 @@ class Workflow(TempDirTest):
     def test_record_without_a_complete_state_starts_again(self):
         # A run killed during its start-up leaves SimState.sim with its header and no state;
         # run.sh starts that run again instead of failing on --restart.
-        shutil.copy(TEMPLATE, self.tmp)
-        with open(STUDY) as f:
-            text = f.read()
-        text = (text.replace('values="0.1 0.3 0.5"', 'values="0.1"')
-                    .replace('values="SORContact JOR"', 'values="SORContact"')
-                    .replace('name="iterations" values="6000"', 'name="iterations" values="20"'))
-        study = os.path.join(self.tmp, "study.xml")
-        with open(study, "w") as f:
-            f.write(text)
+        study = self.study_copy(('values="0.1 0.3 0.5"', 'values="0.1"'),
+                                ('values="SORContact JOR"', 'values="SORContact"'),
+                                ('name="iterations" values="6000"', 'name="iterations" values="20"'))
         out = os.path.join(self.tmp, "out")
         self.assertEqual(study_tool("generate", study, "-o", out).returncode, 0)
         run = os.path.join(out, "runs", "run_0000")
@@ -393,14 +399,8 @@ class Workflow(TempDirTest):
         # generate and for run: generate writes absolute paths into run.sh, and run.sh makes a
         # relative override absolute against the folder it is started in, before it changes
         # into its run folder.
-        shutil.copy(TEMPLATE, self.tmp)
-        with open(STUDY) as f:
-            text = f.read()
-        text = (text.replace('values="0.1 0.3 0.5"', 'values="0.1"')
-                    .replace('name="iterations" values="6000"', 'name="iterations" values="20"'))
-        study = os.path.join(self.tmp, "study.xml")
-        with open(study, "w") as f:
-            f.write(text)
+        study = self.study_copy(('values="0.1 0.3 0.5"', 'values="0.1"'),
+                                ('name="iterations" values="6000"', 'name="iterations" values="20"'))
         cwd = os.path.join(self.tmp, "here")
         os.makedirs(cwd)
         env = dict(os.environ, GRAIN_SIM=os.path.relpath(GRAIN_SIM, cwd),
@@ -534,17 +534,12 @@ class WorkflowMpi(TempDirTest):
             self.skipTest("mpirun or grain-sim-mpi not available")
         with open(TEMPLATE) as f:
             template = f.read()
-        with open(os.path.join(self.tmp, "incline.xml"), "w") as f:
-            f.write(template.replace('endTime="1.5"', 'endTime="4"'))
-        with open(STUDY) as f:
-            text = f.read()
-        text = (text.replace('<Resources ranks="1"', '<Resources ranks="2"')
-                    .replace('values="0.1 0.3 0.5"', 'values="0.1"')
-                    .replace('values="SORContact JOR"', 'values="SORContact"')
-                    .replace('name="iterations" values="6000"', 'name="iterations" values="100"'))
-        study = os.path.join(self.tmp, "study.xml")
-        with open(study, "w") as f:
-            f.write(text)
+        self.assertIn('endTime="1.5"', template)
+        study = self.study_copy(('<Resources ranks="1"', '<Resources ranks="2"'),
+                                ('values="0.1 0.3 0.5"', 'values="0.1"'),
+                                ('values="SORContact JOR"', 'values="SORContact"'),
+                                ('name="iterations" values="6000"', 'name="iterations" values="100"'),
+                                template=template.replace('endTime="1.5"', 'endTime="4"'))
         out = os.path.join(self.tmp, "out")
         env = dict(os.environ, GRAIN_SIM=GRAIN_SIM, GRAIN_CONVERT=GRAIN_CONVERT, GRAIN_SIM_MPI=GRAIN_SIM_MPI,
                    OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
