@@ -155,18 +155,17 @@ void checkRollingResistanceSupported(const InclusionSolverSettings& settings,
 /// the tests above), the decision is taken together with the coupled processes (the velocity
 /// tests with coupledReducer().allTrue(); the measures from their global norms, summed with
 /// coupledReducer().sum(), which every process receives with the same bits, so that their test
-/// needs no second reduction), and the
-/// solve always ends on an averaging exchange, so that all copies of a split body leave with the
-/// same velocity. Overlap (SorContact without rolling resistance, contacts ordered as
-/// ContactProblem::splitContacts says): an averaging sweep first sweeps the contacts that touch
-/// split bodies, then sends the copies' velocities (startAverage), sweeps the other contacts
-/// while the messages travel and takes the mean (finishAverage): the result is that of the same
-/// sweep followed by average(). After the last allowed sweep the solve ends whatever the test says,
-/// so the test's result is this process's own (SolverStats::converged) and no reduction is made:
-/// the step's statistics reduction (reduceStats) combines it. Likewise, the measures of the
-/// returned iterate evaluated after the loop are this process's own, with their sums in
-/// SolverStats::localMeasureSums for that reduction. An uncoupled process iterates on its own, as
-/// a serial solve.
+/// needs no second reduction), and the solve always ends on an averaging exchange, so that all
+/// copies of a split body leave with the same velocity. Overlap (SorContact without rolling
+/// resistance, contacts ordered as ContactProblem::splitContacts says): an averaging sweep first
+/// sweeps the contacts that touch split bodies, then sends the copies' velocities (startAverage),
+/// sweeps the other contacts while the messages travel and takes the mean (finishAverage): the
+/// result is that of the same sweep followed by average(). After the last allowed sweep the solve
+/// ends whatever the test says, so the test's result is this process's own (SolverStats::converged)
+/// and no reduction is made: the step's statistics reduction (reduceStats) combines it. Likewise,
+/// the measures of the returned iterate evaluated after the loop are this process's own, with their
+/// sums in SolverStats::localMeasureSums for that reduction. An uncoupled process iterates on its
+/// own, as a serial solve.
 ///
 /// Accuracy of the result: both measures of the returned iterate are computed once per solve
 /// whatever the convergence method (SolverStats::naturalMapError, koziaraError), from the
