@@ -626,14 +626,24 @@ void DistributedExchange::planSplits(const BodyStorage& bodies, const ContactSto
   }
   freshWriters(neighbours_.size());
   // Warm start, last leg: the owner sends the entries of its bodies to every process holding a
-  // copy.
+  // copy, but only those another process may solve. By selectContacts' rule, a contact with a
+  // static or animated body, or between two bodies owned by one process, is solved by that
+  // owner, here; only a contact whose other body is owned elsewhere (or not held here) may be
+  // solved by another holder.
   {
     std::vector<std::vector<RoutedEntry>>& entries = freshEntryLists(neighbours_.size());
     for (const RoutedEntry& r : homeEntries_) {
-      if (const auto copies = holders_.find(r.home()); copies != holders_.end()) {
-        for (const int rank : copies->second) {
-          entries[partnerIndex(rank)].push_back(r);
-        }
+      const auto copies = holders_.find(r.home());
+      if (copies == holders_.end() || r.homeIsHi) {  // homeIsHi: the other body is static
+        continue;
+      }
+      if (const std::optional<std::size_t> other = bodies.indexOf(r.entry.hi);
+          other &&
+          (!bodies.isSimulated(*other) || bodies.ownerships()[*other] == BodyOwnership::Local)) {
+        continue;
+      }
+      for (const int rank : copies->second) {
+        entries[partnerIndex(rank)].push_back(r);
       }
     }
     for (std::size_t k = 0; k < neighbours_.size(); ++k) {
