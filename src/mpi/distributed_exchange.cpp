@@ -502,6 +502,8 @@ void DistributedExchange::selectContacts(const BodyStorage& bodies, ContactStora
   //     that the contacts across a domain boundary divide evenly between its two sides;
   //   - else the lowest process holding both (their boxes touch, so one exists).
   // A simulated body is held by exactly the processes its box overlaps, its owner among them.
+  // planSplits' last warm-start leg relies on the first two rules (such contacts stay with their
+  // owner, which keeps their entries); mpi.distributed_run's warm-start count checks it.
   std::vector<std::vector<int>>& held = heldBy_;
   held.resize(bodies.size());
   std::vector<char>& known = knownScratch_;

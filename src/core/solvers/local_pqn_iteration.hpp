@@ -61,34 +61,57 @@ struct PqnNewtonOperator {
 
 using GmresMatrix = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic>;
 
-/// GMRES's least squares: applies the previous Givens rotations to column c of the Hessenberg
-/// matrix h, makes rotation c from it and rotates the residual vector g. False if the column
-/// vanishes from row c down (no rotation: the solve ends before this column).
-inline bool rotateColumn(GmresMatrix& h, VecX& cs, VecX& sn, VecX& g, Eigen::Index c) {
-  for (Eigen::Index i = 0; i < c; ++i) {
-    const Real t = cs[i] * h(i, c) + sn[i] * h(i + 1, c);
-    h(i + 1, c) = -sn[i] * h(i, c) + cs[i] * h(i + 1, c);
-    h(i, c) = t;
+/// GMRES's basis and least-squares problem from x = 0 and |b| = beta (global): V (first column
+/// b / beta), Z = M^-1 V, the Hessenberg matrix H, rotated column by column, the Givens rotations
+/// (cs, sn) and the rotated residual vector g (g_0 = beta; |g_{k+1}| is the residual after k + 1
+/// columns).
+struct GmresBasis {
+  GmresBasis(const VecX& b, Real beta, Eigen::Index kMax)
+      : v(b.size(), kMax + 1),
+        z(b.size(), kMax),
+        h(GmresMatrix::Zero(kMax + 1, kMax)),
+        cs(VecX::Zero(kMax)),
+        sn(VecX::Zero(kMax)),
+        g(VecX::Zero(kMax + 1)) {
+    g[0] = beta;
+    v.col(0) = b / beta;
   }
-  const Real rho = std::hypot(h(c, c), h(c + 1, c));
-  if (rho == 0.0) {
-    return false;
-  }
-  cs[c] = h(c, c) / rho;
-  sn[c] = h(c + 1, c) / rho;
-  h(c, c) = rho;
-  h(c + 1, c) = 0.0;
-  g[c + 1] = -sn[c] * g[c];
-  g[c] = cs[c] * g[c];
-  return true;
-}
 
-/// x = Z y with y solving the first k rows of the rotated least-squares problem H y = g.
-inline VecX gmresSolution(const GmresMatrix& h, const VecX& g, const GmresMatrix& z,
-                          Eigen::Index k) {
-  const VecX yk = h.topLeftCorner(k, k).triangularView<Eigen::Upper>().solve(g.head(k));
-  return z.leftCols(k) * yk;
-}
+  /// Applies the previous rotations to column c of h, makes rotation c from it and rotates g.
+  /// False if the column vanishes from row c down (no rotation: the solve ends before it).
+  bool rotateColumn(Eigen::Index c) {
+    for (Eigen::Index i = 0; i < c; ++i) {
+      const Real t = cs[i] * h(i, c) + sn[i] * h(i + 1, c);
+      h(i + 1, c) = -sn[i] * h(i, c) + cs[i] * h(i + 1, c);
+      h(i, c) = t;
+    }
+    const Real rho = std::hypot(h(c, c), h(c + 1, c));
+    if (rho == 0.0) {
+      return false;
+    }
+    cs[c] = h(c, c) / rho;
+    sn[c] = h(c + 1, c) / rho;
+    h(c, c) = rho;
+    h(c + 1, c) = 0.0;
+    g[c + 1] = -sn[c] * g[c];
+    g[c] = cs[c] * g[c];
+    return true;
+  }
+
+  /// x = Z y with y solving the first k rows of the rotated least-squares problem H y = g (the
+  /// same on every process).
+  VecX solution(Eigen::Index k) const {
+    const VecX yk = h.topLeftCorner(k, k).triangularView<Eigen::Upper>().solve(g.head(k));
+    return z.leftCols(k) * yk;
+  }
+
+  GmresMatrix v;
+  GmresMatrix z;
+  GmresMatrix h;
+  VecX cs;
+  VecX sn;
+  VecX g;
+};
 
 /// Right-preconditioned GMRES from x = 0: at most maxIter iterations, stops when the residual
 /// |b - A x| <= tol (global). `bNorm` is |b| summed over the processes (op.norm(b)), which every
@@ -114,14 +137,10 @@ VecX pqnGmresTwoSums(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real
   if (!(beta > tol)) {
     return x;
   }
-  GmresMatrix v(m, kMax + 1);
-  GmresMatrix z(m, kMax);
-  GmresMatrix h = GmresMatrix::Zero(kMax + 1, kMax);
-  VecX cs = VecX::Zero(kMax);
-  VecX sn = VecX::Zero(kMax);
-  VecX g = VecX::Zero(kMax + 1);
-  g[0] = beta;
-  v.col(0) = b / beta;
+  GmresBasis ls(b, beta, kMax);
+  GmresMatrix& v = ls.v;
+  GmresMatrix& z = ls.z;
+  GmresMatrix& h = ls.h;
   VecX zk;
   VecX w;
   VecX sums(kMax + 1);  // one pass's inner products (and |w'|^2), summed over the processes at once
@@ -148,10 +167,10 @@ VecX pqnGmresTwoSums(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real
     if (h(k + 1, k) > 0.0) {
       v.col(k + 1) = w / h(k + 1, k);
     }
-    if (!rotateColumn(h, cs, sn, g, k)) {
+    if (!ls.rotateColumn(k)) {
       break;
     }
-    if (std::abs(g[k + 1]) <= tol) {
+    if (std::abs(ls.g[k + 1]) <= tol) {
       ++k;
       break;
     }
@@ -160,7 +179,7 @@ VecX pqnGmresTwoSums(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real
   if (k == 0) {
     return x;
   }
-  return gmresSolution(h, g, z, k);  // the same on every process
+  return ls.solution(k);
 }
 
 /// pqnGmres() with one global sum per iteration: classical Gram-Schmidt twice with the second
@@ -185,16 +204,10 @@ VecX pqnGmresOneSum(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real 
   if (!(beta > tol) || kMax == 0) {
     return x;
   }
-  GmresMatrix v(m, kMax + 1);
-  GmresMatrix z(m, kMax);
-  GmresMatrix raw =
-      GmresMatrix::Zero(kMax + 1, kMax);              // Hessenberg matrix as built: A M^-1 V = V H
-  GmresMatrix h = GmresMatrix::Zero(kMax + 1, kMax);  // the same, rotated (least squares)
-  VecX cs = VecX::Zero(kMax);
-  VecX sn = VecX::Zero(kMax);
-  VecX g = VecX::Zero(kMax + 1);
-  g[0] = beta;
-  v.col(0) = b / beta;
+  GmresBasis ls(b, beta, kMax);  // its h rotated (least squares)
+  GmresMatrix& v = ls.v;
+  GmresMatrix& z = ls.z;
+  GmresMatrix raw = GmresMatrix::Zero(kMax + 1, kMax);  // H as built: A M^-1 V = V H
   VecX u;
   VecX zu;
   VecX w;
@@ -239,13 +252,13 @@ VecX pqnGmresOneSum(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real 
     const Eigen::Index c = j - 1;
     raw.col(c).head(j) += sv;
     raw(j, c) = alpha;
-    h.col(c).head(j + 1) = raw.col(c).head(j + 1);
-    if (!rotateColumn(h, cs, sn, g, c)) {
+    ls.h.col(c).head(j + 1) = raw.col(c).head(j + 1);
+    if (!ls.rotateColumn(c)) {
       k = c;
       break;
     }
     k = j;
-    if (std::abs(g[c + 1]) <= tol || !product || !(alpha > 0.0)) {
+    if (std::abs(ls.g[c + 1]) <= tol || !product || !(alpha > 0.0)) {
       break;
     }
     // v_j and z_j = M^-1 v_j, then column j's first pass from the sums already made:
@@ -261,7 +274,7 @@ VecX pqnGmresOneSum(PqnNewtonOperator<Ops>& op, const VecX& b, Real bNorm, Real 
     u = (w - v.leftCols(j + 1) * (p + alpha * col)) / alpha;
   }
   iterations += static_cast<std::uint32_t>(k);
-  return k == 0 ? x : gmresSolution(h, g, z, k);
+  return k == 0 ? x : ls.solution(k);
 }
 
 /// Right-preconditioned GMRES from x = 0 (pqnGmresTwoSums() above): with the sums over more
